@@ -1,0 +1,85 @@
+// Plain records stored in the tuning database. The database layer knows no
+// backend or tuner types: callers convert to and from these.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kforge {
+
+struct DeviceRecord {
+  std::int64_t id = 0;
+  std::string key;  ///< hardware identity hash (DeviceInfo::hardware_key)
+  std::string backend, vendor, name, arch;
+  std::string info_json;  ///< the full fingerprint when first seen
+};
+
+struct TemplateRecord {
+  std::int64_t id = 0;
+  std::string name;
+  std::string op;
+  std::string hash;  ///< source + manifest + prelude
+  std::string manifest_json;
+};
+
+struct ProblemRecord {
+  std::int64_t id = 0;
+  std::string key;  ///< Problem::key()
+  std::string op;
+  std::string dims_json;  ///< {"K":256,"M":256,"N":256,"batch":1}
+  std::string dtype;
+  std::string layout;
+};
+
+struct SweepRecord {
+  std::int64_t id = 0;
+  std::string tool_version;
+  std::string git_revision;
+  std::string command_line;
+  std::string settings_json;  ///< strategy, budgets, seed, timing protocol
+  std::string device_json;    ///< fingerprint incl. driver and compiler versions at sweep time
+  std::string host;
+  std::string started_at;     ///< ISO 8601 UTC
+  std::string finished_at;    ///< empty while running or after a kill
+};
+
+/// One evaluated candidate. Bump kSchemaVersion (database.hpp) when fields change.
+struct ResultRecord {
+  std::int64_t id = 0;
+  std::int64_t sweep_id = 0;
+  std::int64_t device_id = 0;
+  std::int64_t template_id = 0;
+  std::int64_t problem_id = 0;
+  std::string config;
+  std::string status;  ///< ok, compile_error, resource_limit, launch_error, crash, timeout, wrong_result, not_supported
+  std::string reason;  ///< one line for failures (the mismatch report, the first log line, ...)
+  double median_ms = 0, p20_ms = 0, p80_ms = 0, min_ms = 0, max_ms = 0;
+  std::int64_t count = 0;  ///< timed repetitions
+  std::string samples_json;  ///< every timed repetition, ms
+  double error_norm = 0;     ///< ||out - ref||_F / ||ref||_F, worst validation run
+  double error_ratio = 0;    ///< max over elements of |out - ref| / threshold (<= 1 passes)
+  double compile_ms = 0;
+  std::string resources_json;
+  std::string compile_log;
+  std::string created_at;
+  // Filled by queries that join names; ignored by add_result.
+  std::string template_name, template_hash, problem_key, device_key;
+};
+
+/// Best ok result per (device, problem, template version).
+struct WinnerRecord {
+  std::string device_key;
+  std::string problem_key;
+  std::string op;
+  std::string dims_json;
+  std::string dtype;
+  std::string layout;
+  std::string template_name;
+  std::string template_hash;
+  std::string config;
+  double median_ms = 0;
+  std::int64_t result_id = 0;
+};
+
+}  // namespace kforge

@@ -1,0 +1,41 @@
+// An instance: one template, configuration and problem type turned into
+// compilable source (defines + prelude + kernel source) and launch geometry.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "config.hpp"
+#include "device_limits.hpp"
+#include "operator.hpp"
+#include "problem.hpp"
+#include "result.hpp"
+#include "template_source.hpp"
+
+namespace kforge {
+
+struct LaunchGeometry {
+  std::array<std::int64_t, 3> block{1, 1, 1};  ///< threads per block
+  std::array<std::int64_t, 3> grid{1, 1, 1};   ///< blocks per grid
+};
+
+struct Instance {
+  std::string template_name;
+  std::string config_name;  ///< canonical configuration name
+  std::string kernel_name;  ///< manifest kernel + "__" + config_name
+  std::string source;       ///< full translation unit handed to the compiler
+  LaunchGeometry geometry;
+  std::int64_t local_memory_bytes = 0;
+};
+
+/// Generates the instance. The configuration is checked against the declared
+/// values first (a database is input, not code), then the constraints. The
+/// source is, in order: `#define` lines for every parameter, KF_KERNEL_NAME,
+/// KF_DTYPE_<DTYPE>, KF_TRANS_A/KF_TRANS_B; the prelude; the kernel source.
+Result<Instance> instantiate(const TemplateSource& tpl, std::string_view prelude,
+                             const Operator& op, const Config& config, const Problem& problem,
+                             const DeviceLimits& limits);
+
+}  // namespace kforge

@@ -1,0 +1,74 @@
+// A template's manifest (JSON): tunable parameters, constraints, launch
+// geometry, targets, dtypes, layouts and envelope. Format: docs/templates.md.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config.hpp"
+#include "dtype.hpp"
+#include "expr.hpp"
+#include "result.hpp"
+
+namespace kforge {
+
+/// Bump when the manifest format changes incompatibly.
+inline constexpr int kManifestSchemaVersion = 1;
+
+struct Parameter {
+  std::string name;
+  std::vector<std::int64_t> values;  ///< declared values, in manifest order
+  std::int64_t default_value = 0;
+  std::string doc;
+};
+
+/// An expression together with the manifest field it came from ("constraints[2]").
+struct FieldExpr {
+  std::string field;
+  Expr expr;
+};
+
+struct TemplateManifest {
+  std::string path;  ///< file the manifest was read from, for error messages
+  int schema_version = kManifestSchemaVersion;
+  std::string name;         ///< template name, e.g. "gemm_simt_tiled"
+  std::string op;           ///< operator it implements, e.g. "gemm"
+  std::string description;
+  std::string source;       ///< kernel source file name, relative to the manifest
+  std::string kernel;       ///< entry-point base name in the source
+  std::vector<std::string> targets;  ///< "opencl", "cuda", "hip"
+  std::vector<std::string> arch_guard;  ///< required architectures; empty = portable
+  std::vector<Dtype> dtypes;
+  std::vector<Layout> layouts;
+  std::vector<Parameter> parameters;  ///< declared order = enumeration order
+  std::vector<FieldExpr> constraints;  ///< all must be non-zero for a valid configuration
+  std::vector<FieldExpr> envelope;     ///< problem predicates the template requires
+  std::array<FieldExpr, 3> block;      ///< threads per block, x y z
+  std::array<FieldExpr, 3> grid;       ///< blocks per grid, x y z
+  std::optional<FieldExpr> local_memory_bytes;  ///< static local memory use
+
+  /// Parses and checks a manifest. Every error names `path`, the field and,
+  /// for expressions, the position: "m.json: constraints[1]: position 4: unknown name 'BX'".
+  /// Checks: JSON syntax, required fields and types, known operator, legal and
+  /// unique parameter names, non-empty values, default among values, every
+  /// name an expression reads is a parameter, an operator dim/extra name or a
+  /// device limit, and the default configuration satisfies every constraint
+  /// and evaluates every geometry expression (no division by zero) on
+  /// DeviceLimits::baseline() and the probe problem (each dim 256, batch 1).
+  static Result<TemplateManifest> parse(std::string_view json_text, const std::string& path);
+
+  Config default_config() const;
+  const Parameter* find_parameter(std::string_view name) const;
+  bool supports(Dtype d) const;
+  bool supports(const Layout& l) const;
+  bool supports_target(std::string_view backend) const;
+  /// True when every value of `c` is declared for its parameter and every parameter is set.
+  /// Values are not trusted: this check runs before any source is generated.
+  Status check_declared(const Config& c) const;
+};
+
+}  // namespace kforge

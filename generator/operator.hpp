@@ -1,0 +1,92 @@
+// Operator contracts: problem dimensions, arguments, cost model, host reference.
+//
+// An operator is C++ code; templates implement it. The kernel argument list of
+// every template of an operator is the operator's (see each operator's header).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "dtype.hpp"
+#include "expr.hpp"
+#include "problem.hpp"
+#include "result.hpp"
+
+namespace kforge {
+
+/// A host tensor, stored as its dtype's bytes (f32 outputs are always kF32).
+struct HostTensor {
+  std::string name;
+  Dtype dtype = Dtype::kF32;
+  std::vector<std::uint8_t> bytes;
+  bool is_output = false;
+  std::size_t elements() const { return bytes.size() / dtype_bytes(dtype); }
+  float* f32() { return reinterpret_cast<float*>(bytes.data()); }
+  const float* f32() const { return reinterpret_cast<const float*>(bytes.data()); }
+};
+
+/// One kernel argument in the operator's order: a tensor (by index) or a scalar.
+struct OperatorArg {
+  enum class Kind { kTensor, kInt32, kFloat32 };
+  Kind kind = Kind::kInt32;
+  std::string name;
+  std::size_t tensor = 0;  ///< index into Workload::tensors when kind == kTensor
+  std::int32_t i32 = 0;
+  float f32 = 0.0f;
+};
+
+/// Concrete, reproducible inputs for one problem.
+struct Workload {
+  std::vector<HostTensor> tensors;
+  std::vector<OperatorArg> args;  ///< in kernel-parameter order
+  std::size_t output = 0;         ///< index of the tensor the kernel writes
+  std::uint64_t seed = 0;
+};
+
+/// How a validation workload exercises the kernel.
+enum class WorkloadKind {
+  /// Output poisoned with NaN and not read by the contract (e.g. gemm beta = 0):
+  /// every element must be written, and none may read the poison.
+  kPoisonedOutput,
+  /// Output is also an input (e.g. gemm beta != 0), filled with random values.
+  kAccumulate,
+};
+
+/// The double-precision answer and, per element, the magnitude an error is
+/// measured against: |out - value| <= tolerance * scale passes (see
+/// docs/tolerances.md).
+struct Reference {
+  std::vector<double> value;
+  std::vector<double> scale;
+  double tolerance = 0.0;  ///< dimensionless factor from the tolerance table
+};
+
+class Operator {
+ public:
+  virtual ~Operator() = default;
+  virtual std::string_view name() const = 0;
+  /// Problem dimensions the operator reads; all must be given except those with defaults.
+  virtual std::vector<std::string> dims() const = 0;
+  /// Fills defaults (e.g. batch = 1) and checks the problem is well formed.
+  virtual Result<Problem> normalize(Problem p) const = 0;
+  /// Extra names (beyond dims) that manifest expressions may read, e.g. trans_a.
+  virtual std::vector<std::string> extra_names() const = 0;
+  /// Adds dims and extra names to an expression environment.
+  virtual void add_to(Env& env, const Problem& p) const = 0;
+  virtual double flops(const Problem& p) const = 0;
+  /// Fewest bytes the operator must move (each input read once, output written once).
+  virtual double bytes(const Problem& p) const = 0;
+  /// Random inputs (never zeros) drawn from `seed`.
+  virtual Workload make_workload(const Problem& p, std::uint64_t seed, WorkloadKind kind) const = 0;
+  virtual Reference reference(const Problem& p, const Workload& w) const = 0;
+};
+
+/// Built-in operators by name ("gemm"); nullptr when unknown.
+const Operator* find_operator(std::string_view name);
+std::vector<const Operator*> all_operators();
+
+}  // namespace kforge

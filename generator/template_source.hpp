@@ -1,0 +1,28 @@
+// A loaded template: its manifest, kernel source text and where they came from.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "manifest.hpp"
+#include "result.hpp"
+
+namespace kforge {
+
+struct TemplateSource {
+  TemplateManifest manifest;
+  std::string manifest_text;  ///< exact bytes, part of the template hash
+  std::string kernel_text;    ///< exact bytes of the kernel source
+  std::string origin;         ///< directory, or "builtin:<name>"
+
+  /// Loads DIR/manifest.json and the source file it names.
+  static Result<TemplateSource> load_dir(const std::string& dir);
+  static Result<TemplateSource> from_text(std::string manifest_text, std::string kernel_text,
+                                          const std::string& origin);
+
+  /// Hash over manifest, kernel source and the backend's prelude text.
+  /// Results recorded under another hash are stale.
+  std::string hash(std::string_view prelude_text) const;
+};
+
+}  // namespace kforge

@@ -1,0 +1,92 @@
+// The backend interface: a compiler turns source into a binary; a device
+// identifies itself, holds buffers, loads binaries, launches and times.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "device_info.hpp"
+#include "instance.hpp"
+#include "result.hpp"
+
+namespace kforge {
+
+/// Resource usage a compiler reports for one kernel (fields it cannot report stay -1).
+struct ResourceReport {
+  std::int64_t registers = -1;
+  std::int64_t local_mem_bytes = -1;    ///< static local/shared memory
+  std::int64_t private_mem_bytes = -1;  ///< stack / private / scratch
+  std::int64_t spill_stores = -1;
+  std::int64_t spill_loads = -1;
+  std::int64_t max_block_threads = -1;  ///< the most threads per block this kernel allows
+  nlohmann::json to_json() const;
+};
+
+struct CompiledKernel {
+  std::string kernel_name;
+  std::vector<std::uint8_t> binary;
+  std::string log;
+  std::string options;
+  ResourceReport resources;
+  double compile_ms = 0.0;
+};
+
+class Compiler {
+ public:
+  virtual ~Compiler() = default;
+  virtual std::string name() const = 0;
+  virtual std::string version() const = 0;
+  /// Compiles `source`; on failure the error's context holds the build log.
+  virtual Result<CompiledKernel> compile(const std::string& source, const std::string& kernel_name,
+                                         const std::string& options) = 0;
+};
+
+/// Device memory; freed when destroyed.
+class Buffer {
+ public:
+  virtual ~Buffer() = default;
+  virtual std::size_t size() const = 0;
+};
+
+/// A kernel loaded on a device, ready to launch.
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  virtual const std::string& name() const = 0;
+  /// Limits the device reports for this loaded kernel (threads, local memory).
+  virtual ResourceReport resources() const = 0;
+};
+
+struct KernelArg {
+  enum class Kind { kBuffer, kInt32, kFloat32 };
+  Kind kind = Kind::kInt32;
+  Buffer* buffer = nullptr;
+  std::int32_t i32 = 0;
+  float f32 = 0.0f;
+  static KernelArg of(Buffer& b) { KernelArg a; a.kind = Kind::kBuffer; a.buffer = &b; return a; }
+  static KernelArg of(std::int32_t v) { KernelArg a; a.kind = Kind::kInt32; a.i32 = v; return a; }
+  static KernelArg of(float v) { KernelArg a; a.kind = Kind::kFloat32; a.f32 = v; return a; }
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual const DeviceInfo& info() const = 0;
+  virtual Compiler& compiler() = 0;
+  virtual Result<std::unique_ptr<Kernel>> load(const CompiledKernel& compiled) = 0;
+  virtual Result<std::unique_ptr<Buffer>> allocate(std::size_t bytes) = 0;
+  virtual Status write(Buffer& dst, const void* src, std::size_t bytes) = 0;
+  virtual Status read(const Buffer& src, void* dst, std::size_t bytes) = 0;
+  /// Launches and waits for completion. Returns the kernel's device time in
+  /// milliseconds from profiling events (start to end of the kernel alone).
+  virtual Result<double> launch(Kernel& kernel, const std::vector<KernelArg>& args,
+                                const LaunchGeometry& geometry) = 0;
+  /// Evicts the last-level cache (writes a buffer larger than it) so the next
+  /// timed launch starts cold.
+  virtual Status flush_cache() = 0;
+};
+
+}  // namespace kforge

@@ -1,0 +1,43 @@
+// A device's fingerprint: hardware identity plus the software that drives it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "device_limits.hpp"
+
+namespace kforge {
+
+struct DeviceInfo {
+  std::string selector;      ///< how the CLI names it: "opencl:0"
+  std::string backend;       ///< "opencl", "cuda", "hip"
+  std::string vendor;
+  std::string name;
+  std::string arch;          ///< sm_90, gfx90a, or the CPU's ISA (e.g. "x86_64-haswell")
+  std::string device_type;   ///< "gpu", "cpu", "accelerator"
+  std::int64_t compute_units = 0;
+  std::int64_t clock_mhz = 0;
+  std::int64_t global_mem_bytes = 0;
+  std::int64_t local_mem_bytes = 0;
+  std::int64_t cache_bytes = 0;       ///< last-level cache the device reports
+  std::int64_t cache_line_bytes = 0;
+  std::int64_t max_block_threads = 0;
+  std::int64_t simd_width = 1;        ///< warp/wavefront, or preferred work-group multiple
+  std::string driver_version;
+  std::string runtime_version;        ///< platform / runtime version string
+  std::string compiler;               ///< "pocl", "nvrtc", "hiprtc", or the platform name
+  std::string compiler_version;
+  std::string host_cpu;               ///< host CPU model name
+
+  /// Hash of the hardware identity (backend, vendor, name, arch, compute units,
+  /// memory sizes). Software versions are recorded per sweep instead, so a
+  /// driver update keeps the device's identity.
+  std::string hardware_key() const;
+  DeviceLimits limits() const;
+  nlohmann::json to_json() const;
+  static DeviceInfo from_json(const nlohmann::json& j);
+};
+
+}  // namespace kforge

@@ -1,0 +1,18 @@
+// OpenCL backend: any OpenCL 1.2+ device, PoCL on CPUs in CI.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "backend.hpp"
+
+namespace kforge {
+
+/// Every OpenCL device of every platform, in platform then device order;
+/// selectors "opencl:0", "opencl:1", ... No platform is not an error (empty list).
+std::vector<DeviceInfo> list_opencl_devices();
+
+/// Opens the device `index` of list_opencl_devices() with a profiling queue.
+Result<std::unique_ptr<Device>> open_opencl_device(std::size_t index);
+
+}  // namespace kforge
