@@ -1,1 +1,13 @@
-// placeholder
+// Device limits as expression names.
+#include "device_limits.hpp"
+
+namespace kforge {
+
+void DeviceLimits::add_to(Env& env) const {
+  env["max_block_threads"] = max_block_threads;
+  env["local_mem_bytes"] = local_mem_bytes;
+  env["compute_units"] = compute_units;
+  env["simd_width"] = simd_width;
+}
+
+}  // namespace kforge

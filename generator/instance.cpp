@@ -1,1 +1,142 @@
-// placeholder
+// Turns a template, configuration and problem into compilable source and launch geometry.
+#include "instance.hpp"
+
+#include <limits>
+
+#include "printable.hpp"
+
+namespace kforge {
+
+namespace {
+
+std::string dtype_macro(Dtype d) {
+  switch (d) {
+    case Dtype::kF32:
+      return "KF_DTYPE_F32";
+    case Dtype::kF16:
+      return "KF_DTYPE_F16";
+    case Dtype::kBF16:
+      return "KF_DTYPE_BF16";
+  }
+  return "KF_DTYPE_UNKNOWN";
+}
+
+}  // namespace
+
+Result<Instance> instantiate(const TemplateSource& tpl, std::string_view prelude, const Operator& op,
+                             const Config& config, const Problem& problem, const DeviceLimits& limits) {
+  const TemplateManifest& m = tpl.manifest;
+  // Values may come from a database: check them before they reach any source text.
+  KF_TRY(m.check_declared(config));
+  if (m.op != op.name()) {
+    return Error::bad_input("template " + m.name + " implements " + m.op + ", not " + std::string(op.name()));
+  }
+  if (!problem.op.empty() && problem.op != m.op) {
+    return Error::bad_input("template " + m.name + " implements " + m.op + ", but problem " + problem.key() +
+                            " is " + problem.op);
+  }
+  KF_TRY_ASSIGN(p, op.normalize(problem));
+  if (!m.supports(p.dtype)) {
+    return Error{ErrorCode::kUnsupported,
+                 "template " + m.name + " does not support dtype " + std::string(dtype_name(p.dtype)),
+                 {}};
+  }
+  if (!m.supports(p.layout)) {
+    return Error{
+        ErrorCode::kUnsupported, "template " + m.name + " does not support layout " + p.layout.name(), {}};
+  }
+
+  const std::string cfg = config.canonical_name();
+  const std::string where = " (configuration " + cfg + " on " + p.key() + ")";
+  Env env;
+  limits.add_to(env);
+  op.add_to(env, p);
+  for (const auto& [name, value] : config.values) env[name] = value;
+  auto eval = [&](const FieldExpr& fe) -> Result<std::int64_t> {
+    auto v = fe.expr.eval(env);
+    if (!v) return Error::bad_input(m.path + ": " + fe.field + ": " + v.error().message + where);
+    return v;
+  };
+
+  for (const auto& fe : m.constraints) {
+    KF_TRY_ASSIGN(v, eval(fe));
+    if (v == 0) {
+      return Error::bad_input("template " + m.name + ": configuration " + cfg + " breaks " + fe.field + " '" +
+                              printable(fe.expr.text()) + "' on " + p.key());
+    }
+  }
+  for (const auto& fe : m.envelope) {
+    KF_TRY_ASSIGN(v, eval(fe));
+    if (v == 0) {
+      return Error{ErrorCode::kUnsupported,
+                   "template " + m.name + ": problem " + p.key() + " is outside " + fe.field + " '" +
+                       printable(fe.expr.text()) + "' (configuration " + cfg + ")",
+                   {}};
+    }
+  }
+
+  Instance inst;
+  inst.template_name = m.name;
+  inst.config_name = cfg;
+  inst.kernel_name = m.kernel + "__" + cfg;
+  std::int64_t threads = 1;
+  for (std::size_t i = 0; i < 3; ++i) {
+    KF_TRY_ASSIGN(b, eval(m.block[i]));
+    KF_TRY_ASSIGN(g, eval(m.grid[i]));
+    if (b < 1 || g < 1) {
+      const FieldExpr& bad = b < 1 ? m.block[i] : m.grid[i];
+      return Error::bad_input(m.path + ": " + bad.field + ": '" + printable(bad.expr.text()) + "' gives " +
+                              std::to_string(b < 1 ? b : g) + ", must be >= 1" + where);
+    }
+    inst.geometry.block[i] = b;
+    inst.geometry.grid[i] = g;
+    if (__builtin_mul_overflow(threads, b, &threads)) {
+      threads = std::numeric_limits<std::int64_t>::max();
+    }
+  }
+  if (threads > limits.max_block_threads) {
+    return Error{ErrorCode::kResource,
+                 "template " + m.name + ": configuration " + cfg + " uses " + std::to_string(threads) +
+                     " threads per block, more than the device limit " +
+                     std::to_string(limits.max_block_threads),
+                 {}};
+  }
+  if (m.local_memory_bytes) {
+    KF_TRY_ASSIGN(bytes, eval(*m.local_memory_bytes));
+    if (bytes < 0) {
+      return Error::bad_input(m.path + ": local_memory_bytes: '" +
+                              printable(m.local_memory_bytes->expr.text()) + "' gives " +
+                              std::to_string(bytes) + where);
+    }
+    if (bytes > limits.local_mem_bytes) {
+      return Error{ErrorCode::kResource,
+                   "template " + m.name + ": configuration " + cfg + " uses " + std::to_string(bytes) +
+                       " bytes of local memory, more than the device limit " +
+                       std::to_string(limits.local_mem_bytes),
+                   {}};
+    }
+    inst.local_memory_bytes = bytes;
+  }
+
+  std::string src;
+  // No problem dimensions in the source: one text per (template, config,
+  // dtype, layout) keeps compile caches hitting across shapes.
+  src += "// kforge instance: " + m.name + " " + cfg + " " + std::string(dtype_name(p.dtype)) + " " +
+         p.layout.name() + "\n";
+  for (const auto& [name, value] : config.values) {
+    src += "#define " + name + " " + std::to_string(value) + "\n";
+  }
+  src += "#define KF_KERNEL_NAME " + inst.kernel_name + "\n";
+  src += "#define " + dtype_macro(p.dtype) + " 1\n";
+  src += "#define KF_DTYPE_BYTES " + std::to_string(dtype_bytes(p.dtype)) + "\n";
+  src += std::string("#define KF_TRANS_A ") + (p.layout.trans_a ? "1" : "0") + "\n";
+  src += std::string("#define KF_TRANS_B ") + (p.layout.trans_b ? "1" : "0") + "\n";
+  src += prelude;
+  if (!prelude.empty() && prelude.back() != '\n') src += '\n';
+  src += "#line 1 \"" + m.source + "\"\n";
+  src += tpl.kernel_text;
+  inst.source = std::move(src);
+  return inst;
+}
+
+}  // namespace kforge
