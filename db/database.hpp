@@ -59,6 +59,8 @@ class Database {
   };
   Result<std::vector<WinnerRecord>> winners(const WinnerFilter& f = {});
   Result<std::vector<DeviceRecord>> devices();
+  Result<std::vector<TemplateRecord>> templates();  ///< every stored version, by id
+  Result<std::vector<ProblemRecord>> problems();
   Result<std::vector<SweepRecord>> sweeps();
 
  private:
