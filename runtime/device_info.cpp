@@ -1,1 +1,95 @@
-// placeholder
+// DeviceInfo: hardware key, limits for manifest expressions, JSON round trip.
+#include "device_info.hpp"
+
+#include <string>
+#include <type_traits>
+
+#include "hash.hpp"
+
+namespace kforge {
+
+std::string DeviceInfo::hardware_key() const {
+  // Hardware identity only: driver, runtime and compiler versions are recorded
+  // per sweep, so a driver update keeps the key. Bump nothing here without a
+  // database migration: stored results are keyed on it.
+  return Hasher()
+      .add(backend)
+      .add(vendor)
+      .add(name)
+      .add(arch)
+      .add(std::to_string(compute_units))
+      .add(std::to_string(global_mem_bytes))
+      .hex();
+}
+
+DeviceLimits DeviceInfo::limits() const {
+  DeviceLimits l;
+  l.max_block_threads = max_block_threads;
+  l.local_mem_bytes = local_mem_bytes;
+  l.compute_units = compute_units;
+  l.simd_width = simd_width;
+  return l;
+}
+
+// Serialized into the database and exported JSON: adding a field is
+// compatible (from_json keeps defaults for missing keys); renaming or
+// removing one needs a schema_version bump in those formats.
+nlohmann::json DeviceInfo::to_json() const {
+  return nlohmann::json{{"selector", selector},
+                        {"backend", backend},
+                        {"vendor", vendor},
+                        {"name", name},
+                        {"arch", arch},
+                        {"device_type", device_type},
+                        {"compute_units", compute_units},
+                        {"clock_mhz", clock_mhz},
+                        {"global_mem_bytes", global_mem_bytes},
+                        {"local_mem_bytes", local_mem_bytes},
+                        {"cache_bytes", cache_bytes},
+                        {"cache_line_bytes", cache_line_bytes},
+                        {"max_block_threads", max_block_threads},
+                        {"simd_width", simd_width},
+                        {"driver_version", driver_version},
+                        {"runtime_version", runtime_version},
+                        {"compiler", compiler},
+                        {"compiler_version", compiler_version},
+                        {"host_cpu", host_cpu},
+                        {"hardware_key", hardware_key()}};
+}
+
+DeviceInfo DeviceInfo::from_json(const nlohmann::json& j) {
+  DeviceInfo d;
+  if (!j.is_object()) return d;
+  auto get = [&j](const char* key, auto& field) {
+    auto it = j.find(key);
+    if (it == j.end() || it->is_null()) return;
+    using T = std::decay_t<decltype(field)>;
+    if constexpr (std::is_same_v<T, std::string>) {
+      if (it->is_string()) field = it->template get<std::string>();
+    } else {
+      if (it->is_number_integer()) field = it->template get<T>();
+    }
+  };
+  get("selector", d.selector);
+  get("backend", d.backend);
+  get("vendor", d.vendor);
+  get("name", d.name);
+  get("arch", d.arch);
+  get("device_type", d.device_type);
+  get("compute_units", d.compute_units);
+  get("clock_mhz", d.clock_mhz);
+  get("global_mem_bytes", d.global_mem_bytes);
+  get("local_mem_bytes", d.local_mem_bytes);
+  get("cache_bytes", d.cache_bytes);
+  get("cache_line_bytes", d.cache_line_bytes);
+  get("max_block_threads", d.max_block_threads);
+  get("simd_width", d.simd_width);
+  get("driver_version", d.driver_version);
+  get("runtime_version", d.runtime_version);
+  get("compiler", d.compiler);
+  get("compiler_version", d.compiler_version);
+  get("host_cpu", d.host_cpu);
+  return d;
+}
+
+}  // namespace kforge

@@ -1,1 +1,765 @@
-// placeholder
+// OpenCL backend: device enumeration and fingerprint, runtime compilation,
+// buffers, launches timed with profiling events, cache flush.
+#include "opencl_backend.hpp"
+
+#include <sys/utsname.h>
+
+#include <CL/cl.h>
+#include <CL/cl_ext.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace kforge {
+
+const char* cl_error_name(int code) {
+  switch (code) {
+#define KF_CL_ERROR(name) \
+  case name: return #name;
+    KF_CL_ERROR(CL_SUCCESS)
+    KF_CL_ERROR(CL_DEVICE_NOT_FOUND)
+    KF_CL_ERROR(CL_DEVICE_NOT_AVAILABLE)
+    KF_CL_ERROR(CL_COMPILER_NOT_AVAILABLE)
+    KF_CL_ERROR(CL_MEM_OBJECT_ALLOCATION_FAILURE)
+    KF_CL_ERROR(CL_OUT_OF_RESOURCES)
+    KF_CL_ERROR(CL_OUT_OF_HOST_MEMORY)
+    KF_CL_ERROR(CL_PROFILING_INFO_NOT_AVAILABLE)
+    KF_CL_ERROR(CL_MEM_COPY_OVERLAP)
+    KF_CL_ERROR(CL_IMAGE_FORMAT_MISMATCH)
+    KF_CL_ERROR(CL_IMAGE_FORMAT_NOT_SUPPORTED)
+    KF_CL_ERROR(CL_BUILD_PROGRAM_FAILURE)
+    KF_CL_ERROR(CL_MAP_FAILURE)
+    KF_CL_ERROR(CL_MISALIGNED_SUB_BUFFER_OFFSET)
+    KF_CL_ERROR(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
+    KF_CL_ERROR(CL_COMPILE_PROGRAM_FAILURE)
+    KF_CL_ERROR(CL_LINKER_NOT_AVAILABLE)
+    KF_CL_ERROR(CL_LINK_PROGRAM_FAILURE)
+    KF_CL_ERROR(CL_DEVICE_PARTITION_FAILED)
+    KF_CL_ERROR(CL_KERNEL_ARG_INFO_NOT_AVAILABLE)
+    KF_CL_ERROR(CL_INVALID_VALUE)
+    KF_CL_ERROR(CL_INVALID_DEVICE_TYPE)
+    KF_CL_ERROR(CL_INVALID_PLATFORM)
+    KF_CL_ERROR(CL_INVALID_DEVICE)
+    KF_CL_ERROR(CL_INVALID_CONTEXT)
+    KF_CL_ERROR(CL_INVALID_QUEUE_PROPERTIES)
+    KF_CL_ERROR(CL_INVALID_COMMAND_QUEUE)
+    KF_CL_ERROR(CL_INVALID_HOST_PTR)
+    KF_CL_ERROR(CL_INVALID_MEM_OBJECT)
+    KF_CL_ERROR(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR)
+    KF_CL_ERROR(CL_INVALID_IMAGE_SIZE)
+    KF_CL_ERROR(CL_INVALID_SAMPLER)
+    KF_CL_ERROR(CL_INVALID_BINARY)
+    KF_CL_ERROR(CL_INVALID_BUILD_OPTIONS)
+    KF_CL_ERROR(CL_INVALID_PROGRAM)
+    KF_CL_ERROR(CL_INVALID_PROGRAM_EXECUTABLE)
+    KF_CL_ERROR(CL_INVALID_KERNEL_NAME)
+    KF_CL_ERROR(CL_INVALID_KERNEL_DEFINITION)
+    KF_CL_ERROR(CL_INVALID_KERNEL)
+    KF_CL_ERROR(CL_INVALID_ARG_INDEX)
+    KF_CL_ERROR(CL_INVALID_ARG_VALUE)
+    KF_CL_ERROR(CL_INVALID_ARG_SIZE)
+    KF_CL_ERROR(CL_INVALID_KERNEL_ARGS)
+    KF_CL_ERROR(CL_INVALID_WORK_DIMENSION)
+    KF_CL_ERROR(CL_INVALID_WORK_GROUP_SIZE)
+    KF_CL_ERROR(CL_INVALID_WORK_ITEM_SIZE)
+    KF_CL_ERROR(CL_INVALID_GLOBAL_OFFSET)
+    KF_CL_ERROR(CL_INVALID_EVENT_WAIT_LIST)
+    KF_CL_ERROR(CL_INVALID_EVENT)
+    KF_CL_ERROR(CL_INVALID_OPERATION)
+    KF_CL_ERROR(CL_INVALID_GL_OBJECT)
+    KF_CL_ERROR(CL_INVALID_BUFFER_SIZE)
+    KF_CL_ERROR(CL_INVALID_MIP_LEVEL)
+    KF_CL_ERROR(CL_INVALID_GLOBAL_WORK_SIZE)
+    KF_CL_ERROR(CL_INVALID_PROPERTY)
+    KF_CL_ERROR(CL_INVALID_IMAGE_DESCRIPTOR)
+    KF_CL_ERROR(CL_INVALID_COMPILER_OPTIONS)
+    KF_CL_ERROR(CL_INVALID_LINKER_OPTIONS)
+    KF_CL_ERROR(CL_INVALID_DEVICE_PARTITION_COUNT)
+    KF_CL_ERROR(CL_PLATFORM_NOT_FOUND_KHR)
+#undef KF_CL_ERROR
+    // OpenCL 2.0+ codes, by value: the 1.2 headers kforge targets lack the names.
+    case -69: return "CL_INVALID_PIPE_SIZE";
+    case -70: return "CL_INVALID_DEVICE_QUEUE";
+    case -71: return "CL_INVALID_SPEC_ID";
+    case -72: return "CL_MAX_SIZE_RESTRICTION_EXCEEDED";
+    default: return "CL_UNKNOWN_ERROR";
+  }
+}
+
+namespace {
+
+std::string cl_error_text(cl_int code) {
+  std::string name = cl_error_name(code);
+  if (name == "CL_UNKNOWN_ERROR") name += " (" + std::to_string(code) + ")";
+  return name;
+}
+
+Error cl_error(ErrorCode code, const std::string& what, cl_int err) {
+  return Error{code, what + ": " + cl_error_text(err), {}};
+}
+
+// ---- RAII over OpenCL handles ----------------------------------------------
+
+template <typename T, cl_int (*Release)(T)>
+struct ClReleaser {
+  void operator()(T h) const {
+    if (h) Release(h);
+  }
+};
+template <typename T, cl_int (*Release)(T)>
+using ClHandle = std::unique_ptr<std::remove_pointer_t<T>, ClReleaser<T, Release>>;
+
+using ContextHandle = ClHandle<cl_context, clReleaseContext>;
+using QueueHandle = ClHandle<cl_command_queue, clReleaseCommandQueue>;
+using ProgramHandle = ClHandle<cl_program, clReleaseProgram>;
+using KernelHandle = ClHandle<cl_kernel, clReleaseKernel>;
+using MemHandle = ClHandle<cl_mem, clReleaseMemObject>;
+using EventHandle = ClHandle<cl_event, clReleaseEvent>;
+
+// ---- info queries ------------------------------------------------------------
+
+std::string platform_string(cl_platform_id p, cl_platform_info what) {
+  std::size_t size = 0;
+  if (clGetPlatformInfo(p, what, 0, nullptr, &size) != CL_SUCCESS || size == 0) return {};
+  std::string s(size, '\0');
+  if (clGetPlatformInfo(p, what, size, s.data(), nullptr) != CL_SUCCESS) return {};
+  s.resize(std::strlen(s.c_str()));
+  return s;
+}
+
+std::string device_string(cl_device_id d, cl_device_info what) {
+  std::size_t size = 0;
+  if (clGetDeviceInfo(d, what, 0, nullptr, &size) != CL_SUCCESS || size == 0) return {};
+  std::string s(size, '\0');
+  if (clGetDeviceInfo(d, what, size, s.data(), nullptr) != CL_SUCCESS) return {};
+  s.resize(std::strlen(s.c_str()));
+  return s;
+}
+
+/// A scalar device property; 0 when the query fails (e.g. an absent extension).
+template <typename T>
+T device_value(cl_device_id d, cl_device_info what) {
+  T v{};
+  if (clGetDeviceInfo(d, what, sizeof v, &v, nullptr) != CL_SUCCESS) return T{};
+  return v;
+}
+
+std::string trim(std::string s) {
+  auto not_space = [](unsigned char c) { return !std::isspace(c); };
+  s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
+  s.erase(std::find_if(s.rbegin(), s.rend(), not_space).base(), s.end());
+  return s;
+}
+
+bool contains(std::string_view haystack, std::string_view needle) {
+  return haystack.find(needle) != std::string_view::npos;
+}
+
+/// Host CPU model from /proc/cpuinfo ("model name"); the machine name where absent.
+const std::string& host_cpu_model() {
+  static const std::string model = [] {
+    std::ifstream in("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.rfind("model name", 0) == 0) {
+        auto colon = line.find(':');
+        if (colon != std::string::npos) return trim(line.substr(colon + 1));
+      }
+    }
+    utsname u{};
+    return uname(&u) == 0 ? std::string(u.machine) : std::string("unknown");
+  }();
+  return model;
+}
+
+std::string host_machine() {
+  utsname u{};
+  return uname(&u) == 0 ? std::string(u.machine) : std::string("unknown");
+}
+
+std::string device_type_name(cl_device_type t) {
+  if (t & CL_DEVICE_TYPE_GPU) return "gpu";
+  if (t & CL_DEVICE_TYPE_CPU) return "cpu";
+  return "accelerator";  // CL_DEVICE_TYPE_ACCELERATOR and CL_DEVICE_TYPE_CUSTOM
+}
+
+/// PoCL names CPU devices "pthread-<llvm cpu>-<host model name>" (or
+/// "basic-..."); the LLVM CPU name is what the kernels are compiled for.
+std::string pocl_cpu_name(const std::string& device_name, const std::string& host_model) {
+  auto dash = device_name.find('-');
+  if (dash == std::string::npos) return device_name;
+  std::string rest = device_name.substr(dash + 1);
+  const std::string suffix = "-" + host_model;
+  if (!host_model.empty() && rest.size() > suffix.size() && rest.ends_with(suffix)) {
+    return rest.substr(0, rest.size() - suffix.size());
+  }
+  return rest.substr(0, rest.find('-'));
+}
+
+std::string device_arch(cl_device_id d, const DeviceInfo& info, const std::string& extensions,
+                        bool is_pocl) {
+  if (info.device_type == "cpu") {
+    std::string cpu = is_pocl ? pocl_cpu_name(info.name, info.host_cpu) : info.name;
+    return host_machine() + "-" + cpu;
+  }
+  if (contains(extensions, "cl_nv_device_attribute_query")) {
+    auto major = device_value<cl_uint>(d, CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV);
+    auto minor = device_value<cl_uint>(d, CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV);
+    if (major > 0) return "sm_" + std::to_string(major) + std::to_string(minor);
+  }
+  if (contains(extensions, "cl_amd_device_attribute_query") ||
+      contains(info.vendor, "Advanced Micro Devices")) {
+    // ROCm names the device "gfx90a:sramecc+:xnack-"; the board name is the
+    // marketing name. Keep the gfx target without feature flags.
+    for (const std::string& candidate : {info.name, device_string(d, CL_DEVICE_BOARD_NAME_AMD)}) {
+      if (candidate.rfind("gfx", 0) == 0) return candidate.substr(0, candidate.find(':'));
+    }
+  }
+  return info.name;
+}
+
+std::int64_t device_simd_width(cl_device_id d, const std::string& device_type,
+                               const std::string& extensions) {
+  if (device_type == "cpu") return 1;
+  if (contains(extensions, "cl_nv_device_attribute_query")) {
+    if (auto w = device_value<cl_uint>(d, CL_DEVICE_WARP_SIZE_NV); w > 0) return w;
+  }
+  if (contains(extensions, "cl_amd_device_attribute_query")) {
+    if (auto w = device_value<cl_uint>(d, CL_DEVICE_WAVEFRONT_WIDTH_AMD); w > 0) return w;
+  }
+  return 32;
+}
+
+/// "OpenCL 3.0 PoCL 3.1+debian  Linux, ..., LLVM 15.0.6, ..." -> "3.1+debian LLVM 15.0.6".
+std::string pocl_compiler_version(const std::string& platform_version) {
+  auto word_after = [&](std::string_view key) -> std::string {
+    auto pos = platform_version.find(key);
+    if (pos == std::string::npos) return {};
+    pos += key.size();
+    auto end = platform_version.find_first_of(" ,", pos);
+    return platform_version.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+  };
+  std::string pocl = word_after("PoCL ");
+  std::string llvm = word_after("LLVM ");
+  if (pocl.empty()) return platform_version;
+  return llvm.empty() ? pocl : pocl + " LLVM " + llvm;
+}
+
+struct ClDeviceRef {
+  cl_platform_id platform = nullptr;
+  cl_device_id device = nullptr;
+};
+
+/// Every device of every platform, in platform then device order.
+std::vector<ClDeviceRef> enumerate_devices() {
+  std::vector<ClDeviceRef> out;
+  cl_uint num_platforms = 0;
+  // No ICD at all yields CL_PLATFORM_NOT_FOUND_KHR from the loader: not an error.
+  if (clGetPlatformIDs(0, nullptr, &num_platforms) != CL_SUCCESS || num_platforms == 0) return out;
+  std::vector<cl_platform_id> platforms(num_platforms);
+  if (clGetPlatformIDs(num_platforms, platforms.data(), nullptr) != CL_SUCCESS) return out;
+  for (cl_platform_id p : platforms) {
+    cl_uint num_devices = 0;
+    if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &num_devices) != CL_SUCCESS) continue;
+    std::vector<cl_device_id> devices(num_devices);
+    if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, num_devices, devices.data(), nullptr) != CL_SUCCESS) {
+      continue;
+    }
+    for (cl_device_id d : devices) out.push_back({p, d});
+  }
+  return out;
+}
+
+DeviceInfo describe(const ClDeviceRef& ref, std::size_t index) {
+  cl_device_id d = ref.device;
+  DeviceInfo info;
+  info.selector = "opencl:" + std::to_string(index);
+  info.backend = "opencl";
+  info.vendor = trim(device_string(d, CL_DEVICE_VENDOR));
+  info.name = trim(device_string(d, CL_DEVICE_NAME));
+  info.device_type = device_type_name(device_value<cl_device_type>(d, CL_DEVICE_TYPE));
+  info.compute_units = device_value<cl_uint>(d, CL_DEVICE_MAX_COMPUTE_UNITS);
+  info.clock_mhz = device_value<cl_uint>(d, CL_DEVICE_MAX_CLOCK_FREQUENCY);
+  auto bytes = [d](cl_device_info what) {
+    return static_cast<std::int64_t>(device_value<cl_ulong>(d, what));
+  };
+  info.global_mem_bytes = bytes(CL_DEVICE_GLOBAL_MEM_SIZE);
+  info.local_mem_bytes = bytes(CL_DEVICE_LOCAL_MEM_SIZE);
+  info.cache_bytes = bytes(CL_DEVICE_GLOBAL_MEM_CACHE_SIZE);
+  info.cache_line_bytes = device_value<cl_uint>(d, CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE);
+  info.max_block_threads =
+      static_cast<std::int64_t>(device_value<std::size_t>(d, CL_DEVICE_MAX_WORK_GROUP_SIZE));
+  const std::string extensions = device_string(d, CL_DEVICE_EXTENSIONS);
+  info.simd_width = device_simd_width(d, info.device_type, extensions);
+  info.driver_version = trim(device_string(d, CL_DRIVER_VERSION));
+  info.runtime_version = trim(platform_string(ref.platform, CL_PLATFORM_VERSION));
+  const std::string platform_name = trim(platform_string(ref.platform, CL_PLATFORM_NAME));
+  const bool is_pocl = platform_name == "Portable Computing Language";
+  info.compiler = is_pocl ? "pocl" : platform_name;
+  // PoCL's platform version names PoCL and its LLVM; other drivers compile
+  // OpenCL C inside the driver, so the driver version is the compiler's.
+  info.compiler_version =
+      is_pocl ? pocl_compiler_version(info.runtime_version) : info.driver_version;
+  info.host_cpu = host_cpu_model();
+  info.arch = device_arch(d, info, extensions, is_pocl);
+  return info;
+}
+
+// ---- objects -----------------------------------------------------------------
+
+class OpenClBuffer final : public Buffer {
+ public:
+  OpenClBuffer(MemHandle mem, std::size_t size) : mem_(std::move(mem)), size_(size) {}
+  std::size_t size() const override { return size_; }
+  cl_mem mem() const { return mem_.get(); }
+
+ private:
+  MemHandle mem_;
+  std::size_t size_;
+};
+
+class OpenClKernel final : public Kernel {
+ public:
+  OpenClKernel(std::string name, ProgramHandle program, KernelHandle kernel, ResourceReport res)
+      : name_(std::move(name)),
+        program_(std::move(program)),
+        kernel_(std::move(kernel)),
+        resources_(res) {}
+  const std::string& name() const override { return name_; }
+  ResourceReport resources() const override { return resources_; }
+  cl_kernel handle() const { return kernel_.get(); }
+
+ private:
+  std::string name_;
+  ProgramHandle program_;
+  KernelHandle kernel_;
+  ResourceReport resources_;
+};
+
+std::string build_log(cl_program program, cl_device_id device) {
+  std::size_t size = 0;
+  if (clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size) !=
+          CL_SUCCESS ||
+      size == 0) {
+    return {};
+  }
+  std::string log(size, '\0');
+  if (clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, size, log.data(), nullptr) !=
+      CL_SUCCESS) {
+    return {};
+  }
+  log.resize(std::strlen(log.c_str()));
+  return log;
+}
+
+/// The line of a build log that names the first error; else its first non-empty line.
+std::string first_error_line(const std::string& log) {
+  std::string first_nonempty;
+  std::size_t pos = 0;
+  while (pos < log.size()) {
+    auto end = log.find('\n', pos);
+    const std::size_t len = end == std::string::npos ? std::string::npos : end - pos;
+    const std::string line = trim(log.substr(pos, len));
+    pos = end == std::string::npos ? log.size() : end + 1;
+    if (line.empty()) continue;
+    if (first_nonempty.empty()) first_nonempty = line;
+    if (contains(line, "error")) return line;
+  }
+  return first_nonempty;
+}
+
+/// Resources of a built kernel as the runtime reports them.
+ResourceReport kernel_resources(cl_kernel kernel, cl_device_id device) {
+  ResourceReport r;
+  cl_ulong local_mem = 0;
+  if (clGetKernelWorkGroupInfo(kernel, device, CL_KERNEL_LOCAL_MEM_SIZE, sizeof local_mem,
+                               &local_mem, nullptr) == CL_SUCCESS) {
+    r.local_mem_bytes = static_cast<std::int64_t>(local_mem);
+  }
+  cl_ulong private_mem = 0;
+  if (clGetKernelWorkGroupInfo(kernel, device, CL_KERNEL_PRIVATE_MEM_SIZE, sizeof private_mem,
+                               &private_mem, nullptr) == CL_SUCCESS) {
+    r.private_mem_bytes = static_cast<std::int64_t>(private_mem);
+  }
+  std::size_t wg = 0;
+  if (clGetKernelWorkGroupInfo(kernel, device, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg,
+                               nullptr) == CL_SUCCESS) {
+    r.max_block_threads = static_cast<std::int64_t>(wg);
+  }
+  return r;
+}
+
+/// Builds `program` and creates `kernel_name` from it; the build log is
+/// returned through `log` either way.
+Result<KernelHandle> build_and_create(cl_program program, cl_device_id device,
+                                      const std::string& kernel_name, const std::string& options,
+                                      std::string& log) {
+  cl_int err = clBuildProgram(program, 1, &device, options.c_str(), nullptr, nullptr);
+  log = build_log(program, device);
+  if (err != CL_SUCCESS) {
+    std::string line = first_error_line(log);
+    if (line.empty()) line = cl_error_text(err);
+    return Error{ErrorCode::kCompile, "build failed for " + kernel_name + ": " + line,
+                 log.empty() ? "clBuildProgram returned " + cl_error_text(err) +
+                                   "; options: " + options
+                             : log};
+  }
+  KernelHandle kernel(clCreateKernel(program, kernel_name.c_str(), &err));
+  if (err != CL_SUCCESS) {
+    return Error{ErrorCode::kCompile,
+                 "build failed for " + kernel_name + ": clCreateKernel returned " +
+                     cl_error_text(err) + " (no kernel of that name in the source?)",
+                 log};
+  }
+  return kernel;
+}
+
+class OpenClCompiler final : public Compiler {
+ public:
+  OpenClCompiler(cl_context context, cl_device_id device, std::string name, std::string version)
+      : context_(context), device_(device), name_(std::move(name)), version_(std::move(version)) {}
+
+  std::string name() const override { return name_; }
+  std::string version() const override { return version_; }
+
+  Result<CompiledKernel> compile(const std::string& source, const std::string& kernel_name,
+                                 const std::string& options) override {
+    const auto start = std::chrono::steady_clock::now();
+    CompiledKernel out;
+    out.kernel_name = kernel_name;
+    out.options = full_options(options);
+
+    const char* text = source.c_str();
+    const std::size_t length = source.size();
+    cl_int err = CL_SUCCESS;
+    ProgramHandle program(clCreateProgramWithSource(context_, 1, &text, &length, &err));
+    if (err != CL_SUCCESS) return cl_error(ErrorCode::kCompile, "clCreateProgramWithSource", err);
+    KF_TRY_ASSIGN(kernel, build_and_create(program.get(), device_, kernel_name, out.options,
+                                           out.log));
+    out.resources = kernel_resources(kernel.get(), device_);
+    KF_TRY_ASSIGN(binary, program_binary(program.get()));
+    out.binary = std::move(binary);
+    out.compile_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    return out;
+  }
+
+  /// Every build uses OpenCL C 1.2: the dialect the portable prelude targets.
+  static std::string full_options(const std::string& options) {
+    if (contains(options, "-cl-std=")) return options;
+    return options.empty() ? "-cl-std=CL1.2" : options + " -cl-std=CL1.2";
+  }
+
+ private:
+  Result<std::vector<std::uint8_t>> program_binary(cl_program program) const {
+    std::size_t size = 0;
+    cl_int err = clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr);
+    if (err != CL_SUCCESS) return cl_error(ErrorCode::kCompile, "CL_PROGRAM_BINARY_SIZES", err);
+    std::vector<std::uint8_t> binary(size);
+    unsigned char* ptr = binary.data();
+    err = clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof ptr, &ptr, nullptr);
+    if (err != CL_SUCCESS) return cl_error(ErrorCode::kCompile, "CL_PROGRAM_BINARIES", err);
+    return binary;
+  }
+
+  cl_context context_;  // owned by the OpenClDevice, which owns this compiler
+  cl_device_id device_;
+  std::string name_;
+  std::string version_;
+};
+
+class OpenClDevice final : public Device {
+ public:
+  OpenClDevice(DeviceInfo info, cl_device_id device, ContextHandle context, QueueHandle queue)
+      : info_(std::move(info)),
+        device_(device),
+        context_(std::move(context)),
+        queue_(std::move(queue)),
+        compiler_(context_.get(), device_, info_.compiler, info_.compiler_version) {
+    std::size_t sizes[3] = {0, 0, 0};
+    clGetDeviceInfo(device_, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof sizes, sizes, nullptr);
+    for (int i = 0; i < 3; ++i) max_item_sizes_[i] = static_cast<std::int64_t>(sizes[i]);
+    max_alloc_bytes_ = device_value<cl_ulong>(device_, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
+  }
+
+  const DeviceInfo& info() const override { return info_; }
+  Compiler& compiler() override { return compiler_; }
+
+  Result<std::unique_ptr<Kernel>> load(const CompiledKernel& compiled) override;
+
+  Result<std::unique_ptr<Buffer>> allocate(std::size_t bytes) override {
+    cl_int err = CL_SUCCESS;
+    // A zero-byte buffer is legal here (an empty tensor); OpenCL is not.
+    MemHandle mem(clCreateBuffer(context_.get(), CL_MEM_READ_WRITE, std::max<std::size_t>(bytes, 1),
+                                 nullptr, &err));
+    if (err != CL_SUCCESS) {
+      return cl_error(ErrorCode::kResource, "clCreateBuffer of " + std::to_string(bytes) + " bytes",
+                      err);
+    }
+    return std::unique_ptr<Buffer>(std::make_unique<OpenClBuffer>(std::move(mem), bytes));
+  }
+
+  Status write(Buffer& dst, const void* src, std::size_t bytes) override {
+    KF_TRY_ASSIGN(buf, checked_buffer(dst, bytes, "write"));
+    if (bytes == 0) return ok_status();
+    cl_int err = clEnqueueWriteBuffer(queue_.get(), buf->mem(), CL_TRUE, 0, bytes, src, 0, nullptr,
+                                      nullptr);
+    if (err != CL_SUCCESS) return cl_error(ErrorCode::kLaunch, "clEnqueueWriteBuffer", err);
+    return ok_status();
+  }
+
+  Status read(const Buffer& src, void* dst, std::size_t bytes) override {
+    KF_TRY_ASSIGN(buf, checked_buffer(src, bytes, "read"));
+    if (bytes == 0) return ok_status();
+    cl_int err = clEnqueueReadBuffer(queue_.get(), buf->mem(), CL_TRUE, 0, bytes, dst, 0, nullptr,
+                                     nullptr);
+    if (err != CL_SUCCESS) return cl_error(ErrorCode::kLaunch, "clEnqueueReadBuffer", err);
+    return ok_status();
+  }
+
+  Result<double> launch(Kernel& kernel, const std::vector<KernelArg>& args,
+                        const LaunchGeometry& geometry) override;
+
+  Status flush_cache() override;
+
+ private:
+  Result<const OpenClBuffer*> checked_buffer(const Buffer& b, std::size_t bytes,
+                                             const char* what) const {
+    auto* buf = dynamic_cast<const OpenClBuffer*>(&b);
+    if (!buf) return Error::bad_input(std::string(what) + ": buffer is not an OpenCL buffer");
+    if (bytes > buf->size()) {
+      return Error::bad_input(std::string(what) + " of " + std::to_string(bytes) +
+                              " bytes exceeds the buffer's " + std::to_string(buf->size()));
+    }
+    return buf;
+  }
+
+  Status check_geometry(const OpenClKernel& kernel, const LaunchGeometry& g) const;
+
+  DeviceInfo info_;
+  cl_device_id device_;
+  ContextHandle context_;
+  QueueHandle queue_;
+  OpenClCompiler compiler_;
+  std::int64_t max_item_sizes_[3] = {0, 0, 0};
+  cl_ulong max_alloc_bytes_ = 0;
+  MemHandle flush_buffer_;
+  std::size_t flush_bytes_ = 0;
+  cl_uint flush_pattern_ = 0;
+};
+
+/// Rebuilds the program from the binary compile() returned (PoCL and GPU
+/// drivers accept their own binaries) and creates the kernel.
+Result<std::unique_ptr<Kernel>> OpenClDevice::load(const CompiledKernel& compiled) {
+  const std::string& name = compiled.kernel_name;
+  if (compiled.binary.empty()) {
+    return Error{ErrorCode::kBadInput, "load of " + name + ": empty binary", {}};
+  }
+  const unsigned char* data = compiled.binary.data();
+  const std::size_t size = compiled.binary.size();
+  cl_int binary_status = CL_SUCCESS;
+  cl_int err = CL_SUCCESS;
+  ProgramHandle program(clCreateProgramWithBinary(context_.get(), 1, &device_, &size, &data,
+                                                  &binary_status, &err));
+  if (err != CL_SUCCESS || binary_status != CL_SUCCESS) {
+    return cl_error(ErrorCode::kCompile, "load of " + name + ": clCreateProgramWithBinary",
+                    err != CL_SUCCESS ? err : binary_status);
+  }
+  std::string log;
+  KF_TRY_ASSIGN(kernel, build_and_create(program.get(), device_, name,
+                                         OpenClCompiler::full_options(compiled.options), log));
+  ResourceReport res = kernel_resources(kernel.get(), device_);
+  return std::unique_ptr<Kernel>(
+      std::make_unique<OpenClKernel>(name, std::move(program), std::move(kernel), res));
+}
+
+std::string geometry_text(const LaunchGeometry& g) {
+  auto dims = [](const std::array<std::int64_t, 3>& a) {
+    return std::to_string(a[0]) + "x" + std::to_string(a[1]) + "x" + std::to_string(a[2]);
+  };
+  return "block " + dims(g.block) + ", grid " + dims(g.grid);
+}
+
+Status OpenClDevice::check_geometry(const OpenClKernel& kernel, const LaunchGeometry& g) const {
+  const std::string where = "launch of " + kernel.name() + " (" + geometry_text(g) + ")";
+  std::int64_t threads = 1;
+  for (int i = 0; i < 3; ++i) {
+    if (g.block[i] < 1 || g.grid[i] < 1) {
+      return Error::bad_input(where + ": every block and grid dimension must be positive");
+    }
+    if (max_item_sizes_[i] > 0 && g.block[i] > max_item_sizes_[i]) {
+      return Error{ErrorCode::kResource,
+                   where + ": block dimension " + std::to_string(i) + " exceeds the device's " +
+                       std::to_string(max_item_sizes_[i]) + " (CL_INVALID_WORK_ITEM_SIZE)",
+                   {}};
+    }
+    threads *= g.block[i];
+  }
+  const ResourceReport res = kernel.resources();
+  if (res.max_block_threads > 0 && threads > res.max_block_threads) {
+    return Error{ErrorCode::kResource,
+                 where + ": " + std::to_string(threads) +
+                     " threads per block exceed the kernel's " +
+                     std::to_string(res.max_block_threads) + " (CL_INVALID_WORK_GROUP_SIZE)",
+                 {}};
+  }
+  if (res.local_mem_bytes > info_.local_mem_bytes && info_.local_mem_bytes > 0) {
+    return Error{ErrorCode::kResource,
+                 where + ": " + std::to_string(res.local_mem_bytes) +
+                     " bytes of local memory exceed the device's " +
+                     std::to_string(info_.local_mem_bytes) + " (CL_OUT_OF_RESOURCES)",
+                 {}};
+  }
+  return ok_status();
+}
+
+Result<double> OpenClDevice::launch(Kernel& kernel, const std::vector<KernelArg>& args,
+                                    const LaunchGeometry& geometry) {
+  auto* k = dynamic_cast<OpenClKernel*>(&kernel);
+  if (!k) return Error::bad_input("launch: kernel was not loaded by the OpenCL backend");
+  KF_TRY(check_geometry(*k, geometry));
+  const std::string where = "launch of " + k->name();
+
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const KernelArg& a = args[i];
+    const auto index = static_cast<cl_uint>(i);
+    cl_int err = CL_SUCCESS;
+    switch (a.kind) {
+      case KernelArg::Kind::kBuffer: {
+        auto* buf = a.buffer ? dynamic_cast<OpenClBuffer*>(a.buffer) : nullptr;
+        if (!buf) {
+          return Error::bad_input(where + ": argument " + std::to_string(i) +
+                                  " is not an OpenCL buffer");
+        }
+        cl_mem mem = buf->mem();
+        err = clSetKernelArg(k->handle(), index, sizeof mem, &mem);
+        break;
+      }
+      case KernelArg::Kind::kInt32: {
+        cl_int v = a.i32;
+        err = clSetKernelArg(k->handle(), index, sizeof v, &v);
+        break;
+      }
+      case KernelArg::Kind::kFloat32: {
+        cl_float v = a.f32;
+        err = clSetKernelArg(k->handle(), index, sizeof v, &v);
+        break;
+      }
+    }
+    if (err != CL_SUCCESS) {
+      return cl_error(ErrorCode::kLaunch, where + ": clSetKernelArg(" + std::to_string(i) + ")",
+                      err);
+    }
+  }
+
+  std::size_t global[3];
+  std::size_t local[3];
+  for (int i = 0; i < 3; ++i) {
+    local[i] = static_cast<std::size_t>(geometry.block[i]);
+    global[i] = static_cast<std::size_t>(geometry.grid[i] * geometry.block[i]);
+  }
+  cl_event raw_event = nullptr;
+  cl_int err = clEnqueueNDRangeKernel(queue_.get(), k->handle(), 3, nullptr, global, local, 0,
+                                      nullptr, &raw_event);
+  EventHandle event(raw_event);
+  if (err != CL_SUCCESS) {
+    const bool resource = err == CL_INVALID_WORK_GROUP_SIZE || err == CL_INVALID_WORK_ITEM_SIZE ||
+                          err == CL_OUT_OF_RESOURCES || err == CL_MEM_OBJECT_ALLOCATION_FAILURE;
+    Error e = cl_error(resource ? ErrorCode::kResource : ErrorCode::kLaunch,
+                       where + ": clEnqueueNDRangeKernel", err);
+    e.context = geometry_text(geometry);
+    return e;
+  }
+  err = clWaitForEvents(1, &raw_event);
+  cl_int status = CL_COMPLETE;
+  clGetEventInfo(raw_event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr);
+  if (err != CL_SUCCESS || status < 0) {
+    Error e = cl_error(ErrorCode::kLaunch, where + ": kernel execution failed",
+                       status < 0 ? status : err);
+    e.context = geometry_text(geometry);
+    return e;
+  }
+  cl_ulong start = 0;
+  cl_ulong end = 0;
+  err = clGetEventProfilingInfo(raw_event, CL_PROFILING_COMMAND_START, sizeof start, &start,
+                                nullptr);
+  if (err == CL_SUCCESS) {
+    err = clGetEventProfilingInfo(raw_event, CL_PROFILING_COMMAND_END, sizeof end, &end, nullptr);
+  }
+  if (err != CL_SUCCESS) return cl_error(ErrorCode::kLaunch, where + ": profiling info", err);
+  return end > start ? static_cast<double>(end - start) * 1e-6 : 0.0;
+}
+
+Status OpenClDevice::flush_cache() {
+  if (!flush_buffer_) {
+    constexpr std::size_t kMinFlushBytes = std::size_t{32} << 20;
+    std::size_t bytes = std::max(2 * static_cast<std::size_t>(info_.cache_bytes), kMinFlushBytes);
+    if (max_alloc_bytes_ > 0) bytes = std::min<std::size_t>(bytes, max_alloc_bytes_);
+    bytes &= ~std::size_t{3};  // whole pattern elements
+    cl_int err = CL_SUCCESS;
+    flush_buffer_.reset(clCreateBuffer(context_.get(), CL_MEM_READ_WRITE, bytes, nullptr, &err));
+    if (err != CL_SUCCESS) {
+      return cl_error(ErrorCode::kResource,
+                      "flush_cache: clCreateBuffer of " + std::to_string(bytes) + " bytes", err);
+    }
+    flush_bytes_ = bytes;
+  }
+  ++flush_pattern_;  // a new value each time, so no layer can skip the write
+  cl_event raw_event = nullptr;
+  cl_int err = clEnqueueFillBuffer(queue_.get(), flush_buffer_.get(), &flush_pattern_,
+                                   sizeof flush_pattern_, 0, flush_bytes_, 0, nullptr, &raw_event);
+  EventHandle event(raw_event);
+  if (err != CL_SUCCESS) {
+    return cl_error(ErrorCode::kLaunch, "flush_cache: clEnqueueFillBuffer", err);
+  }
+  err = clWaitForEvents(1, &raw_event);
+  if (err != CL_SUCCESS) return cl_error(ErrorCode::kLaunch, "flush_cache: clWaitForEvents", err);
+  return ok_status();
+}
+
+}  // namespace
+
+std::vector<DeviceInfo> list_opencl_devices() {
+  std::vector<DeviceInfo> out;
+  const auto refs = enumerate_devices();
+  for (std::size_t i = 0; i < refs.size(); ++i) out.push_back(describe(refs[i], i));
+  return out;
+}
+
+Result<std::unique_ptr<Device>> open_opencl_device(std::size_t index) {
+  const auto refs = enumerate_devices();
+  if (index >= refs.size()) {
+    return Error::not_found("no device opencl:" + std::to_string(index) + ": " +
+                            std::to_string(refs.size()) + " OpenCL device(s) present");
+  }
+  const ClDeviceRef& ref = refs[index];
+  DeviceInfo info = describe(ref, index);
+  cl_context_properties props[] = {CL_CONTEXT_PLATFORM,
+                                   reinterpret_cast<cl_context_properties>(ref.platform), 0};
+  cl_int err = CL_SUCCESS;
+  ContextHandle context(clCreateContext(props, 1, &ref.device, nullptr, nullptr, &err));
+  if (err != CL_SUCCESS) {
+    return cl_error(ErrorCode::kLaunch, "opencl:" + std::to_string(index) + ": clCreateContext",
+                    err);
+  }
+  QueueHandle queue(
+      clCreateCommandQueue(context.get(), ref.device, CL_QUEUE_PROFILING_ENABLE, &err));
+  if (err != CL_SUCCESS) {
+    return cl_error(ErrorCode::kLaunch,
+                    "opencl:" + std::to_string(index) + ": clCreateCommandQueue", err);
+  }
+  return std::unique_ptr<Device>(std::make_unique<OpenClDevice>(
+      std::move(info), ref.device, std::move(context), std::move(queue)));
+}
+
+}  // namespace kforge

@@ -1,6 +1,7 @@
 // OpenCL backend: any OpenCL 1.2+ device, PoCL on CPUs in CI.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <vector>
 
@@ -14,5 +15,9 @@ std::vector<DeviceInfo> list_opencl_devices();
 
 /// Opens the device `index` of list_opencl_devices() with a profiling queue.
 Result<std::unique_ptr<Device>> open_opencl_device(std::size_t index);
+
+/// The name of an OpenCL error code ("CL_INVALID_WORK_GROUP_SIZE"), or
+/// "CL_UNKNOWN_ERROR". Takes an int so this header needs no OpenCL headers.
+const char* cl_error_name(int code);
 
 }  // namespace kforge
