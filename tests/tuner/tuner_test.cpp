@@ -1,0 +1,142 @@
+// The tuner on PoCL: a planted wrong variant is caught and named, every
+// candidate is stored with its status, a rerun reuses what is stored.
+#include <catch2/catch.hpp>
+
+#include <set>
+
+#include "device_registry.hpp"
+#include "gemm_operator.hpp"
+#include "template_catalog.hpp"
+#include "test_util.hpp"
+#include "tuner.hpp"
+
+using namespace kforge;
+
+namespace {
+
+const std::string kPlanted = std::string(KFORGE_TEST_DATA_DIR) + "/templates/gemm_naive_planted";
+
+Problem small_problem(const char* layout) {
+  return Problem{"gemm", {{"M", 33}, {"N", 17}, {"K", 9}, {"batch", 2}}, Dtype::kF32, *parse_layout(layout)};
+}
+
+TuneRequest request_for(const TemplateCatalog& catalog, Problem p) {
+  TuneRequest req;
+  req.problem = std::move(p);
+  req.templates = {catalog.find("gemm_naive_planted")};
+  req.strategy = "exhaustive";
+  req.protocol.warmup = 1;
+  req.protocol.min_reps = 3;
+  req.protocol.max_reps = 3;
+  return req;
+}
+
+}  // namespace
+
+TEST_CASE("a sweep records every candidate and catches the planted flaw", "[tuner][opencl]") {
+  test::TempDir dir;
+  auto device = open_device("auto");
+  REQUIRE(device.ok());
+  auto catalog = TemplateCatalog::builtin();
+  REQUIRE(catalog.ok());
+  REQUIRE(catalog->add_dir(kPlanted).ok());
+  auto db = Database::open(dir.file("t.db"), Database::Mode::kReadWrite);
+  REQUIRE(db.ok());
+  GemmOperator gemm;
+  Tuner tuner(**device, **db, gemm);
+
+  const char* layout = GENERATE("NN", "TT");
+  auto req = request_for(*catalog, small_problem(layout));
+  int events = 0;
+  auto summary = tuner.run(req, [&](const TuneEvent&) { ++events; });
+  REQUIRE(summary.ok());
+  CHECK(summary->evaluated == 8);
+  CHECK(summary->failed == 4);
+  CHECK(events == 8 + 2);
+  for (const auto& o : summary->outcomes) {
+    INFO(o.config << " " << o.reason);
+    if (o.config.find("FLAW1") != std::string::npos) {
+      CHECK(o.status == CandidateStatus::kWrongResult);
+      CHECK_THAT(o.reason, Catch::Contains("gemm_naive_planted") && Catch::Contains(o.config) &&
+                               Catch::Contains("first bad index") && Catch::Contains("threshold") &&
+                               Catch::Contains("rerun: kforge tune"));
+    } else {
+      CHECK(o.status == CandidateStatus::kOk);
+      CHECK(o.timing.count == 3);
+      CHECK(o.timing.median_ms > 0);
+      CHECK(o.error_ratio <= 1.0);
+    }
+  }
+  REQUIRE(summary->winner);
+  CHECK(summary->winner->config.find("FLAW0") != std::string::npos);
+  REQUIRE(summary->default_result);
+  CHECK(summary->default_result->config == "BX8_BY4_FLAW0");
+
+  // Everything is in the database, with status and timing distribution.
+  auto rows = (*db)->results({});
+  REQUIRE(rows.ok());
+  CHECK(rows->size() == 8);
+  for (const auto& r : *rows) {
+    CHECK(!r.status.empty());
+    if (r.status == "ok") {
+      CHECK(r.count == 3);
+      CHECK(r.p20_ms <= r.median_ms);
+      CHECK(r.median_ms <= r.p80_ms);
+    }
+  }
+
+  // A rerun of the same sweep evaluates nothing again.
+  auto again = tuner.run(req);
+  REQUIRE(again.ok());
+  CHECK(again->evaluated == 0);
+  CHECK(again->reused == 8);
+  CHECK(again->failed == 4);
+  CHECK((*db)->results({})->size() == 8);
+}
+
+TEST_CASE("max-evals bounds a random sweep and the same seed picks the same set", "[tuner][opencl]") {
+  test::TempDir dir;
+  auto device = open_device("auto");
+  REQUIRE(device.ok());
+  auto catalog = TemplateCatalog::builtin();
+  REQUIRE(catalog->add_dir(kPlanted).ok());
+  GemmOperator gemm;
+  std::vector<std::set<std::string>> picked;
+  for (const char* name : {"a.db", "b.db"}) {
+    auto db = Database::open(dir.file(name), Database::Mode::kReadWrite);
+    Tuner tuner(**device, **db, gemm);
+    auto req = request_for(*catalog, small_problem("NT"));
+    req.strategy = "random";
+    req.max_evals = 3;
+    req.seed = 99;
+    auto s = tuner.run(req);
+    REQUIRE(s.ok());
+    CHECK(s->outcomes.size() == 3);
+    CHECK(s->outcomes.front().config == "BX8_BY4_FLAW0");  // the default comes first
+    std::set<std::string> configs;
+    for (const auto& o : s->outcomes) configs.insert(o.config);
+    picked.push_back(configs);
+  }
+  CHECK(picked[0] == picked[1]);
+}
+
+TEST_CASE("only_config evaluates one named configuration", "[tuner][opencl]") {
+  test::TempDir dir;
+  auto device = open_device("auto");
+  auto catalog = TemplateCatalog::builtin();
+  REQUIRE(catalog->add_dir(kPlanted).ok());
+  auto db = Database::open(dir.file("c.db"), Database::Mode::kReadWrite);
+  GemmOperator gemm;
+  Tuner tuner(**device, **db, gemm);
+  auto req = request_for(*catalog, small_problem("TN"));
+  req.only_config = "BX16_BY8_FLAW1";
+  auto s = tuner.run(req);
+  REQUIRE(s.ok());
+  REQUIRE(s->outcomes.size() == 1);
+  CHECK(s->outcomes[0].status == CandidateStatus::kWrongResult);
+
+  req.only_config = "BX12_BY8_FLAW0";  // 12 is not a declared value
+  auto bad = tuner.run(req);
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().code == ErrorCode::kBadInput);
+}

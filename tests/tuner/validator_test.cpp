@@ -1,0 +1,55 @@
+// Output validation: tolerance per element, NaN never passes, first bad index.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "validator.hpp"
+
+using namespace kforge;
+
+static Reference ref3() {
+  Reference r;
+  r.value = {1.0, -2.0, 3.0};
+  r.scale = {1.0, 2.0, 3.0};
+  r.tolerance = 1e-6;
+  return r;
+}
+
+TEST_CASE("exact and within-tolerance outputs pass", "[validator]") {
+  float out[3] = {1.0f, -2.0f, 3.0f};
+  auto v = validate_output(out, 3, ref3());
+  CHECK(v.passed);
+  CHECK(v.error_norm == 0);
+  out[2] = 3.0f + 2e-6f;  // threshold 3e-6
+  CHECK(validate_output(out, 3, ref3()).passed);
+}
+
+TEST_CASE("an error over its threshold fails and is located", "[validator]") {
+  float out[3] = {1.0f, -2.001f, 3.5f};
+  auto v = validate_output(out, 3, ref3());
+  CHECK_FALSE(v.passed);
+  CHECK(v.bad_count == 2);
+  CHECK(v.first_bad == 1);
+  CHECK(v.reference == -2.0);
+  CHECK(v.threshold == Approx(2e-6));
+  CHECK_THAT(v.describe(), Catch::Contains("first bad index 1"));
+}
+
+TEST_CASE("NaN and infinity never pass", "[validator]") {
+  float out[3] = {1.0f, std::nanf(""), 3.0f};
+  auto v = validate_output(out, 3, ref3());
+  CHECK_FALSE(v.passed);
+  CHECK(v.first_bad == 1);
+  out[1] = INFINITY;
+  CHECK_FALSE(validate_output(out, 3, ref3()).passed);
+}
+
+TEST_CASE("a zero threshold demands an exact answer", "[validator]") {
+  Reference r;
+  r.value = {0.0};
+  r.scale = {0.0};
+  r.tolerance = 1e-6;
+  float ok = 0.0f, bad = 1e-30f;
+  CHECK(validate_output(&ok, 1, r).passed);
+  CHECK_FALSE(validate_output(&bad, 1, r).passed);
+}

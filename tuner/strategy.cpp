@@ -1,0 +1,70 @@
+// Exhaustive and random strategies.
+#include "strategy.hpp"
+
+#include <numeric>
+
+namespace kforge {
+
+std::uint64_t SplitMix64::next() {
+  std::uint64_t z = (s_ += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+std::uint64_t SplitMix64::below(std::uint64_t n) {
+  const std::uint64_t limit = ~0ull - (~0ull % n);
+  std::uint64_t x;
+  do x = next();
+  while (x >= limit);
+  return x % n;
+}
+
+namespace {
+
+/// Walks a fixed order, `first` moved to the front.
+class OrderedStrategy final : public Strategy {
+ public:
+  OrderedStrategy(std::string name, std::vector<std::size_t> order, std::size_t first)
+      : name_(std::move(name)) {
+    order_.reserve(order.size());
+    if (first < order.size()) order_.push_back(first);
+    for (std::size_t i : order) {
+      if (i != first) order_.push_back(i);
+    }
+  }
+  std::string_view name() const override { return name_; }
+  std::optional<std::size_t> next(const std::vector<Observation>&) override {
+    if (pos_ >= order_.size()) return std::nullopt;
+    return order_[pos_++];
+  }
+
+ private:
+  std::string name_;
+  std::vector<std::size_t> order_;
+  std::size_t pos_ = 0;
+};
+
+}  // namespace
+
+std::vector<std::string> strategy_names() { return {"exhaustive", "random"}; }
+
+Result<std::unique_ptr<Strategy>> make_strategy(std::string_view name, std::size_t space_size,
+                                                std::size_t first, std::uint64_t seed) {
+  std::vector<std::size_t> order(space_size);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  if (name == "exhaustive") {
+    return std::unique_ptr<Strategy>(new OrderedStrategy("exhaustive", std::move(order), first));
+  }
+  if (name == "random") {
+    SplitMix64 rng(seed);
+    for (std::size_t i = order.size(); i > 1; --i) {  // Fisher-Yates
+      std::swap(order[i - 1], order[rng.below(i)]);
+    }
+    return std::unique_ptr<Strategy>(new OrderedStrategy("random", std::move(order), first));
+  }
+  return Error::bad_input("unknown strategy '" + std::string(name) +
+                          "' (expected exhaustive or random)");
+}
+
+}  // namespace kforge

@@ -1,0 +1,85 @@
+// The tuner: evaluates candidate configurations of every template of an
+// operator on one device and problem, validates each before timing it, and
+// commits every result to the database as it finishes, so a killed sweep
+// resumes where it stopped.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backend.hpp"
+#include "candidate_status.hpp"
+#include "database.hpp"
+#include "measurement.hpp"
+#include "operator.hpp"
+#include "problem.hpp"
+#include "template_source.hpp"
+#include "timing_stats.hpp"
+
+namespace kforge {
+
+struct TuneRequest {
+  Problem problem;
+  std::vector<const TemplateSource*> templates;  ///< candidates; the first is the primary
+  std::string strategy = "random";
+  std::optional<std::string> only_config;  ///< evaluate just this configuration (rerun a failure)
+  int max_evals = 0;                       ///< 0: no limit; candidates already stored count
+  double time_budget_s = 0;                ///< 0: no limit
+  std::uint64_t seed = 1;
+  MeasurementProtocol protocol;
+  std::string command_line;
+};
+
+struct CandidateOutcome {
+  std::string template_name;
+  std::string config;
+  CandidateStatus status = CandidateStatus::kOk;
+  std::string reason;
+  TimingStats timing;
+  double error_norm = 0, error_ratio = 0, compile_ms = 0;
+  bool reused = false;  ///< already stored by an earlier run of the same sweep
+};
+
+struct TuneEvent {
+  enum class Kind { kStart, kCandidate, kDone };
+  Kind kind = Kind::kStart;
+  std::size_t done = 0, total = 0;  ///< candidates so far / planned
+  const CandidateOutcome* outcome = nullptr;  ///< for kCandidate
+  const CandidateOutcome* best = nullptr;     ///< best ok so far, if any
+  std::map<std::string, int> failures;        ///< by status name
+  double elapsed_s = 0;
+};
+
+struct TuneSummary {
+  std::int64_t sweep_id = 0;
+  int evaluated = 0;  ///< evaluated by this run
+  int reused = 0;     ///< already stored, not evaluated again
+  int failed = 0;     ///< of all considered, status != ok
+  std::vector<CandidateOutcome> outcomes;  ///< in evaluation order
+  std::optional<CandidateOutcome> winner;
+  std::optional<CandidateOutcome> default_result;  ///< primary template's default configuration
+  /// Wall time split, seconds, of this run's evaluations.
+  double compile_s = 0, validate_s = 0, measure_s = 0, total_s = 0;
+};
+
+class Tuner {
+ public:
+  Tuner(Device& device, Database& db, const Operator& op);
+  Result<TuneSummary> run(const TuneRequest& request,
+                          const std::function<void(const TuneEvent&)>& on_event = {});
+
+ private:
+  Device& device_;
+  Database& db_;
+  const Operator& op_;
+};
+
+/// A one-line command that reruns one candidate, for failure reports.
+std::string rerun_command(const Problem& p, const std::string& template_name,
+                          const std::string& config);
+
+}  // namespace kforge

@@ -1,0 +1,26 @@
+// Checks a kernel's output against the double-precision reference, element by
+// element, with the tolerance policy of docs/tolerances.md. NaN never passes.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "operator.hpp"
+
+namespace kforge {
+
+struct ValidationResult {
+  bool passed = false;
+  double error_norm = 0.0;   ///< ||out - ref||_F / ||ref||_F
+  double error_ratio = 0.0;  ///< max over elements of |out - ref| / threshold
+  std::size_t bad_count = 0;
+  std::size_t first_bad = 0;  ///< flat index of the first failing element
+  double value = 0.0, reference = 0.0, threshold = 0.0;  ///< at first_bad
+
+  /// "first bad index 37 of 65536 (1 bad): value 1.5 reference 1.25 |error| 0.25 > threshold 3.1e-06"
+  std::string describe() const;
+};
+
+ValidationResult validate_output(const float* out, std::size_t n, const Reference& ref);
+
+}  // namespace kforge
