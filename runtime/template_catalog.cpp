@@ -1,0 +1,42 @@
+// Built-in and user templates.
+#include "template_catalog.hpp"
+
+#include <algorithm>
+
+#include "builtin_templates.hpp"
+
+namespace kforge {
+
+Result<TemplateCatalog> TemplateCatalog::builtin() {
+  TemplateCatalog c;
+  KF_TRY_ASSIGN(tpls, builtin_templates());
+  c.templates_ = std::move(tpls);
+  return c;
+}
+
+Status TemplateCatalog::add_dir(const std::string& dir) {
+  KF_TRY_ASSIGN(tpl, TemplateSource::load_dir(dir));
+  std::erase_if(templates_, [&](const TemplateSource& t) { return t.manifest.name == tpl.manifest.name; });
+  templates_.push_back(std::move(tpl));
+  return ok_status();
+}
+
+std::vector<const TemplateSource*> TemplateCatalog::for_op(std::string_view op,
+                                                           std::string_view backend) const {
+  std::vector<const TemplateSource*> out;
+  for (const auto& t : templates_) {
+    if (t.manifest.op == op && t.manifest.supports_target(backend)) out.push_back(&t);
+  }
+  std::sort(out.begin(), out.end(),
+            [](auto* a, auto* b) { return a->manifest.name < b->manifest.name; });
+  return out;
+}
+
+const TemplateSource* TemplateCatalog::find(std::string_view name) const {
+  for (const auto& t : templates_) {
+    if (t.manifest.name == name) return &t;
+  }
+  return nullptr;
+}
+
+}  // namespace kforge
