@@ -1,0 +1,155 @@
+// The CLI contract: JSON fields, exit codes, one-line errors that name the
+// file, and nothing stored lost on bad input.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_util.hpp"
+
+using namespace kforge;
+using nlohmann::json;
+
+namespace {
+
+const std::string kPlanted = std::string(KFORGE_TEST_DATA_DIR) + "/templates/gemm_naive_planted";
+const std::string kFast = " --min-reps 2 --max-reps 2 --quiet ";
+
+json parse_json(const test::CommandResult& r) {
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  REQUIRE(r.exit_code == 0);
+  return json::parse(r.out);
+}
+
+int line_count(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+
+}  // namespace
+
+TEST_CASE("devices --json lists the PoCL device with its fingerprint", "[cli]") {
+  auto j = parse_json(test::run_kforge("devices --json"));
+  REQUIRE(j.is_array());
+  REQUIRE(!j.empty());
+  for (const char* key : {"selector", "backend", "vendor", "name", "arch", "compute_units", "driver_version",
+                          "compiler", "compiler_version"}) {
+    INFO(key);
+    CHECK(j[0].contains(key));
+  }
+  CHECK(j[0]["selector"] == "opencl:0");
+}
+
+TEST_CASE("templates --json lists the gemm template", "[cli]") {
+  auto j = parse_json(test::run_kforge("templates --json"));
+  auto it = std::find_if(j.begin(), j.end(), [](const json& t) { return t["name"] == "gemm_simt_tiled"; });
+  REQUIRE(it != j.end());
+  CHECK((*it)["operator"] == "gemm");
+  CHECK((*it)["layouts"].size() == 4);
+  CHECK((*it)["parameters"].size() >= 5);
+}
+
+TEST_CASE("tune, show and lookup through the CLI", "[cli]") {
+  test::TempDir dir;
+  const std::string db = dir.file("x.db");
+  auto t = parse_json(test::run_kforge("tune --op gemm --shape M=48,N=40,K=32 --dtype f32 --max-evals 4 --db " +
+                                       db + kFast + "--json"));
+  CHECK(t["evaluated"] == 4);
+  CHECK(t["failed"].is_number());
+  REQUIRE(t["winner"].is_object());
+  CHECK(t["winner"]["template"] == "gemm_simt_tiled");
+  CHECK(t["winner"]["median_ms"].get<double>() > 0);
+  REQUIRE(t["default"].is_object());
+  CHECK(t["default"]["config"].is_string());
+  CHECK(t["winner"]["median_ms"].get<double>() <= t["default"]["median_ms"].get<double>());
+
+  auto show = parse_json(test::run_kforge("show --results --json --db " + db));
+  CHECK(show["results"].size() == 4);
+  CHECK(show["winners"].size() == 1);
+  CHECK(show["devices"].size() == 1);
+
+  auto exact = parse_json(test::run_kforge("lookup --json --shape M=48,N=40,K=32 --db " + db));
+  CHECK(exact["rule"] == "exact");
+  CHECK(exact["config"] == t["winner"]["config"]);
+  CHECK(exact["explanation"].get<std::string>().find("exact") != std::string::npos);
+
+  auto near = parse_json(test::run_kforge("lookup --json --shape M=50,N=41,K=32 --db " + db));
+  CHECK(near["rule"] == "nearest");
+  auto def = parse_json(test::run_kforge("lookup --json --shape M=48,N=40,K=32 --layout TN --db " + db));
+  CHECK(def["rule"] == "default");
+}
+
+TEST_CASE("a user template is tuned without rebuilding and its flaw is reported", "[cli]") {
+  test::TempDir dir;
+  const std::string db = dir.file("u.db");
+  auto t = parse_json(test::run_kforge("tune --template " + kPlanted + " --shape M=20,N=12,K=5 --strategy exhaustive --db " +
+                                       db + kFast + "--json"));
+  CHECK(t["evaluated"] == 8);
+  CHECK(t["failed"] == 4);
+  CHECK(t["winner"]["template"] == "gemm_naive_planted");
+}
+
+TEST_CASE("bad input: exit 2, one line naming the problem, nothing stored lost", "[cli]") {
+  test::TempDir dir;
+  const std::string db = dir.file("keep.db");
+  parse_json(test::run_kforge("tune --shape M=16,N=16,K=16 --max-evals 2 --db " + db + kFast + "--json"));
+  // Flush the WAL into the main file so its bytes are a complete snapshot.
+  REQUIRE(test::run_kforge("show --db " + db).exit_code == 0);
+  auto snapshot = [&] {
+    std::string all;
+    for (const char* suffix : {"", "-wal"}) {
+      if (std::filesystem::exists(db + suffix)) all += test::read_file(db + suffix);
+    }
+    return all;
+  };
+  const std::string before = snapshot();
+  const auto rows_before = parse_json(test::run_kforge("show --results --json --db " + db))["results"].size();
+
+  SECTION("corrupted manifest") {
+    const auto tdir = dir.path() / "broken";
+    std::filesystem::copy(kPlanted, tdir);
+    test::write_file((tdir / "manifest.json").string(), "{\"schema_version\": 1, \"name\": ");
+    auto r = test::run_kforge("tune --template " + tdir.string() + " --db " + db + kFast);
+    CHECK(r.exit_code == 2);
+    CHECK(line_count(r.err) == 1);
+    CHECK_THAT(r.err, Catch::Contains("manifest.json"));
+  }
+  SECTION("manifest with an unknown name in a constraint") {
+    const auto tdir = dir.path() / "unknown";
+    std::filesystem::copy(kPlanted, tdir);
+    auto m = test::read_file((tdir / "manifest.json").string());
+    m.replace(m.find("BX * BY <= max_block_threads"), 28, "BX * BZ <= max_block_threads");
+    test::write_file((tdir / "manifest.json").string(), m);
+    auto r = test::run_kforge("tune --template " + tdir.string() + " --db " + db + kFast);
+    CHECK(r.exit_code == 2);
+    CHECK(line_count(r.err) == 1);
+    CHECK_THAT(r.err, Catch::Contains("manifest.json") && Catch::Contains("constraints[0]") &&
+                          Catch::Contains("BZ") && Catch::Contains("position 5"));
+  }
+  SECTION("bad shape, dtype, layout and device") {
+    for (const char* args : {"--shape M=0,N=1,K=1", "--shape M=a", "--dtype f64", "--layout NX", "--device cuda:7",
+                             "--op conv9"}) {
+      auto r = test::run_kforge(std::string("tune ") + args + " --db " + db + kFast);
+      INFO(args << ": " << r.err);
+      CHECK(r.exit_code == 2);
+      CHECK(line_count(r.err) == 1);
+    }
+  }
+  CHECK(snapshot() == before);
+  CHECK(parse_json(test::run_kforge("show --results --json --db " + db))["results"].size() == rows_before);
+}
+
+TEST_CASE("a corrupt or foreign database file: exit 2, named, untouched", "[cli]") {
+  test::TempDir dir;
+  const std::string db = dir.file("bad.db");
+  const std::string content = GENERATE(std::string("this is not a database\n"),
+                                       std::string("SQLite format 3") + std::string(200, '\x07'));
+  test::write_file(db, content);
+  for (const char* cmd : {"tune --quiet --shape M=8,N=8,K=8 --max-evals 1", "show", "lookup --shape M=8,N=8,K=8"}) {
+    auto r = test::run_kforge(std::string(cmd) + " --db " + db);
+    INFO(cmd << ": " << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(line_count(r.err) == 1);
+    CHECK_THAT(r.err, Catch::Contains("bad.db"));
+  }
+  CHECK(test::read_file(db) == content);
+}

@@ -1,0 +1,102 @@
+// Common CLI flags and helpers.
+#include "cli_common.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include "device_registry.hpp"
+#include "operator.hpp"
+
+namespace kforge::cli {
+
+void add_db_flag(CLI::App& cmd, CommonOptions& o) {
+  cmd.add_option("--db", o.db, "Tuning database (SQLite)")->capture_default_str();
+}
+
+void add_device_flag(CLI::App& cmd, CommonOptions& o) {
+  cmd.add_option("--device", o.device, "Device: auto (best present) or opencl:N (see `kforge devices`)")
+      ->capture_default_str();
+}
+
+void add_problem_flags(CLI::App& cmd, CommonOptions& o) {
+  cmd.add_option("--op", o.op, "Operator (see `kforge templates`)")->capture_default_str();
+  cmd.add_option("--shape", o.shape, "Problem dimensions, e.g. M=256,N=256,K=256[,batch=1]")
+      ->capture_default_str();
+  cmd.add_option("--dtype", o.dtype, "Input dtype: f32, f16, bf16")->capture_default_str();
+  cmd.add_option("--layout", o.layout, "Operand layout: NN, NT, TN, TT")->capture_default_str();
+}
+
+void add_template_flag(CLI::App& cmd, CommonOptions& o) {
+  cmd.add_option("--template", o.template_dirs,
+                 "Directory with a user template (manifest.json + source); repeatable");
+}
+
+void add_json_flag(CLI::App& cmd, CommonOptions& o) {
+  cmd.add_flag("--json", o.json, "Machine-readable output (docs/cli.md)");
+}
+
+Problem make_problem(const CommonOptions& o) {
+  Problem p;
+  p.op = o.op;
+  const Operator* op = find_operator(o.op);
+  if (!op) {
+    std::string known;
+    for (const auto* x : all_operators()) known += (known.empty() ? "" : ", ") + std::string(x->name());
+    throw ErrorException(Error::bad_input("--op: unknown operator '" + o.op + "' (known: " + known + ")"));
+  }
+  p.dims = unwrap(parse_dims(o.shape));
+  auto d = parse_dtype(o.dtype);
+  if (!d) throw ErrorException(Error::bad_input("--dtype: unknown dtype '" + o.dtype + "' (f32, f16, bf16)"));
+  p.dtype = *d;
+  auto l = parse_layout(o.layout);
+  if (!l) throw ErrorException(Error::bad_input("--layout: unknown layout '" + o.layout + "' (NN, NT, TN, TT)"));
+  p.layout = *l;
+  return unwrap(op->normalize(p));
+}
+
+TemplateCatalog make_catalog(const CommonOptions& o) {
+  TemplateCatalog c = unwrap(TemplateCatalog::builtin());
+  for (const auto& dir : o.template_dirs) unwrap(c.add_dir(dir));
+  return c;
+}
+
+std::unique_ptr<Device> open_device(const CommonOptions& o) { return unwrap(kforge::open_device(o.device)); }
+
+std::string& command_line() {
+  static std::string line;
+  return line;
+}
+
+void print_json(const nlohmann::json& j) { std::cout << j.dump(2) << std::endl; }
+
+void print_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::size_t> w(header.size());
+  for (std::size_t i = 0; i < header.size(); ++i) w[i] = header[i].size();
+  for (const auto& r : rows)
+    for (std::size_t i = 0; i < r.size() && i < w.size(); ++i) w[i] = std::max(w[i], r[i].size());
+  auto line = [&](const std::vector<std::string>& r) {
+    std::string s;
+    for (std::size_t i = 0; i < w.size(); ++i) {
+      std::string cell = i < r.size() ? r[i] : "";
+      s += cell + std::string(w[i] - cell.size() + 2, ' ');
+    }
+    while (!s.empty() && s.back() == ' ') s.pop_back();
+    std::cout << s << "\n";
+  };
+  line(header);
+  std::vector<std::string> rule;
+  for (auto x : w) rule.push_back(std::string(x, '-'));
+  line(rule);
+  for (const auto& r : rows) line(r);
+}
+
+std::string fmt(double v, int precision) {
+  std::ostringstream s;
+  s.precision(precision);
+  s << v;
+  return s.str();
+}
+
+}  // namespace kforge::cli

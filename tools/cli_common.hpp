@@ -1,0 +1,57 @@
+// Shared pieces of the kforge CLI: common flags, turning flags into a problem,
+// and the error edge (library Results become exceptions only here).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "backend.hpp"
+#include "problem.hpp"
+#include "result.hpp"
+#include "template_catalog.hpp"
+
+namespace kforge::cli {
+
+/// Flags shared by several commands; each command registers the ones it uses.
+struct CommonOptions {
+  std::string db = "kforge.db";
+  std::string device = "auto";
+  std::string op = "gemm";
+  std::string shape = "M=256,N=256,K=256";
+  std::string dtype = "f32";
+  std::string layout = "NN";
+  std::vector<std::string> template_dirs;
+  bool json = false;
+};
+
+void add_db_flag(CLI::App& cmd, CommonOptions& o);
+void add_device_flag(CLI::App& cmd, CommonOptions& o);
+void add_problem_flags(CLI::App& cmd, CommonOptions& o);
+void add_template_flag(CLI::App& cmd, CommonOptions& o);
+void add_json_flag(CLI::App& cmd, CommonOptions& o);
+
+/// Throws ErrorException when the Result holds an error.
+template <typename T>
+T unwrap(Result<T> r) {
+  if (!r.ok()) throw ErrorException(r.error());
+  return std::move(r).value();
+}
+
+Problem make_problem(const CommonOptions& o);
+TemplateCatalog make_catalog(const CommonOptions& o);
+std::unique_ptr<Device> open_device(const CommonOptions& o);
+
+/// The command line kforge was started with, recorded with each sweep.
+std::string& command_line();
+
+void print_json(const nlohmann::json& j);
+/// Fixed-width table on stdout: header row, then rows.
+void print_table(const std::vector<std::string>& header,
+                 const std::vector<std::vector<std::string>>& rows);
+std::string fmt(double v, int precision = 4);
+
+}  // namespace kforge::cli

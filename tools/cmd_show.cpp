@@ -1,0 +1,86 @@
+// `kforge show`: what a tuning database holds: winners, and optionally every result.
+#include "commands.hpp"
+#include "database.hpp"
+
+namespace kforge::cli {
+
+namespace {
+
+struct ShowOptions {
+  bool results = false;
+  std::string problem;
+};
+
+nlohmann::json result_json(const ResultRecord& r) {
+  nlohmann::json samples = nlohmann::json::array();
+  try {
+    samples = nlohmann::json::parse(r.samples_json.empty() ? "[]" : r.samples_json);
+  } catch (const std::exception&) {
+  }
+  return {{"id", r.id},           {"sweep_id", r.sweep_id},     {"device_key", r.device_key},
+          {"problem", r.problem_key}, {"template", r.template_name}, {"template_hash", r.template_hash},
+          {"config", r.config},   {"status", r.status},         {"reason", r.reason},
+          {"median_ms", r.median_ms}, {"p20_ms", r.p20_ms},     {"p80_ms", r.p80_ms},
+          {"min_ms", r.min_ms},   {"max_ms", r.max_ms},         {"count", r.count},
+          {"samples_ms", samples}, {"error_norm", r.error_norm}, {"error_ratio", r.error_ratio},
+          {"compile_ms", r.compile_ms}, {"created_at", r.created_at}};
+}
+
+}  // namespace
+
+void add_show_command(CLI::App& app, CommonOptions& o) {
+  auto* cmd = app.add_subcommand("show", "Show the winners stored in a tuning database (and every result with --results)");
+  auto s = std::make_shared<ShowOptions>();
+  add_db_flag(*cmd, o);
+  add_json_flag(*cmd, o);
+  cmd->add_flag("--results", s->results, "Also list every evaluated candidate");
+  cmd->add_option("--problem", s->problem, "Only this problem key, e.g. gemm/K=256,M=256,N=256,batch=1/f32/NN");
+  cmd->callback([&o, s] {
+    auto db = unwrap(Database::open(o.db, Database::Mode::kReadOnly));
+    Database::WinnerFilter wf;
+    if (!s->problem.empty()) wf.problem_key = s->problem;
+    auto winners = unwrap(db->winners(wf));
+    auto devices = unwrap(db->devices());
+    std::vector<ResultRecord> results;
+    if (s->results) {
+      Database::ResultFilter rf;
+      if (!s->problem.empty()) rf.problem_key = s->problem;
+      results = unwrap(db->results(rf));
+    }
+    if (o.json) {
+      nlohmann::json j = {{"database", o.db}, {"schema_version", db->schema_version()}};
+      j["devices"] = nlohmann::json::array();
+      for (const auto& d : devices)
+        j["devices"].push_back({{"key", d.key}, {"backend", d.backend}, {"vendor", d.vendor}, {"name", d.name},
+                                {"arch", d.arch}, {"info", nlohmann::json::parse(d.info_json, nullptr, false)}});
+      j["winners"] = nlohmann::json::array();
+      for (const auto& w : winners)
+        j["winners"].push_back({{"device_key", w.device_key}, {"problem", w.problem_key}, {"template", w.template_name},
+                                {"template_hash", w.template_hash}, {"config", w.config}, {"median_ms", w.median_ms},
+                                {"result_id", w.result_id}});
+      if (s->results) {
+        j["results"] = nlohmann::json::array();
+        for (const auto& r : results) j["results"].push_back(result_json(r));
+      }
+      print_json(j);
+      return;
+    }
+    std::map<std::string, std::string> device_names;
+    for (const auto& d : devices) device_names[d.key] = d.name;
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& w : winners)
+      rows.push_back({device_names[w.device_key], w.problem_key, w.template_name, w.config, fmt(w.median_ms)});
+    std::cout << "winners in " << o.db << ":\n";
+    print_table({"device", "problem", "template", "config", "median ms"}, rows);
+    if (s->results) {
+      rows.clear();
+      for (const auto& r : results)
+        rows.push_back({r.problem_key, r.template_name, r.config, r.status,
+                        r.status == "ok" ? fmt(r.median_ms) : "-", r.reason.substr(0, 80)});
+      std::cout << "\nresults:\n";
+      print_table({"problem", "template", "config", "status", "median ms", "reason"}, rows);
+    }
+  });
+}
+
+}  // namespace kforge::cli

@@ -1,0 +1,75 @@
+// `kforge templates`: the templates kforge knows, with their tunables.
+#include "commands.hpp"
+#include "builtin_templates.hpp"
+#include "manifest.hpp"
+
+namespace kforge::cli {
+
+namespace {
+
+/// Template hash per backend that has a prelude (the hash covers the prelude).
+nlohmann::json hashes(const TemplateSource& t) {
+  nlohmann::json h = nlohmann::json::object();
+  for (const char* backend : {"opencl", "cuda", "hip"}) {
+    if (!prelude_text(backend).empty() && t.manifest.supports_target(backend)) h[backend] = t.hash(prelude_text(backend));
+  }
+  return h;
+}
+
+nlohmann::json template_json(const TemplateSource& t) {
+  const auto& m = t.manifest;
+  nlohmann::json params = nlohmann::json::array();
+  std::uint64_t product = 1;
+  for (const auto& p : m.parameters) {
+    params.push_back({{"name", p.name}, {"values", p.values}, {"default", p.default_value}, {"doc", p.doc}});
+    product *= p.values.size();
+  }
+  std::vector<std::string> dtypes, layouts, constraints, envelope;
+  for (auto d : m.dtypes) dtypes.emplace_back(dtype_name(d));
+  for (auto l : m.layouts) layouts.push_back(l.name());
+  for (const auto& c : m.constraints) constraints.push_back(c.expr.text());
+  for (const auto& e : m.envelope) envelope.push_back(e.expr.text());
+  return {{"name", m.name},
+          {"operator", m.op},
+          {"description", m.description},
+          {"origin", t.origin},
+          {"targets", m.targets},
+          {"arch_guard", m.arch_guard},
+          {"dtypes", dtypes},
+          {"layouts", layouts},
+          {"parameters", params},
+          {"cartesian_size", product},
+          {"default_config", m.default_config().canonical_name()},
+          {"constraints", constraints},
+          {"envelope", envelope},
+          {"hashes", hashes(t)}};
+}
+
+}  // namespace
+
+void add_templates_command(CLI::App& app, CommonOptions& o) {
+  auto* cmd = app.add_subcommand("templates", "List kernel templates: operator, dtypes, layouts, tunables, envelope");
+  add_template_flag(*cmd, o);
+  add_json_flag(*cmd, o);
+  cmd->callback([&o] {
+    TemplateCatalog catalog = make_catalog(o);
+    if (o.json) {
+      nlohmann::json j = nlohmann::json::array();
+      for (const auto& t : catalog.all()) j.push_back(template_json(t));
+      print_json(j);
+      return;
+    }
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& t : catalog.all()) {
+      auto j = template_json(t);
+      std::string params;
+      for (const auto& p : t.manifest.parameters) params += (params.empty() ? "" : " ") + p.name;
+      rows.push_back({t.manifest.name, t.manifest.op, j["dtypes"].dump(), j["layouts"].dump(), params,
+                      std::to_string(j["cartesian_size"].get<std::uint64_t>()),
+                      j["default_config"].get<std::string>()});
+    }
+    print_table({"template", "op", "dtypes", "layouts", "parameters", "space", "default"}, rows);
+  });
+}
+
+}  // namespace kforge::cli

@@ -1,0 +1,136 @@
+// `kforge tune`: tune one operator problem on one device into the database.
+#include <cmath>
+#include <cstdint>
+
+#include "commands.hpp"
+#include "database.hpp"
+#include "operator.hpp"
+#include "progress_printer.hpp"
+#include "strategy.hpp"
+#include "tuner.hpp"
+
+namespace kforge::cli {
+
+namespace {
+
+struct TuneOptions {
+  std::string strategy = "random";
+  int max_evals = 0;
+  double time_budget = 0;
+  std::uint64_t seed = 1;
+  std::string config;
+  std::string only_template;
+  bool quiet = false;
+  int min_reps = 5, max_reps = 30;
+};
+
+nlohmann::json outcome_json(const CandidateOutcome& o, double flops) {
+  nlohmann::json j = {{"template", o.template_name}, {"config", o.config}, {"status", status_name(o.status)},
+                      {"median_ms", o.timing.median_ms}, {"p20_ms", o.timing.p20_ms},
+                      {"p80_ms", o.timing.p80_ms}, {"min_ms", o.timing.min_ms}, {"count", o.timing.count},
+                      {"error_norm", o.error_norm}};
+  if (o.timing.median_ms > 0) j["gflops"] = flops / (o.timing.median_ms * 1e-3) / 1e9;
+  if (!o.reason.empty()) j["reason"] = o.reason;
+  return j;
+}
+
+}  // namespace
+
+void add_tune_command(CLI::App& app, CommonOptions& o) {
+  auto* cmd = app.add_subcommand("tune", "Tune an operator problem on a device: validate and time candidates, "
+                                         "store every result and the winner in the database");
+  auto t = std::make_shared<TuneOptions>();
+  add_problem_flags(*cmd, o);
+  add_db_flag(*cmd, o);
+  add_device_flag(*cmd, o);
+  add_template_flag(*cmd, o);
+  add_json_flag(*cmd, o);
+  cmd->add_option("--strategy", t->strategy, "Search strategy: exhaustive or random")->capture_default_str();
+  cmd->add_option("--max-evals", t->max_evals, "Stop after this many candidates (0: whole space)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--time-budget", t->time_budget, "Stop starting candidates after this many seconds (0: none)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--seed", t->seed, "Seed for the strategy and the random inputs")->capture_default_str();
+  cmd->add_option("--config", t->config, "Evaluate only this configuration (canonical name)");
+  cmd->add_option("--only-template", t->only_template, "Tune only this template");
+  cmd->add_option("--min-reps", t->min_reps, "Timed repetitions at least")->capture_default_str();
+  cmd->add_option("--max-reps", t->max_reps, "Timed repetitions at most")->capture_default_str();
+  cmd->add_flag("--quiet", t->quiet, "No progress output");
+  cmd->callback([&o, t] {
+    Problem problem = make_problem(o);
+    TemplateCatalog catalog = make_catalog(o);
+    auto device = open_device(o);
+    auto db = unwrap(Database::open(o.db, Database::Mode::kReadWrite));
+    const Operator* op = find_operator(problem.op);
+
+    TuneRequest req;
+    req.problem = problem;
+    for (const auto* tpl : catalog.for_op(problem.op, device->info().backend)) {
+      if (t->only_template.empty() || tpl->manifest.name == t->only_template) req.templates.push_back(tpl);
+    }
+    if (req.templates.empty()) {
+      throw ErrorException(Error::bad_input("no template for " + problem.op + " on " + device->info().backend +
+                                            (t->only_template.empty() ? "" : " named '" + t->only_template + "'")));
+    }
+    // With a user template, it alone is tuned unless --only-template says otherwise.
+    if (!o.template_dirs.empty() && t->only_template.empty()) {
+      std::vector<const TemplateSource*> user;
+      for (const auto* tpl : req.templates)
+        if (tpl->origin.rfind("builtin:", 0) != 0) user.push_back(tpl);
+      if (!user.empty()) req.templates = user;
+    }
+    req.strategy = t->strategy;
+    if (!t->config.empty()) req.only_config = t->config;
+    req.max_evals = t->max_evals;
+    req.time_budget_s = t->time_budget;
+    req.seed = t->seed;
+    req.protocol.min_reps = t->min_reps;
+    req.protocol.max_reps = std::max(t->max_reps, t->min_reps);
+    req.command_line = command_line();
+
+    Tuner tuner(*device, *db, *op);
+    ProgressPrinter progress(t->quiet || o.json);
+    TuneSummary s = unwrap(tuner.run(req, [&](const TuneEvent& e) { progress(e); }));
+    const double flops = op->flops(problem);
+
+    if (o.json) {
+      nlohmann::json j = {{"device", device->info().name},
+                          {"device_selector", device->info().selector},
+                          {"problem", problem.key()},
+                          {"sweep_id", s.sweep_id},
+                          {"evaluated", s.evaluated + s.reused},
+                          {"evaluated_now", s.evaluated},
+                          {"reused", s.reused},
+                          {"failed", s.failed},
+                          {"time_s", {{"total", s.total_s}, {"compile", s.compile_s}, {"validate", s.validate_s},
+                                      {"measure", s.measure_s}}},
+                          {"winner", nullptr},
+                          {"default", nullptr}};
+      if (s.winner) j["winner"] = outcome_json(*s.winner, flops);
+      if (s.default_result) j["default"] = outcome_json(*s.default_result, flops);
+      if (s.winner && s.default_result && s.default_result->status == CandidateStatus::kOk)
+        j["speedup_vs_default"] = s.default_result->timing.median_ms / s.winner->timing.median_ms;
+      print_json(j);
+      return;
+    }
+    std::cout << "\n" << problem.key() << " on " << device->info().name << " (" << device->info().selector
+              << "): " << s.evaluated + s.reused << " candidates (" << s.reused << " already stored), "
+              << s.failed << " failed, " << fmt(s.total_s, 3) << " s\n";
+    std::vector<std::vector<std::string>> rows;
+    auto row = [&](const std::string& label, const CandidateOutcome& c) {
+      rows.push_back({label, c.template_name, c.config, std::string(status_name(c.status)),
+                      fmt(c.timing.median_ms), fmt(c.timing.p20_ms) + " / " + fmt(c.timing.p80_ms),
+                      c.timing.median_ms > 0 ? fmt(flops / (c.timing.median_ms * 1e-3) / 1e9, 4) : "-"});
+    };
+    if (s.winner) row("winner", *s.winner);
+    if (s.default_result) row("default", *s.default_result);
+    print_table({"", "template", "config", "status", "median ms", "p20 / p80 ms", "GFLOP/s"}, rows);
+    if (s.winner && s.default_result && s.default_result->status == CandidateStatus::kOk)
+      std::cout << "speedup over default: " << fmt(s.default_result->timing.median_ms / s.winner->timing.median_ms, 3)
+                << "x\n";
+    if (!s.winner) std::cout << "no candidate passed validation\n";
+    std::cout << "database: " << o.db << "\n";
+  });
+}
+
+}  // namespace kforge::cli

@@ -1,0 +1,18 @@
+# Sourced by tools/quickstart.sh and tools/test.sh: installs, with apt-get,
+# the Debian packages kforge needs that are missing. Does nothing when all are
+# present, so it is safe to run every time.
+kforge_packages=(cmake g++ make pkg-config git libsqlite3-dev nlohmann-json3-dev libcli11-dev catch2
+                 ocl-icd-opencl-dev opencl-headers pocl-opencl-icd)
+
+kforge_install_deps() {
+  local missing=()
+  for p in "${kforge_packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "kforge: installing ${missing[*]}"
+  local sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}

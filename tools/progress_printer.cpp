@@ -1,0 +1,42 @@
+// Progress rendering.
+#include "progress_printer.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+
+namespace kforge::cli {
+
+ProgressPrinter::ProgressPrinter(bool quiet) : quiet_(quiet), tty_(isatty(STDERR_FILENO) != 0) {}
+
+void ProgressPrinter::operator()(const TuneEvent& e) {
+  if (quiet_) return;
+  std::string failures;
+  for (const auto& [status, n] : e.failures) failures += " " + status + "=" + std::to_string(n);
+  if (failures.empty()) failures = " none";
+  const double rate = e.elapsed_s > 0 ? static_cast<double>(e.done) / e.elapsed_s : 0.0;
+  const double eta = rate > 0 ? static_cast<double>(e.total - std::min(e.done, e.total)) / rate : 0.0;
+  std::string best = e.best ? e.best->config + " " + std::to_string(e.best->timing.median_ms) + " ms" : "-";
+  if (e.kind == TuneEvent::Kind::kStart) {
+    std::fprintf(stderr, "tuning %zu candidates\n", e.total);
+    return;
+  }
+  if (e.kind == TuneEvent::Kind::kDone) {
+    if (tty_) std::fputc('\n', stderr);
+    return;
+  }
+  if (tty_) {
+    std::fprintf(stderr, "\r\033[K[%zu/%zu] %.2f cand/s  best %s  failed:%s  eta %.0fs", e.done, e.total, rate,
+                 best.c_str(), failures.c_str(), eta);
+  } else {
+    const auto& o = *e.outcome;
+    std::string what = o.status == CandidateStatus::kOk ? std::to_string(o.timing.median_ms) + " ms"
+                                                        : o.reason.substr(0, 160);
+    std::fprintf(stderr, "[%zu/%zu] %s %s %s%s %s\n", e.done, e.total, o.template_name.c_str(), o.config.c_str(),
+                 std::string(status_name(o.status)).c_str(), o.reused ? " (stored)" : "", what.c_str());
+  }
+  std::fflush(stderr);
+}
+
+}  // namespace kforge::cli
