@@ -4,8 +4,8 @@
 //
 // PoCL needs about 3-4 s per instance (build plus first launch), so the
 // default set compiles 24 instances (under 2 minutes on 2 cores), each once,
-// reused across shapes. KFORGE_TEST_INTENSITY=0 also checks fewer shapes;
-// 2 adds a 128x128 tile, every layout for every check and 24 sampled
+// reused across shapes. KFORGE_TEST_LEVEL=quick also checks fewer shapes;
+// full adds a 128x128 tile, every layout for every check and 24 sampled
 // configurations (about 8 minutes).
 #include <catch2/catch.hpp>
 
@@ -22,15 +22,13 @@
 #include "gemm_operator.hpp"
 #include "instance.hpp"
 #include "search_space.hpp"
+#include "test_level.hpp"
 
 using namespace kforge;
 
 namespace {
 
-int test_intensity() {
-  const char* v = std::getenv("KFORGE_TEST_INTENSITY");
-  return v ? std::atoi(v) : 1;
-}
+int test_intensity() { return static_cast<int>(test::test_level()); }
 
 const TemplateSource& gemm_template() {
   static const TemplateSource tpl = [] {
