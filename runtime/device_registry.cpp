@@ -1,9 +1,9 @@
 // Device discovery across backends and selector resolution.
 //
-// Seam for later backends: each one contributes a `BackendEntry` (its name,
-// how to list its devices, how to open device N). CUDA and HIP will append
-// entries here (loaded through dlopen, so listing stays harmless without a
-// driver); selectors are "<backend>:<N>" throughout.
+// Each backend contributes a `BackendEntry` (its name, how to list its
+// devices, how to open device N). CUDA and HIP load their drivers through
+// dlopen, so listing is harmless (empty, silent) without them; selectors are
+// "<backend>:<N>" throughout.
 #include "device_registry.hpp"
 
 #include <algorithm>
@@ -11,6 +11,8 @@
 #include <optional>
 #include <string_view>
 
+#include "cuda_backend.hpp"
+#include "hip_backend.hpp"
 #include "opencl_backend.hpp"
 
 namespace kforge {
@@ -25,13 +27,15 @@ struct BackendEntry {
 
 constexpr BackendEntry kBackends[] = {
     {"opencl", "OpenCL", &list_opencl_devices, &open_opencl_device},
-    // {"cuda", "CUDA", &list_cuda_devices, &open_cuda_device},  (later)
-    // {"hip", "HIP", &list_hip_devices, &open_hip_device},      (later)
+    {"cuda", "CUDA", &list_cuda_devices, &open_cuda_device},
+    {"hip", "HIP", &list_hip_devices, &open_hip_device},
 };
 
-int type_rank(const std::string& device_type) {
-  if (device_type == "gpu") return 2;
-  if (device_type == "accelerator") return 1;
+/// GPU through its native backend (CUDA, HIP), then a GPU through OpenCL,
+/// then an accelerator, then a CPU.
+int type_rank(const DeviceInfo& d) {
+  if (d.device_type == "gpu") return d.backend == "opencl" ? 2 : 3;
+  if (d.device_type == "accelerator") return 1;
   return 0;
 }
 
@@ -72,8 +76,8 @@ Result<std::unique_ptr<Device>> open_device(const std::string& selector) {
       for (std::size_t i = 0; i < lists.back().size(); ++i) {
         const DeviceInfo& d = lists.back()[i];
         // Strictly better only: ties keep the first device in listing order.
-        if (!best || type_rank(d.device_type) > type_rank(best->device_type) ||
-            (type_rank(d.device_type) == type_rank(best->device_type) &&
+        if (!best || type_rank(d) > type_rank(*best) ||
+            (type_rank(d) == type_rank(*best) &&
              d.compute_units > best->compute_units)) {
           best = &d;
           best_backend = &b;

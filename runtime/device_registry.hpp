@@ -12,8 +12,9 @@ namespace kforge {
 /// Every device every enabled backend can see.
 std::vector<DeviceInfo> list_devices();
 
-/// "auto" picks the best device present: a GPU before an accelerator before a
-/// CPU, then the most compute units. "opencl:N" names one directly.
+/// "auto" picks the best device present: a GPU through CUDA or HIP, then a GPU
+/// through OpenCL, then an accelerator, then a CPU; then the most compute
+/// units. "opencl:N", "cuda:N", "hip:N" name one directly.
 Result<std::unique_ptr<Device>> open_device(const std::string& selector);
 
 }  // namespace kforge

@@ -1,0 +1,54 @@
+// CUDA backend: NVRTC compiles to a cubin for one exact architecture (no GPU
+// needed); the driver (libcuda.so.1, dlopen'ed) loads, launches and times.
+// Nothing links CUDA at build time: without a driver there are no devices.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend.hpp"
+
+namespace kforge {
+
+/// Everything one NVRTC compilation produced.
+struct NvrtcOutput {
+  CompiledKernel kernel;   ///< binary = cubin for the requested architecture
+  std::string ptx;
+  std::int64_t dynamic_shared_bytes = 0;  ///< from the module's kf_dynamic_shared_bytes, 0 when absent
+};
+
+/// Compiles with NVRTC for `arch` ("sm_90"): options -arch=<arch> -std=c++17
+/// --ptxas-options=-v plus `options` (space separated). The resource report
+/// comes from ptxas' verbose log for `kernel_name`: registers, static shared
+/// memory + dynamic_shared_bytes (local_mem_bytes), stack frame
+/// (private_mem_bytes), spill stores/loads (bytes), and the launch bound
+/// (.maxntid / .reqntid in the PTX) as max_block_threads. A failure is
+/// kCompile "build failed for <kernel>: <first error line>" with the whole log
+/// as context; no NVRTC is kNotFound naming the library.
+Result<NvrtcOutput> nvrtc_compile(const std::string& source, const std::string& kernel_name,
+                                  const std::string& arch, const std::string& options);
+
+/// NVRTC's version ("13.0"), or the error saying why NVRTC cannot be loaded.
+Result<std::string> nvrtc_version();
+
+/// Architectures the loaded NVRTC can compile for ("sm_75", ...).
+Result<std::vector<std::string>> nvrtc_supported_archs();
+
+/// A Compiler for one architecture (what a compile-only target uses).
+std::unique_ptr<Compiler> make_nvrtc_compiler(const std::string& arch);
+
+/// Every CUDA device the driver reports; empty (never an error) when
+/// libcuda.so.1 is absent, only the stub is found, or cuInit reports no device.
+std::vector<DeviceInfo> list_cuda_devices();
+
+/// Opens CUDA device `index` (its primary context and one stream).
+Result<std::unique_ptr<Device>> open_cuda_device(std::size_t index);
+
+/// Why the CUDA driver cannot be used here ("CUDA driver (libcuda.so.1) not
+/// found: ..."), or empty when it loads and initializes.
+std::string cuda_unavailable_reason();
+
+}  // namespace kforge

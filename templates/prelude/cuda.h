@@ -1,0 +1,109 @@
+/* kforge portable prelude for CUDA C++ (NVRTC). Defines the same names as
+ * opencl.h and hip.h, so a portable template is written once; reference:
+ * docs/prelude.md. Before this file the generator defines the template's
+ * parameters, KF_KERNEL_NAME, KF_DTYPE_F32 | KF_DTYPE_F16 | KF_DTYPE_BF16,
+ * KF_DTYPE_BYTES and the operator's macros (KF_TRANS_A / KF_TRANS_B, KF_BIAS,
+ * KF_ACTIVATION). No CUDA headers are included: NVRTC compiles it without an
+ * include path, and 16-bit inputs are converted with PTX. */
+#ifndef KF_PRELUDE_H
+#define KF_PRELUDE_H
+
+#define KF_BACKEND_CUDA 1
+
+/* size_t is built into NVRTC. */
+typedef unsigned short ushort;
+typedef unsigned int uint;
+
+/* ---- qualifiers ---- */
+#define KF_KERNEL extern "C" __global__
+#define KF_GLOBAL
+#define KF_LOCAL __shared__ /* declares a shared array at kernel scope */
+#define KF_LOCAL_PTR        /* a pointer into shared memory needs no qualifier */
+#define KF_RESTRICT __restrict__
+#define KF_INLINE __device__ __forceinline__ /* not static: no unused-function warnings */
+/* Threads per block the kernel is always launched with; after the return type. */
+#define KF_LAUNCH_BOUNDS(x, y, z) __launch_bounds__((x) * (y) * (z))
+#define KF_UNROLL _Pragma("unroll")
+
+/* ---- thread and block indices, as int ---- */
+#define KF_THREAD_X ((int)threadIdx.x)
+#define KF_THREAD_Y ((int)threadIdx.y)
+#define KF_THREAD_Z ((int)threadIdx.z)
+#define KF_BLOCK_X ((int)blockIdx.x)
+#define KF_BLOCK_Y ((int)blockIdx.y)
+#define KF_BLOCK_Z ((int)blockIdx.z)
+#define KF_BLOCK_DIM_X ((int)blockDim.x)
+#define KF_BLOCK_DIM_Y ((int)blockDim.y)
+#define KF_BLOCK_DIM_Z ((int)blockDim.z)
+#define KF_GRID_DIM_X ((int)gridDim.x)
+#define KF_GRID_DIM_Y ((int)gridDim.y)
+#define KF_GRID_DIM_Z ((int)gridDim.z)
+
+/* Block-wide barrier; orders shared and global memory within the block. */
+#define KF_BARRIER() __syncthreads()
+
+/* Dynamic shared memory a kernel launches with (target-specific templates):
+ * KF_DYNAMIC_SHARED_BYTES(n) at file scope records n in the module, where the
+ * backend reads it at load time and raises the kernel's limit above 48 KB. */
+#define KF_DYNAMIC_SHARED_BYTES(n) extern "C" __device__ int kf_dynamic_shared_bytes = (n);
+
+/* ---- input dtype: storage type and loads through float ---- */
+#define KF_CAT_(a, b) a##b
+#define KF_CAT(a, b) KF_CAT_(a, b)
+
+KF_INLINE float kf_f16_to_f32(unsigned short h) {
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+  return f;
+}
+KF_INLINE float kf_bf16_to_f32(unsigned short b) { return __uint_as_float((unsigned)b << 16); }
+
+#if defined(KF_DTYPE_F16)
+typedef unsigned short kf_in_t; /* IEEE binary16 bits */
+#define KF_LOAD_IN(p, i) kf_f16_to_f32((p)[(i)])
+#elif defined(KF_DTYPE_BF16)
+typedef unsigned short kf_in_t; /* bfloat16 bits: the high half of an f32 */
+#define KF_LOAD_IN(p, i) kf_bf16_to_f32((p)[(i)])
+#else
+#ifndef KF_DTYPE_F32
+#define KF_DTYPE_F32 1
+#endif
+typedef float kf_in_t;
+#define KF_LOAD_IN(p, i) ((float)(p)[(i)])
+#endif
+
+/* KF_LOAD_IN_VEC(dst, ptr, idx, n): dst[0..n) = (float)ptr[idx .. idx+n) for
+ * n in 1, 2, 4, 8. Element loads: CUDA vector types need natural alignment,
+ * which an arbitrary idx does not give; the compiler merges what it can. */
+#define KF_LOAD_IN_VEC_N_(d, p, i, n)                              \
+  do {                                                             \
+    _Pragma("unroll") for (int kf_e_ = 0; kf_e_ < (n); ++kf_e_)    \
+      (d)[kf_e_] = KF_LOAD_IN(p, (i) + kf_e_);                     \
+  } while (0)
+#define KF_LOAD_IN_VEC_1(d, p, i) ((d)[0] = KF_LOAD_IN(p, i))
+#define KF_LOAD_IN_VEC_2(d, p, i) KF_LOAD_IN_VEC_N_(d, p, i, 2)
+#define KF_LOAD_IN_VEC_4(d, p, i) KF_LOAD_IN_VEC_N_(d, p, i, 4)
+#define KF_LOAD_IN_VEC_8(d, p, i) KF_LOAD_IN_VEC_N_(d, p, i, 8)
+#define KF_LOAD_IN_VEC(dst, ptr, idx, n) KF_CAT(KF_LOAD_IN_VEC_, n)(dst, ptr, idx)
+
+/* ---- epilogue: bias and activation (the generator defines both) ---- */
+#ifndef KF_BIAS
+#define KF_BIAS 0 /* 1: add bias[n] before the activation */
+#endif
+#ifndef KF_ACTIVATION
+#define KF_ACTIVATION 0 /* 0 none, 1 relu, 2 gelu (erf), 3 silu */
+#endif
+
+KF_INLINE float kf_activation(float x) {
+#if KF_ACTIVATION == 1
+  return x < 0.0f ? 0.0f : x; /* NaN propagates */
+#elif KF_ACTIVATION == 2
+  return 0.5f * x * (1.0f + erff(x * 0.70710678118654752440f));
+#elif KF_ACTIVATION == 3
+  return x / (1.0f + expf(-x));
+#else
+  return x;
+#endif
+}
+
+#endif /* KF_PRELUDE_H */
