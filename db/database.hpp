@@ -63,6 +63,43 @@ class Database {
   Result<std::vector<ProblemRecord>> problems();
   Result<std::vector<SweepRecord>> sweeps();
 
+  /// What merge_from added (database_merge.cpp).
+  struct MergeReport {
+    std::int64_t devices = 0, templates = 0, problems = 0, sweeps = 0, results = 0;
+    /// Results of `other` whose (device, template, problem, config) was already
+    /// stored here: the stored row is kept, as add_result does.
+    std::int64_t duplicate_results = 0;
+    std::int64_t winners_changed = 0;  ///< winner rows inserted or replaced
+  };
+  /// Adds every device, template version, problem, sweep and result of the
+  /// database at `other_path` to this one, in one transaction (all or
+  /// nothing), and recomputes the winners. Rows are matched by their natural
+  /// keys, never by id; a sweep is matched by its whole content, so merging
+  /// the same file twice adds nothing. `other` is opened read-only and checked
+  /// whole (quick_check) first: a newer, older, corrupt or missing file is a
+  /// kBadInput error naming it, and this database is left untouched.
+  Result<MergeReport> merge_from(const std::string& other_path);
+
+  /// What verify found (database_verify.cpp).
+  struct IntegrityReport {
+    int schema_version = 0;
+    std::int64_t devices = 0, templates = 0, problems = 0, sweeps = 0, results = 0, winners = 0;
+    std::int64_t unfinished_sweeps = 0;  ///< killed or still running
+    /// One line per finding (integrity_check, foreign_key_check, a winner
+    /// that is not the fastest ok result of its triple); empty when healthy.
+    std::vector<std::string> findings;
+  };
+  /// Full integrity check of the file and of kforge's invariants. Reads only.
+  Result<IntegrityReport> verify();
+
+  struct MigrateReport {
+    int from = 0, to = 0;  ///< schema versions before and after
+  };
+  /// Migrates the existing file at `path` to kSchemaVersion, each step in its
+  /// own transaction (database_migrate.cpp). A missing file is kBadInput and
+  /// nothing is created; newer, corrupt or foreign files fail as open() does.
+  static Result<MigrateReport> migrate(const std::string& path);
+
  private:
   Database(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
   sqlite3* db_;
