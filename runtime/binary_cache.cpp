@@ -191,11 +191,13 @@ BinaryCacheKey make_cache_key(const std::string& template_hash, const Instance& 
   k.config = instance.config_name;
   k.dtype = std::string(dtype_name(problem.dtype));
   k.layout = problem.layout.name();
-  std::string variant = problem.epilogue.plain() ? std::string() : problem.epilogue.name();
-  if (!problem.attrs.empty()) {
-    if (!variant.empty()) variant += '/';
-    variant += problem.attrs_string();
-  }
+  // Problem::key() is "op/dims/dtype/layout[/epilogue][/attributes]": what
+  // follows the layout changes the generated source, the dims do not.
+  std::string variant;
+  const std::string pk = problem.key();
+  std::size_t pos = pk.find('/');
+  for (int slash = 1; slash < 4 && pos != std::string::npos; ++slash) pos = pk.find('/', pos + 1);
+  if (pos != std::string::npos) variant = pk.substr(pos + 1);
   k.variant = variant;
   k.backend = device.backend;
   k.arch = device.arch;
