@@ -71,6 +71,7 @@ def main():
         print(f"{n}^3 done: {r['evaluated_now']} candidates in {t['total']:.1f} s", file=sys.stderr)
 
     now = datetime.datetime.now(datetime.timezone.utc)
+    load_at_end = os.getloadavg()
     receipt = {
         "benchmark": "tune_throughput",
         "context": {
@@ -79,11 +80,14 @@ def main():
             "git_revision": git_revision(),
             "host": platform.node(),
             "os": platform.platform(),
+            "cpu_count": os.cpu_count(),
+            "load_average_at_start": os.getloadavg(),
             "command": " ".join(sys.argv),
             "devices": devices,
             "max_evals": args.max_evals,
             "seed": args.seed,
         },
+        "load_average_at_end": load_at_end,
         "results": rows,
     }
     os.makedirs(args.out, exist_ok=True)
