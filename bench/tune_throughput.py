@@ -46,6 +46,7 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "receipts"))
     args = ap.parse_args()
 
+    load_at_start = os.getloadavg()
     devices = run_json([args.kforge, "devices", "--json"])
     version = subprocess.run([args.kforge, "--version"], capture_output=True, text=True).stdout.strip()
     rows = []
@@ -81,7 +82,7 @@ def main():
             "host": platform.node(),
             "os": platform.platform(),
             "cpu_count": os.cpu_count(),
-            "load_average_at_start": os.getloadavg(),
+            "load_average_at_start": load_at_start,
             "command": " ".join(sys.argv),
             "devices": devices,
             "max_evals": args.max_evals,
