@@ -1,204 +1,210 @@
-// Selection chain, validity checks and the kernel cache.
+// The lookup's frame: opening the databases, overrides, the selection cache
+// (hot path), warnings once, and the compiled-kernel cache. The chain itself
+// is lookup_chain.cpp.
 #include "lookup.hpp"
 
-#include <algorithm>
-#include <cmath>
+#include <cctype>
+#include <cstdlib>
 #include <filesystem>
-#include <limits>
-#include <sstream>
-
-#include <nlohmann/json.hpp>
+#include <iostream>
 
 #include "builtin_templates.hpp"
+#include "hash.hpp"
 #include "instance.hpp"
-#include "search_space.hpp"
+#include "lookup_source.hpp"
+#include "printable.hpp"
 
 namespace kforge {
 
 namespace {
 
-double log_distance(const Problem& p, const std::map<std::string, std::int64_t>& tuned) {
-  double d = 0;
-  for (const auto& [name, v] : p.dims) {
-    auto it = tuned.find(name);
-    if (it == tuned.end()) return std::numeric_limits<double>::infinity();
-    d += std::fabs(std::log2(static_cast<double>(v)) - std::log2(static_cast<double>(it->second)));
-  }
-  return d;
+void warn_to_stderr(const std::string& message) {
+  std::cerr << "kforge: warning: " << message << "\n";
 }
 
-std::string fmt_ms(double ms) {
-  std::ostringstream s;
-  s.precision(4);
-  s << ms << " ms";
-  return s.str();
+/// Opens one database read-only; a missing file is a note, not an error.
+Result<std::unique_ptr<LookupSource>> open_source(const std::string& path, std::string role) {
+  auto source = std::make_unique<LookupSource>();
+  source->path = path;
+  source->role = std::move(role);
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    source->note = "no " + source->role + " database at " + path;
+    return source;
+  }
+  KF_TRY_ASSIGN(db, Database::open(path, Database::Mode::kReadOnly));
+  source->db = std::move(db);
+  return source;
 }
 
 }  // namespace
 
+Lookup::Lookup(std::vector<std::unique_ptr<LookupSource>> sources, Device& device,
+               TemplateCatalog catalog, std::function<void(const std::string&)> on_warning)
+    : sources_(std::move(sources)),
+      device_(device),
+      catalog_(std::move(catalog)),
+      checker_(catalog_, device_.info()),
+      on_warning_(on_warning ? std::move(on_warning) : warn_to_stderr) {}
+
+Lookup::~Lookup() = default;
+
 Result<std::unique_ptr<Lookup>> Lookup::open(const std::string& db_path, Device& device,
                                              TemplateCatalog catalog) {
-  std::unique_ptr<Database> db;
-  std::string note;
-  if (!std::filesystem::exists(db_path)) {
-    note = "no tuning database at " + db_path;
-  } else {
-    KF_TRY_ASSIGN(opened, Database::open(db_path, Database::Mode::kReadOnly));
-    db = std::move(opened);
+  LookupOptions options;
+  options.user_db = db_path;
+  return open(options, device, std::move(catalog));
+}
+
+Result<std::unique_ptr<Lookup>> Lookup::open(const LookupOptions& options, Device& device,
+                                             TemplateCatalog catalog) {
+  std::vector<std::unique_ptr<LookupSource>> sources;
+  if (!options.user_db.empty()) {
+    KF_TRY_ASSIGN(user, open_source(options.user_db, "user"));
+    sources.push_back(std::move(user));
   }
-  return std::unique_ptr<Lookup>(new Lookup(std::move(db), std::move(note), device, std::move(catalog)));
+  if (!options.system_db.empty()) {
+    KF_TRY_ASSIGN(system, open_source(options.system_db, "system"));
+    sources.push_back(std::move(system));
+  }
+  std::unique_ptr<Lookup> lookup(
+      new Lookup(std::move(sources), device, std::move(catalog), options.on_warning));
+  if (options.env_overrides) lookup->read_env_overrides();
+  return lookup;
+}
+
+void Lookup::read_env_overrides() {
+  for (const Operator* op : all_operators()) {
+    std::string var = "KFORGE_OVERRIDE_";
+    for (char c : op->name()) var += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    const char* value = std::getenv(var.c_str());
+    if (value == nullptr || *value == '\0') continue;
+    const std::string text = value;
+    const auto colon = text.find(':');
+    Override o;
+    o.origin = var;
+    if (colon == std::string::npos) {
+      o.error = var + "='" + printable(text) + "': expected TEMPLATE:CONFIG, e.g. gemm_simt_tiled:" +
+                "BK16_BM64_BN64_TM4_TN4";
+    } else {
+      o.template_name = text.substr(0, colon);
+      o.config = text.substr(colon + 1);
+      EntryCheck c = checker_.check_stored(o.template_name, "", o.config);
+      if (c.usable() && c.tpl->manifest.op != op->name()) {
+        c.reason = o.template_name + " implements " + c.tpl->manifest.op + ", not " +
+                   std::string(op->name());
+        c.verdict = EntryVerdict::kWrongOperator;
+      }
+      if (!c.usable()) o.error = var + ": " + c.reason;
+    }
+    if (!o.error.empty()) warn_once("override " + var, o.error + "; the override is ignored");
+    overrides_.emplace(std::string(op->name()), std::move(o));
+  }
+}
+
+Status Lookup::set_override(std::string_view op, std::string_view template_name,
+                            std::string_view config) {
+  if (find_operator(op) == nullptr) {
+    return Error::bad_input("override: unknown operator '" + printable(op) + "'");
+  }
+  EntryCheck c = checker_.check_stored(template_name, "", config);
+  if (!c.usable()) return Error::bad_input("override for " + std::string(op) + ": " + c.reason);
+  if (c.tpl->manifest.op != op) {
+    return Error::bad_input("override for " + std::string(op) + ": " + std::string(template_name) +
+                            " implements " + c.tpl->manifest.op);
+  }
+  {
+    std::lock_guard lock(select_mutex_);
+    overrides_[std::string(op)] =
+        Override{std::string(template_name), std::string(config), "set_override", ""};
+    cache_.clear();
+  }
+  return ok_status();
+}
+
+void Lookup::clear_override(std::string_view op) {
+  std::lock_guard lock(select_mutex_);
+  if (auto it = overrides_.find(op); it != overrides_.end()) overrides_.erase(it);
+  cache_.clear();
+}
+
+void Lookup::warn_once(const std::string& key, const std::string& message) {
+  if (warned_.insert(key).second) on_warning_(message);
+}
+
+Result<const Selection*> Lookup::select_ref(const Problem& problem) {
+  const std::uint64_t hash = problem_hash(problem);
+  if (const Selection* hit = cache_.find(problem, hash)) return hit;  // the hot path
+  std::lock_guard lock(select_mutex_);
+  if (const Selection* hit = cache_.find(problem, hash)) return hit;
+  KF_TRY_ASSIGN(sel, select_uncached(problem));
+  return cache_.insert(problem, std::move(sel));
 }
 
 Result<Selection> Lookup::select(const Problem& problem) {
-  std::lock_guard lock(mutex_);
-  const std::string key = problem.key();
-  if (auto it = selections_.find(key); it != selections_.end()) return it->second;
-  KF_TRY_ASSIGN(sel, select_uncached(problem));
-  selections_.emplace(key, sel);
-  return sel;
+  KF_TRY_ASSIGN(sel, select_ref(problem));
+  return *sel;
 }
 
-Result<Selection> Lookup::select_uncached(const Problem& requested) {
-  const Operator* op = find_operator(requested.op);
-  if (!op) return Error::bad_input("unknown operator '" + requested.op + "'");
-  KF_TRY_ASSIGN(problem, op->normalize(requested));
+Result<const PreparedKernel*> Lookup::prepare(const Selection& selection) {
+  std::string key = selection.template_name;
+  key += '\x1f';
+  key += selection.config;
+  key += '\x1f';
+  key += selection.problem.key();
+  {
+    std::shared_lock read(kernel_mutex_);
+    if (auto it = prepared_.find(key); it != prepared_.end()) return it->second.get();
+  }
+  std::lock_guard compiling(compile_mutex_);  // one compile at a time; others wait for it
+  {
+    std::shared_lock read(kernel_mutex_);
+    if (auto it = prepared_.find(key); it != prepared_.end()) return it->second.get();
+  }
+  const TemplateSource* tpl = catalog_.find(selection.template_name);
+  const Operator* op = find_operator(selection.problem.op);
+  if (!tpl || !op) {
+    return Error::not_found("template '" + printable(selection.template_name) + "' is not known");
+  }
+  KF_TRY_ASSIGN(cfg, Config::parse(selection.config));
   const DeviceInfo& info = device_.info();
-  const DeviceLimits limits = info.limits();
-  const std::string_view prelude = prelude_text(info.backend);
-  std::ostringstream why;
+  KF_TRY_ASSIGN(inst, instantiate(*tpl, prelude_text(info.backend), *op, cfg, selection.problem,
+                                  info.limits()));
+  const std::string options;
+  Hasher h;
+  h.add(inst.source).add(inst.kernel_name).add(options);
+  h.add(device_.compiler().name()).add(device_.compiler().version()).add(info.hardware_key());
+  auto prepared = std::make_unique<PreparedKernel>();
+  prepared->geometry = inst.geometry;
+  prepared->binary_key = h.hex();
 
-  // An entry is usable when its template is current and its configuration is
-  // declared and valid for this problem on this device.
-  auto usable = [&](const WinnerRecord& w) -> bool {
-    const TemplateSource* tpl = catalog_.find(w.template_name);
-    if (!tpl) {
-      why << "  skipped " << w.template_name << " " << w.config << ": template not known to this kforge\n";
-      return false;
-    }
-    if (tpl->hash(prelude) != w.template_hash) {
-      why << "  skipped " << w.template_name << " " << w.config << " (tuned on " << w.problem_key
-          << "): stale, recorded under template hash " << w.template_hash << ", current is "
-          << tpl->hash(prelude) << "\n";
-      return false;
-    }
-    auto cfg = Config::parse(w.config);
-    Status declared = cfg.ok() ? tpl->manifest.check_declared(*cfg) : Status(cfg.error());
-    if (!declared.ok()) {
-      why << "  skipped invalid entry " << w.template_name << " '" << w.config
-          << "': " << declared.error().message << "\n";
-      return false;
-    }
-    if (!tpl->manifest.supports(problem.dtype) || !tpl->manifest.supports(problem.layout)) return false;
-    auto valid = SearchSpace(tpl->manifest, *op, problem, limits).is_valid(*cfg);
-    if (!valid.ok() || !*valid) {
-      why << "  skipped " << w.template_name << " " << w.config
-          << ": not valid for this problem on this device (constraints or envelope)\n";
-      return false;
-    }
-    return true;
-  };
-
-  Selection sel;
-  sel.problem = problem;
-  if (db_) {
-    Database::WinnerFilter f;
-    f.device_key = info.hardware_key();
-    f.op = problem.op;
-    f.dtype = std::string(dtype_name(problem.dtype));
-    f.layout = problem.layout.name();
-    KF_TRY_ASSIGN(winners, db_->winners(f));  // fastest first
-    for (const auto& w : winners) {
-      if (w.problem_key != problem.key() || !usable(w)) continue;
-      sel.rule = "exact";
-      sel.template_name = w.template_name;
-      sel.template_hash = w.template_hash;
-      sel.config = w.config;
-      sel.tuned_problem = w.problem_key;
-      sel.tuned_median_ms = w.median_ms;
-      why << "exact: " << w.template_name << " " << w.config << " was tuned on this device ("
-          << info.name << ") for " << w.problem_key << ", median " << fmt_ms(w.median_ms) << "\n";
-      sel.explanation = why.str();
-      return sel;
-    }
-    why << "exact: no usable entry for " << problem.key() << " on this device\n";
-    const WinnerRecord* nearest = nullptr;
-    double best_d = std::numeric_limits<double>::infinity();
-    for (const auto& w : winners) {
-      if (w.problem_key == problem.key()) continue;
-      std::map<std::string, std::int64_t> dims;
-      try {
-        dims = nlohmann::json::parse(w.dims_json).get<std::map<std::string, std::int64_t>>();
-      } catch (const std::exception&) {
-        why << "  skipped entry with unreadable dims '" << w.dims_json << "'\n";
-        continue;
-      }
-      const double d = log_distance(problem, dims);
-      if (d < best_d && usable(w)) {  // winners are fastest first: ties keep the faster
-        best_d = d;
-        nearest = &w;
-      }
-    }
-    if (nearest) {
-      sel.rule = "nearest";
-      sel.template_name = nearest->template_name;
-      sel.template_hash = nearest->template_hash;
-      sel.config = nearest->config;
-      sel.tuned_problem = nearest->problem_key;
-      sel.tuned_median_ms = nearest->median_ms;
-      sel.distance = best_d;
-      why << "nearest: " << nearest->template_name << " " << nearest->config << " tuned on this device for "
-          << nearest->problem_key << " (log2 distance " << best_d << "), median "
-          << fmt_ms(nearest->median_ms) << "\n";
-      sel.explanation = why.str();
-      return sel;
-    }
-    why << "nearest: no usable tuned problem for " << problem.op << " "
-        << dtype_name(problem.dtype) << " " << problem.layout.name() << " on this device\n";
-  } else {
-    why << "exact, nearest: " << db_note_ << "\n";
+  Kernel* kernel = nullptr;
+  {
+    std::shared_lock read(kernel_mutex_);
+    if (auto it = kernels_.find(prepared->binary_key); it != kernels_.end()) kernel = it->second.get();
   }
-
-  // Built-in templates first: the fallback is the one kforge ships and tests.
-  auto candidates = catalog_.for_op(problem.op, info.backend);
-  std::stable_partition(candidates.begin(), candidates.end(),
-                        [](const TemplateSource* t) { return t->origin.rfind("builtin:", 0) == 0; });
-  for (const TemplateSource* tpl : candidates) {
-    const auto& m = tpl->manifest;
-    if (!m.supports(problem.dtype) || !m.supports(problem.layout)) continue;
-    const Config def = m.default_config();
-    auto valid = SearchSpace(m, *op, problem, limits).is_valid(def);
-    if (!valid.ok() || !*valid) {
-      why << "  default of " << m.name << " is not valid for this problem on this device\n";
-      continue;
-    }
-    sel.rule = "default";
-    sel.template_name = m.name;
-    sel.template_hash = tpl->hash(prelude);
-    sel.config = def.canonical_name();
-    why << "default: " << m.name << " " << sel.config << ", the template's default configuration\n";
-    sel.explanation = why.str();
-    return sel;
+  std::unique_ptr<Kernel> loaded;
+  if (kernel == nullptr) {
+    KF_TRY_ASSIGN(compiled, device_.compiler().compile(inst.source, inst.kernel_name, options));
+    KF_TRY_ASSIGN(k, device_.load(compiled));
+    loaded = std::move(k);
+    kernel = loaded.get();
   }
-  return Error{ErrorCode::kUnsupported,
-               "no template can run " + problem.key() + " on " + info.name, why.str()};
+  prepared->kernel = kernel;
+  std::unique_lock write(kernel_mutex_);
+  if (loaded) kernels_.emplace(prepared->binary_key, std::move(loaded));
+  return prepared_.emplace(std::move(key), std::move(prepared)).first->second.get();
 }
 
 Result<double> Lookup::launch(const Selection& selection, const std::vector<KernelArg>& args) {
-  std::lock_guard lock(mutex_);
-  const std::string key = selection.template_name + "/" + selection.config + "/" + selection.problem.key();
-  auto it = kernels_.find(key);
-  if (it == kernels_.end()) {
-    const TemplateSource* tpl = catalog_.find(selection.template_name);
-    const Operator* op = find_operator(selection.problem.op);
-    if (!tpl || !op) return Error::not_found("template '" + selection.template_name + "' is not known");
-    KF_TRY_ASSIGN(cfg, Config::parse(selection.config));
-    KF_TRY_ASSIGN(inst, instantiate(*tpl, prelude_text(device_.info().backend), *op, cfg,
-                                    selection.problem, device_.info().limits()));
-    KF_TRY_ASSIGN(compiled, device_.compiler().compile(inst.source, inst.kernel_name, ""));
-    KF_TRY_ASSIGN(kernel, device_.load(compiled));
-    it = kernels_.emplace(key, Loaded{std::move(kernel), inst.geometry}).first;
-  }
-  return device_.launch(*it->second.kernel, args, it->second.geometry);
+  KF_TRY_ASSIGN(prepared, prepare(selection));
+  std::lock_guard lock(launch_mutex_);
+  return device_.launch(*prepared->kernel, args, prepared->geometry);
+}
+
+std::size_t Lookup::compiled_count() const {
+  std::shared_lock read(kernel_mutex_);
+  return kernels_.size();
 }
 
 }  // namespace kforge

@@ -1,76 +1,164 @@
-// The runtime lookup: select(problem) walks a fallback chain over the tuning
-// database, then compiles the chosen kernel once and launches it.
+// The runtime lookup: select(problem) walks a fallback chain over a user and
+// a system tuning database, then compiles the chosen kernel once and
+// launches it. docs/runtime.md describes it for users.
 //
-// Chain, in order (each step is recorded in Selection::explanation):
-//   exact    a winner tuned on this device for this very problem
-//   nearest  the winner of the closest tuned problem on this device (same
-//            operator, dtype and layout); distance = sum over dims of
-//            |log2(a) - log2(b)|, ties broken by the faster winner
-//   default  the default configuration of the first template that supports
-//            the problem, built-in templates before user ones, then by name
-// An entry is skipped, with a note, when its template is unknown, its hash
-// differs from the template's current hash (stale), a parameter value is not
-// declared by the template (a database is input, not code), or the
-// configuration is not valid for this problem and device (envelope,
-// constraints).
+// Chain, in order; every step is recorded in Selection::explanation:
+//   override     set_override(), or KFORGE_OVERRIDE_<OP>=template:config
+//                (read when the lookup opens; <OP> is the operator's name in
+//                upper case, e.g. KFORGE_OVERRIDE_GEMM)
+//   exact        a winner tuned on this device for this very problem
+//   nearest      the winner of the closest tuned problem on this device
+//   same_arch    a winner tuned on another device of the same backend and
+//                architecture (another sm_90 part), closest problem first
+//   same_vendor  a winner tuned on a device of the same backend and vendor
+//                but another architecture, closest problem first
+//   default      the default configuration of the first template that can
+//                run the problem, built-in templates before user ones, then
+//                by name
+// Problems are comparable when operator, dtype, layout and everything else
+// in the key but the dims agree. Their distance is the sum over dims of
+// |log2(a) - log2(b)| (a dim missing on one side: not comparable). Within a
+// rule, candidates go by distance, then the user database before the system
+// one, then the faster winner.
+//
+// Every candidate, override included, passes EntryChecker (entry_check.hpp)
+// or is skipped with a note and the next one tried: an unknown template; a
+// stale entry (template hash changed since tuning); an invalid entry (a
+// configuration the template does not declare: a tampered database); a
+// template that does not target the backend or whose architecture guard
+// fails; a dtype, layout, constraint or envelope the problem does not meet.
+// Stale, invalid and rejected override entries also raise a warning, once
+// per lookup for each distinct entry.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
+#include <set>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "backend.hpp"
 #include "database.hpp"
+#include "entry_check.hpp"
 #include "problem.hpp"
+#include "selection_cache.hpp"
 #include "template_catalog.hpp"
 
 namespace kforge {
 
+struct LookupSource;  // one opened database (lookup_source.hpp)
+
 struct Selection {
-  std::string rule;  ///< "exact", "nearest" or "default"
+  std::string rule;  ///< "override", "exact", "nearest", "same_arch", "same_vendor" or "default"
   std::string template_name;
-  std::string template_hash;
+  std::string template_hash;  ///< the template's current hash on this backend
   std::string config;
-  Problem problem;            ///< the problem selected for (normalized)
-  std::string tuned_problem;  ///< key of the problem the entry was tuned on (exact, nearest)
-  double tuned_median_ms = 0;
-  double distance = 0;        ///< nearest: log2 distance to the tuned problem
-  std::string explanation;    ///< every step tried, one per line
+  Problem problem;             ///< the problem selected for (normalized)
+  std::string tuned_problem;   ///< database rules: key of the problem the entry was tuned on
+  std::string tuned_device;    ///< database rules: name of the device it was tuned on
+  std::string database;        ///< database rules: the file the entry came from
+  double tuned_median_ms = 0;  ///< database rules: its median time there
+  double distance = 0;         ///< log2 distance to the tuned problem (0 when the same)
+  std::string explanation;     ///< every step tried, one per line
+};
+
+struct LookupOptions {
+  /// Searched first, like the head of a search path. A path that does not
+  /// exist is not an error (explain says so); "" means none.
+  std::string user_db;
+  /// The read-only database shipped with a program or installation.
+  std::string system_db;
+  /// Receives each warning once per lookup (stale or invalid entries,
+  /// rejected overrides). Default: one line on stderr, "kforge: warning: ...".
+  std::function<void(const std::string&)> on_warning;
+  /// Read KFORGE_OVERRIDE_<OP> from the environment when opening.
+  bool env_overrides = true;
+};
+
+/// A kernel ready to launch: owned by the lookup, valid while it lives.
+struct PreparedKernel {
+  Kernel* kernel = nullptr;
+  LaunchGeometry geometry;
+  std::string binary_key;  ///< hash of what was compiled (source, compiler, options, device)
 };
 
 class Lookup {
  public:
-  /// Opens `db_path` read-only. A missing file is not an error: only the
-  /// default rule can then fire, and explain says why. A corrupt file or one
-  /// from another schema version is an error.
+  /// One database, opened read-only. A missing file is not an error: only
+  /// the default rule (and overrides) can fire, and explain says why. A
+  /// corrupt file, or one from another schema version, is an error.
   static Result<std::unique_ptr<Lookup>> open(const std::string& db_path, Device& device,
                                               TemplateCatalog catalog);
+  /// A user and a system database, both opened read-only (either may be
+  /// missing). A malformed environment override is a warning, not an error.
+  static Result<std::unique_ptr<Lookup>> open(const LookupOptions& options, Device& device,
+                                              TemplateCatalog catalog);
+  ~Lookup();
+  Lookup(const Lookup&) = delete;
+  Lookup& operator=(const Lookup&) = delete;
 
-  /// Selects a kernel for `problem`; cached per problem, safe from many threads.
+  /// The selection for `problem`. Cached per problem as written: a repeated
+  /// call takes no lock and allocates nothing. The pointer stays valid for
+  /// the lookup's lifetime. Safe from many threads at once.
+  Result<const Selection*> select_ref(const Problem& problem);
+  /// select_ref, copied out.
   Result<Selection> select(const Problem& problem);
 
-  /// Compiles the selection once (in-memory cache) and launches it with the
-  /// operator's argument list. Returns the kernel's device time in ms.
+  /// Makes `template_name` with `config` the first rule for operator `op`
+  /// (replacing an environment override) and forgets cached selections.
+  /// The template must exist and implement `op`, and `config` must be
+  /// declared by it (kBadInput otherwise); whether it fits a given problem
+  /// is checked at select time, where a misfit falls through to the chain.
+  Status set_override(std::string_view op, std::string_view template_name, std::string_view config);
+  void clear_override(std::string_view op);
+
+  /// Generates, compiles and loads the selected kernel once. Identical
+  /// sources share one compiled kernel across problems; the launch geometry
+  /// is per problem. The configuration is checked again here, so a
+  /// hand-made Selection cannot inject code either.
+  Result<const PreparedKernel*> prepare(const Selection& selection);
+  /// prepare, then launches with the operator's argument list and waits.
+  /// Launches are serialized. Returns the kernel's device time in ms.
   Result<double> launch(const Selection& selection, const std::vector<KernelArg>& args);
 
- private:
-  Lookup(std::unique_ptr<Database> db, std::string db_note, Device& device, TemplateCatalog catalog)
-      : db_(std::move(db)), db_note_(std::move(db_note)), device_(device), catalog_(std::move(catalog)) {}
-  Result<Selection> select_uncached(const Problem& problem);
+  Device& device() { return device_; }
+  /// Kernels compiled by this lookup so far (for tests and benchmarks).
+  std::size_t compiled_count() const;
 
-  struct Loaded {
-    std::unique_ptr<Kernel> kernel;
-    LaunchGeometry geometry;
+ private:
+  struct Override {
+    std::string template_name, config;
+    std::string origin;  ///< "set_override" or the environment variable's name
+    std::string error;   ///< why it was rejected when read; empty when well formed
   };
-  std::unique_ptr<Database> db_;
-  std::string db_note_;
+  Lookup(std::vector<std::unique_ptr<LookupSource>> sources, Device& device, TemplateCatalog catalog,
+         std::function<void(const std::string&)> on_warning);
+  void read_env_overrides();
+  Result<Selection> select_uncached(const Problem& requested);  // lookup_chain.cpp
+  /// Sends `message` to on_warning unless the same `key` was warned before.
+  void warn_once(const std::string& key, const std::string& message);
+
+  std::vector<std::unique_ptr<LookupSource>> sources_;  ///< user first, then system
   Device& device_;
   TemplateCatalog catalog_;
-  std::mutex mutex_;
-  std::map<std::string, Selection> selections_;  ///< by problem key
-  std::map<std::string, Loaded> kernels_;        ///< by template/config/problem key
+  EntryChecker checker_;
+  std::function<void(const std::string&)> on_warning_;
+  SelectionCache cache_;
+
+  std::mutex select_mutex_;  ///< the slow path: databases, overrides, warnings
+  std::map<std::string, Override, std::less<>> overrides_;  ///< by operator
+  std::set<std::string> warned_;
+
+  mutable std::shared_mutex kernel_mutex_;
+  std::unordered_map<std::string, std::unique_ptr<PreparedKernel>> prepared_;  ///< by selection
+  std::unordered_map<std::string, std::unique_ptr<Kernel>> kernels_;           ///< by binary key
+  std::mutex compile_mutex_;
+  std::mutex launch_mutex_;
 };
 
 }  // namespace kforge

@@ -1,189 +1,212 @@
-// The runtime lookup: exact, nearest and default rules, stale and tampered
-// entries never selected, launches that compute the right answer.
-#include <catch2/catch.hpp>
-#include <sqlite3.h>
+// The runtime lookup's selection chain, rule by rule and in order: override
+// (API and environment), exact, nearest, same_arch, same_vendor, default.
+#include <cstdlib>
 
-#include <filesystem>
-#include <thread>
-
-#include "device_registry.hpp"
-#include "gemm_operator.hpp"
-#include "lookup.hpp"
-#include "test_util.hpp"
-#include "tuner.hpp"
+#include "lookup_fixtures.hpp"
 
 using namespace kforge;
+using namespace kforge::test;
+
+TEST_CASE("exact, nearest and default rules", "[lookup][opencl]") {
+  TempDir dir;
+  auto device = open_device("auto");
+  REQUIRE(device.ok());
+  const std::string db = tuned_copy(**device, dir);
+  Warnings w;
+  auto lookup = open_lookup(w.options(db), **device, catalog_with());
+
+  const Selection exact = select_ok(*lookup, gemm(33, 17, 9));
+  CHECK(exact.rule == "exact");
+  CHECK(exact.template_name == "gemm_naive_planted");
+  CHECK_THAT(exact.config, Catch::Contains("FLAW0"));
+  CHECK(exact.distance == 0);
+  CHECK(exact.database == db);
+  CHECK(exact.tuned_device == (*device)->info().name);
+  CHECK_THAT(exact.explanation, Catch::Contains("\nexact: gemm_naive_planted"));
+  check_launch(*lookup, **device, exact);
+
+  // Twice M: log2 distance exactly 1.
+  const Selection near = select_ok(*lookup, gemm(66, 17, 9));
+  CHECK(near.rule == "nearest");
+  CHECK(near.tuned_problem == gemm(33, 17, 9).key());
+  CHECK(near.distance == Approx(1.0));
+  CHECK_THAT(near.explanation, Catch::Contains("exact: no usable entry"));
+  check_launch(*lookup, **device, near);
+
+  // Another layout is not comparable: nothing tuned, so the default.
+  const Selection other_layout = select_ok(
+      *lookup, Problem{"gemm", {{"M", 33}, {"N", 17}, {"K", 9}}, Dtype::kF32, *parse_layout("TT")});
+  CHECK(other_layout.rule == "default");
+  CHECK(other_layout.template_name == "gemm_simt_tiled");  // built-in before user templates
+  CHECK_THAT(other_layout.explanation, Catch::Contains("nearest: no usable tuned problem"));
+  CHECK_THAT(other_layout.explanation, Catch::Contains("same_vendor: no usable entry"));
+  check_launch(*lookup, **device, other_layout);
+
+  auto none = open_lookup(w.options(dir.file("missing.db")), **device, catalog_with());
+  const Selection def = select_ok(*none, gemm(33, 17, 9));
+  CHECK(def.rule == "default");
+  CHECK_THAT(def.explanation, Catch::Contains("no user database at " + dir.file("missing.db")));
+  CHECK_FALSE(std::filesystem::exists(dir.file("missing.db")));
+  CHECK(w.seen.empty());
+}
+
+TEST_CASE("an override set through the API comes first and is validated", "[lookup][opencl]") {
+  TempDir dir;
+  auto device = open_device("auto");
+  REQUIRE(device.ok());
+  Warnings w;
+  auto lookup = open_lookup(w.options(tuned_copy(**device, dir)), **device, catalog_with());
+  const Problem p = gemm(33, 17, 9);
+  auto before = lookup->select_ref(p);
+  REQUIRE(before.ok());
+  CHECK((*before)->rule == "exact");
+  const std::string tuned_config = (*before)->config;
+  const std::string other = tuned_config == "BX16_BY8_FLAW0" ? "BX8_BY4_FLAW0" : "BX16_BY8_FLAW0";
+
+  REQUIRE(lookup->set_override("gemm", "gemm_naive_planted", other).ok());
+  const Selection over = select_ok(*lookup, p);
+  CHECK(over.rule == "override");
+  CHECK(over.config == other);
+  CHECK_THAT(over.explanation, Catch::StartsWith("override: gemm_naive_planted " + other + " from set_override"));
+  CHECK((*before)->rule == "exact");  // selections handed out earlier stay valid
+  CHECK((*before)->config == tuned_config);
+  check_launch(*lookup, **device, over);
+
+  SECTION("undeclared values, unknown templates and operators are refused at once") {
+    for (auto [tpl, cfg] : {std::pair{"gemm_naive_planted", "BX9_BY4_FLAW0"},
+                            std::pair{"gemm_naive_planted", "BX8_BY4_FLAW0);\n#error x"},
+                            std::pair{"no_such_template", "BX8"}}) {
+      auto set = lookup->set_override("gemm", tpl, cfg);
+      REQUIRE_FALSE(set.ok());
+      CHECK(set.error().code == ErrorCode::kBadInput);
+      CHECK(set.error().message.find('\n') == std::string::npos);
+    }
+    CHECK_FALSE(lookup->set_override("conv", "gemm_naive_planted", other).ok());
+    CHECK(select_ok(*lookup, p).config == other);  // the valid override stays
+  }
+  SECTION("clearing it restores the chain") {
+    lookup->clear_override("gemm");
+    const Selection back = select_ok(*lookup, p);
+    CHECK(back.rule == "exact");
+    CHECK_THAT(back.explanation, Catch::StartsWith("override: none for gemm"));
+  }
+}
 
 namespace {
 
-const std::string kPlanted = std::string(KFORGE_TEST_DATA_DIR) + "/templates/gemm_naive_planted";
-
-Problem gemm(std::int64_t m, std::int64_t n, std::int64_t k) {
-  return Problem{"gemm", {{"M", m}, {"N", n}, {"K", k}, {"batch", 1}}, Dtype::kF32, Layout{}};
-}
-
-TemplateCatalog catalog_with(const std::string& dir) {
-  auto c = TemplateCatalog::builtin();
-  REQUIRE(c.ok());
-  REQUIRE(c->add_dir(dir).ok());
-  return std::move(*c);
-}
-
-/// Tunes the planted template's whole space for `p` into `db_path`.
-void tune_into(const std::string& db_path, Device& device, const Problem& p) {
-  auto catalog = catalog_with(kPlanted);
-  auto db = Database::open(db_path, Database::Mode::kReadWrite);
-  REQUIRE(db.ok());
-  GemmOperator op;
-  Tuner tuner(device, **db, op);
-  TuneRequest req;
-  req.problem = p;
-  req.templates = {catalog.find("gemm_naive_planted")};
-  req.strategy = "exhaustive";
-  req.protocol.warmup = 0;
-  req.protocol.min_reps = req.protocol.max_reps = 2;
-  REQUIRE(tuner.run(req).ok());
-}
-
-void exec_sql(const std::string& db_path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  REQUIRE(sqlite3_open(db_path.c_str(), &db) == SQLITE_OK);
-  char* err = nullptr;
-  int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
-  INFO((err ? err : ""));
-  sqlite3_free(err);
-  sqlite3_close(db);
-  REQUIRE(rc == SQLITE_OK);
-}
-
-/// Launches the selection on fresh data and checks it against the reference.
-void check_launch(Lookup& lookup, Device& device, const Selection& sel) {
-  GemmOperator op;
-  Workload w = op.make_workload(sel.problem, 7, WorkloadKind::kAccumulate);
-  Reference ref = op.reference(sel.problem, w);
-  std::vector<std::unique_ptr<Buffer>> bufs;
-  std::vector<KernelArg> args;
-  for (const auto& t : w.tensors) {
-    bufs.push_back(std::move(device.allocate(t.bytes.size()).value()));
-    REQUIRE(device.write(*bufs.back(), t.bytes.data(), t.bytes.size()).ok());
-  }
-  for (const auto& a : w.args) {
-    if (a.kind == OperatorArg::Kind::kTensor) args.push_back(KernelArg::of(*bufs[a.tensor]));
-    else if (a.kind == OperatorArg::Kind::kInt32) args.push_back(KernelArg::of(a.i32));
-    else args.push_back(KernelArg::of(a.f32));
-  }
-  REQUIRE(lookup.launch(sel, args).ok());
-  std::vector<float> c(w.tensors[w.output].elements());
-  REQUIRE(device.read(*bufs[w.output], c.data(), c.size() * 4).ok());
-  for (std::size_t i = 0; i < c.size(); ++i) {
-    INFO(sel.template_name << " " << sel.config << " index " << i);
-    REQUIRE(std::fabs(c[i] - ref.value[i]) <= ref.tolerance * ref.scale[i]);
-  }
-}
+/// Sets an environment variable for the scope.
+struct ScopedEnv {
+  ScopedEnv(const char* name, const std::string& value) : name_(name) { setenv(name, value.c_str(), 1); }
+  ~ScopedEnv() { unsetenv(name_); }
+  const char* name_;
+};
 
 }  // namespace
 
-TEST_CASE("exact, nearest and default rules", "[lookup][opencl]") {
-  test::TempDir dir;
+TEST_CASE("an override from the environment is read at open and validated", "[lookup][opencl]") {
+  TempDir dir;
   auto device = open_device("auto");
   REQUIRE(device.ok());
-  const std::string db = dir.file("k.db");
-  tune_into(db, **device, gemm(33, 17, 9));
-
-  auto lookup = Lookup::open(db, **device, catalog_with(kPlanted));
-  REQUIRE(lookup.ok());
-
-  auto exact = (*lookup)->select(gemm(33, 17, 9));
-  REQUIRE(exact.ok());
-  CHECK(exact->rule == "exact");
-  CHECK(exact->template_name == "gemm_naive_planted");
-  CHECK_THAT(exact->config, Catch::Contains("FLAW0"));
-  CHECK_THAT(exact->explanation, Catch::StartsWith("exact:"));
-  check_launch(**lookup, **device, *exact);
-
-  auto near = (*lookup)->select(gemm(40, 20, 9));
-  REQUIRE(near.ok());
-  CHECK(near->rule == "nearest");
-  CHECK(near->tuned_problem == gemm(33, 17, 9).key());
-  CHECK(near->distance > 0);
-  check_launch(**lookup, **device, *near);
-
-  auto other_layout = (*lookup)->select(Problem{"gemm", {{"M", 33}, {"N", 17}, {"K", 9}}, Dtype::kF32, *parse_layout("TT")});
-  REQUIRE(other_layout.ok());
-  CHECK(other_layout->rule == "default");
-  CHECK(other_layout->template_name == "gemm_simt_tiled");  // built-in before user templates
-  check_launch(**lookup, **device, *other_layout);
-
-  auto none = Lookup::open(dir.file("missing.db"), **device, catalog_with(kPlanted));
-  REQUIRE(none.ok());
-  auto def = (*none)->select(gemm(33, 17, 9));
-  REQUIRE(def.ok());
-  CHECK(def->rule == "default");
-  CHECK_THAT(def->explanation, Catch::Contains("no tuning database"));
-  CHECK_FALSE(std::filesystem::exists(dir.file("missing.db")));
-}
-
-TEST_CASE("stale entries are never selected and explain says so", "[lookup][opencl]") {
-  test::TempDir dir;
-  auto device = open_device("auto");
-  REQUIRE(device.ok());
-  const std::string db = dir.file("k.db");
-  tune_into(db, **device, gemm(33, 17, 9));
-
-  // The same template, edited after tuning: its hash changes.
-  const auto edited = dir.path() / "edited";
-  std::filesystem::copy(kPlanted, edited);
-  const auto src = (edited / "gemm_naive_planted.c").string();
-  test::write_file(src, test::read_file(src) + "\n// edited after tuning\n");
-
-  auto lookup = Lookup::open(db, **device, catalog_with(edited.string()));
-  REQUIRE(lookup.ok());
-  auto sel = (*lookup)->select(gemm(33, 17, 9));
-  REQUIRE(sel.ok());
-  CHECK(sel->rule == "default");
-  CHECK_THAT(sel->explanation, Catch::Contains("stale"));
-}
-
-TEST_CASE("a tampered database entry is rejected before any source is generated", "[lookup][opencl]") {
-  test::TempDir dir;
-  auto device = open_device("auto");
-  REQUIRE(device.ok());
-  const std::string db = dir.file("k.db");
-  tune_into(db, **device, gemm(33, 17, 9));
-
-  const std::string tampered = GENERATE(std::string("BX9_BY4_FLAW0"),            // undeclared value
-                                        std::string("BX8_BY4_FLAW0_EVIL1"),      // undeclared parameter
-                                        std::string("BX8_BY4_FLAW0);\n#error"),  // code through a define
-                                        std::string("BX8_BY4"));                 // missing parameter
-  exec_sql(db, "UPDATE winners SET config = '" + tampered + "'");
-  auto lookup = Lookup::open(db, **device, catalog_with(kPlanted));
-  REQUIRE(lookup.ok());
-  auto sel = (*lookup)->select(gemm(33, 17, 9));
-  REQUIRE(sel.ok());
-  INFO(sel->explanation);
-  CHECK(sel->rule == "default");
-  CHECK(sel->config != tampered);
-  CHECK_THAT(sel->explanation, Catch::Contains("skipped invalid entry"));
-}
-
-TEST_CASE("select is cached and safe from many threads", "[lookup][opencl]") {
-  test::TempDir dir;
-  auto device = open_device("auto");
-  REQUIRE(device.ok());
-  const std::string db = dir.file("k.db");
-  tune_into(db, **device, gemm(33, 17, 9));
-  auto lookup = Lookup::open(db, **device, catalog_with(kPlanted));
-  REQUIRE(lookup.ok());
-  std::vector<std::string> got(8);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 8; ++t) {
-    threads.emplace_back([&, t] {
-      for (int i = 0; i < 200; ++i) {
-        auto s = (*lookup)->select(gemm(33 + (i % 3), 17, 9));
-        if (s.ok() && i == 0) got[t] = s->rule + s->config;
-      }
-    });
+  const std::string db = tuned_copy(**device, dir);
+  Warnings w;
+  SECTION("well formed") {
+    ScopedEnv env("KFORGE_OVERRIDE_GEMM", "gemm_naive_planted:BX16_BY4_FLAW1");
+    auto lookup = open_lookup(w.options(db), **device, catalog_with());
+    const Selection s = select_ok(*lookup, gemm(33, 17, 9));
+    CHECK(s.rule == "override");
+    CHECK(s.config == "BX16_BY4_FLAW1");  // an override is obeyed, planted bug and all
+    CHECK_THAT(s.explanation, Catch::Contains("from KFORGE_OVERRIDE_GEMM"));
+    CHECK(w.seen.empty());
   }
-  for (auto& th : threads) th.join();
-  for (const auto& g : got) CHECK(g == got[0]);
+  SECTION("ignored when the options say so") {
+    ScopedEnv env("KFORGE_OVERRIDE_GEMM", "gemm_naive_planted:BX16_BY4_FLAW1");
+    auto o = w.options(db);
+    o.env_overrides = false;
+    auto lookup = open_lookup(o, **device, catalog_with());
+    CHECK(select_ok(*lookup, gemm(33, 17, 9)).rule == "exact");
+  }
+  SECTION("malformed or tampered values warn once and the chain goes on") {
+    const std::string value = GENERATE(std::string("gemm_naive_planted"),                  // no config
+                                       std::string("gemm_naive_planted:BX8_BY4_FLAW0;x"),  // junk
+                                       std::string("gemm_naive_planted:BX8_BY4_FLAW7"),    // undeclared
+                                       std::string("nope:BX8_BY4_FLAW0"));                 // unknown
+    ScopedEnv env("KFORGE_OVERRIDE_GEMM", value);
+    auto lookup = open_lookup(w.options(db), **device, catalog_with());
+    const Selection a = select_ok(*lookup, gemm(33, 17, 9));
+    const Selection b = select_ok(*lookup, gemm(66, 17, 9));
+    CHECK(a.rule == "exact");
+    CHECK(b.rule == "nearest");
+    CHECK_THAT(a.explanation, Catch::StartsWith("override: ignored: KFORGE_OVERRIDE_GEMM"));
+    CHECK(w.seen.size() == 1);
+    CHECK(w.count("KFORGE_OVERRIDE_GEMM") == 1);
+  }
+}
+
+TEST_CASE("same_arch, then same_vendor, after this device's own entries", "[lookup][opencl]") {
+  TempDir dir;
+  auto device = open_device("auto");
+  REQUIRE(device.ok());
+  const std::string db = tuned_copy(**device, dir);
+  Warnings w;
+  auto fresh = [&] { return open_lookup(w.options(db), **device, catalog_with()); };
+
+  // Another part of the same architecture holds the only entries.
+  plant_device(db, "sibling-key", "Sibling part", "vendor", "arch");
+  move_winners(db, "sibling-key");
+  {
+    auto lookup = fresh();
+    const Selection s = select_ok(*lookup, gemm(33, 17, 9));
+    CHECK(s.rule == "same_arch");
+    CHECK(s.tuned_device == "Sibling part");
+    CHECK(s.distance == 0);
+    CHECK_THAT(s.explanation, Catch::Contains("nearest: no usable tuned problem on this device"));
+    const Selection far = select_ok(*lookup, gemm(33, 34, 9));
+    CHECK(far.rule == "same_arch");
+    CHECK(far.distance == Approx(1.0));
+    check_launch(*lookup, **device, far);
+  }
+  // A part of the same vendor but another architecture, with another config.
+  plant_device(db, "cousin-key", "Cousin part", "vendor", "'another-arch'");
+  copy_winners(db, "cousin-key", "BX16_BY8_FLAW0", "sibling-key");
+  {
+    auto lookup = fresh();
+    CHECK(select_ok(*lookup, gemm(33, 17, 9)).rule == "same_arch");  // before same_vendor
+  }
+  exec_sql(db, "DELETE FROM winners WHERE device_id = (SELECT id FROM devices WHERE key = 'sibling-key')");
+  {
+    auto lookup = fresh();
+    const Selection s = select_ok(*lookup, gemm(33, 17, 9));
+    CHECK(s.rule == "same_vendor");
+    CHECK(s.config == "BX16_BY8_FLAW0");
+    CHECK(s.tuned_device == "Cousin part");
+    CHECK_THAT(s.explanation, Catch::Contains("same_arch: no usable entry"));
+    check_launch(*lookup, **device, s);
+  }
+  // Another vendor's entries are never used.
+  exec_sql(db, "UPDATE devices SET vendor = 'Another vendor' WHERE key = 'cousin-key'");
+  {
+    auto lookup = fresh();
+    CHECK(select_ok(*lookup, gemm(33, 17, 9)).rule == "default");
+  }
+}
+
+TEST_CASE("this device's nearest problem beats another device's exact one", "[lookup][opencl]") {
+  TempDir dir;
+  auto device = open_device("auto");
+  REQUIRE(device.ok());
+  const std::string db = tuned_copy(**device, dir);
+  // The sibling holds an entry for gemm(66, 17, 9) exactly.
+  plant_device(db, "sibling-key", "Sibling part", "vendor", "arch");
+  const Problem target = gemm(66, 17, 9);
+  exec_sql(db, "INSERT INTO problems (key, op, dims_json, dtype, layout) VALUES ('" + target.key() +
+                   "', 'gemm', '{\"K\":9,\"M\":66,\"N\":17,\"batch\":1}', 'f32', 'NN')");
+  exec_sql(db, "INSERT INTO winners (device_id, problem_id, template_id, result_id, config, "
+               "median_ms, updated_at) SELECT (SELECT id FROM devices WHERE key = 'sibling-key'), "
+               "(SELECT id FROM problems WHERE key = '" + target.key() + "'), template_id, "
+               "result_id, config, median_ms, updated_at FROM winners WHERE device_id = 1");
+  Warnings w;
+  auto lookup = open_lookup(w.options(db), **device, catalog_with());
+  const Selection s = select_ok(*lookup, target);
+  CHECK(s.rule == "nearest");
+  CHECK(s.tuned_problem == gemm(33, 17, 9).key());
 }

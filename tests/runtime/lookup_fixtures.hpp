@@ -1,0 +1,190 @@
+// Shared pieces of the lookup tests: problems, catalogs, a tuned database
+// (tuned once per test process, copied per test), raw SQL to plant entries,
+// and a launch that checks the answer.
+#pragma once
+
+#include <catch2/catch.hpp>
+#include <sqlite3.h>
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "builtin_templates.hpp"
+#include "device_registry.hpp"
+#include "gemm_operator.hpp"
+#include "lookup.hpp"
+#include "test_util.hpp"
+#include "tuner.hpp"
+
+namespace kforge::test {
+
+inline const std::string kPlanted = std::string(KFORGE_TEST_DATA_DIR) + "/templates/gemm_naive_planted";
+
+inline Problem gemm(std::int64_t m, std::int64_t n, std::int64_t k) {
+  return Problem{"gemm", {{"M", m}, {"N", n}, {"K", k}, {"batch", 1}}, Dtype::kF32, Layout{}};
+}
+
+inline TemplateCatalog catalog_with(const std::vector<std::string>& dirs = {kPlanted}) {
+  auto c = TemplateCatalog::builtin();
+  REQUIRE(c.ok());
+  for (const auto& d : dirs) {
+    auto added = c->add_dir(d);
+    INFO((added.ok() ? "" : added.error().message));
+    REQUIRE(added.ok());
+  }
+  return std::move(*c);
+}
+
+/// A copy of the planted template under `dir`/`name`, renamed, with its
+/// manifest edited by `edit` (a JSON text substitution: from -> to).
+inline std::string planted_variant(const TempDir& dir, const std::string& name,
+                                   const std::string& from, const std::string& to) {
+  const auto out = dir.path() / name;
+  std::filesystem::create_directories(out);
+  std::filesystem::copy(kPlanted, out, std::filesystem::copy_options::recursive);
+  const std::string manifest_path = (out / "manifest.json").string();
+  std::string m = read_file(manifest_path);
+  m.replace(m.find("\"name\": \"gemm_naive_planted\""), 28, "\"name\": \"" + name + "\"");
+  if (!from.empty()) {
+    const auto at = m.find(from);
+    REQUIRE(at != std::string::npos);
+    m.replace(at, from.size(), to);
+  }
+  write_file(manifest_path, m);
+  return out.string();
+}
+
+/// Tunes every configuration of template `name` for `p` into `db_path`.
+inline void tune_into(const std::string& db_path, Device& device, const TemplateCatalog& catalog,
+                      const std::string& name, const Problem& p) {
+  auto db = Database::open(db_path, Database::Mode::kReadWrite);
+  REQUIRE(db.ok());
+  GemmOperator op;
+  Tuner tuner(device, **db, op);
+  TuneRequest req;
+  req.problem = p;
+  req.templates = {catalog.find(name)};
+  REQUIRE(req.templates[0] != nullptr);
+  req.strategy = "exhaustive";
+  req.protocol.warmup = 0;
+  req.protocol.min_reps = req.protocol.max_reps = 2;
+  auto run = tuner.run(req);
+  INFO((run.ok() ? "" : run.error().message));
+  REQUIRE(run.ok());
+}
+
+/// A database with the planted template tuned on gemm(33, 17, 9) on
+/// `device`, copied to `dir`/`name`. The tuning runs once per process.
+inline std::string tuned_copy(Device& device, const TempDir& dir, const std::string& name = "k.db") {
+  static TempDir golden_dir;
+  static const std::string golden = [&] {
+    const std::string path = golden_dir.file("golden.db");
+    tune_into(path, device, catalog_with(), "gemm_naive_planted", gemm(33, 17, 9));
+    return path;
+  }();
+  const std::string path = dir.file(name);
+  std::filesystem::copy_file(golden, path);
+  return path;
+}
+
+inline void exec_sql(const std::string& db_path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(db_path.c_str(), &db) == SQLITE_OK);
+  char* err = nullptr;
+  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
+  const std::string msg = err ? err : "";
+  sqlite3_free(err);
+  sqlite3_close(db);
+  INFO(msg);
+  REQUIRE(rc == SQLITE_OK);
+}
+
+/// Adds a device row like the tuned one (id 1) but with another key and name
+/// and the given vendor and arch; returns nothing (refer to it by key).
+inline void plant_device(const std::string& db_path, const std::string& key, const std::string& name,
+                         const std::string& vendor_sql, const std::string& arch_sql) {
+  exec_sql(db_path, "INSERT INTO devices (key, backend, vendor, name, arch, info_json, created_at) "
+                    "SELECT '" + key + "', backend, " + vendor_sql + ", '" + name + "', " + arch_sql +
+                    ", '', created_at FROM devices WHERE id = 1");
+}
+
+/// Gives every winner of the tuned device (id 1) to the device `key` instead.
+inline void move_winners(const std::string& db_path, const std::string& key) {
+  exec_sql(db_path, "UPDATE winners SET device_id = (SELECT id FROM devices WHERE key = '" + key +
+                        "') WHERE device_id = 1");
+}
+
+/// Copies every winner of device `from_key` (the tuned device, id 1, when
+/// empty) to device `to_key`, with `config`.
+inline void copy_winners(const std::string& db_path, const std::string& to_key,
+                         const std::string& config, const std::string& from_key = "") {
+  const std::string from =
+      from_key.empty() ? std::string("1") : "(SELECT id FROM devices WHERE key = '" + from_key + "')";
+  exec_sql(db_path,
+           "INSERT INTO winners (device_id, problem_id, template_id, result_id, config, median_ms, "
+           "updated_at) SELECT (SELECT id FROM devices WHERE key = '" + to_key + "'), problem_id, "
+           "template_id, result_id, '" + config + "', median_ms, updated_at FROM winners WHERE device_id = " + from);
+}
+
+/// Collects warnings instead of printing them.
+struct Warnings {
+  std::vector<std::string> seen;
+  LookupOptions options(const std::string& user_db, const std::string& system_db = "") {
+    LookupOptions o;
+    o.user_db = user_db;
+    o.system_db = system_db;
+    o.on_warning = [this](const std::string& m) { seen.push_back(m); };
+    return o;
+  }
+  std::size_t count(const std::string& part) const {
+    std::size_t n = 0;
+    for (const auto& s : seen) n += s.find(part) != std::string::npos;
+    return n;
+  }
+};
+
+inline std::unique_ptr<Lookup> open_lookup(const LookupOptions& o, Device& device,
+                                           TemplateCatalog catalog) {
+  auto lookup = Lookup::open(o, device, std::move(catalog));
+  INFO((lookup.ok() ? "" : lookup.error().message));
+  REQUIRE(lookup.ok());
+  return std::move(*lookup);
+}
+
+inline Selection select_ok(Lookup& lookup, const Problem& p) {
+  auto sel = lookup.select(p);
+  INFO((sel.ok() ? "" : sel.error().message + "\n" + sel.error().context));
+  REQUIRE(sel.ok());
+  return *sel;
+}
+
+/// Launches the selection on fresh data and checks it against the reference.
+inline void check_launch(Lookup& lookup, Device& device, const Selection& sel) {
+  GemmOperator op;
+  Workload w = op.make_workload(sel.problem, 7, WorkloadKind::kAccumulate);
+  Reference ref = op.reference(sel.problem, w);
+  std::vector<std::unique_ptr<Buffer>> bufs;
+  std::vector<KernelArg> args;
+  for (const auto& t : w.tensors) {
+    bufs.push_back(std::move(device.allocate(t.bytes.size()).value()));
+    REQUIRE(device.write(*bufs.back(), t.bytes.data(), t.bytes.size()).ok());
+  }
+  for (const auto& a : w.args) {
+    if (a.kind == OperatorArg::Kind::kTensor) args.push_back(KernelArg::of(*bufs[a.tensor]));
+    else if (a.kind == OperatorArg::Kind::kInt32) args.push_back(KernelArg::of(a.i32));
+    else args.push_back(KernelArg::of(a.f32));
+  }
+  auto launched = lookup.launch(sel, args);
+  INFO((launched.ok() ? "" : launched.error().message));
+  REQUIRE(launched.ok());
+  std::vector<float> c(w.tensors[w.output].elements());
+  REQUIRE(device.read(*bufs[w.output], c.data(), c.size() * 4).ok());
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    INFO(sel.template_name << " " << sel.config << " index " << i);
+    REQUIRE(std::fabs(c[i] - ref.value[i]) <= ref.tolerance * ref.scale[i]);
+  }
+}
+
+}  // namespace kforge::test
