@@ -1,15 +1,26 @@
-// gemm: C = alpha * op(A) * op(B) + beta * C, batched, row-major.
+// gemm: C = act(alpha * op(A) * op(B) + beta * C + bias), batched, row-major.
 //
 // Problem dims: M, N, K, batch (default 1). op(A) is M x K and op(B) is K x N.
-// Storage is packed row-major, batches contiguous:
+// Storage is packed row-major, batches contiguous (strided batched GEMM):
 //   A: NN/NT stores M x K (lda = K); TN/TT stores K x M (lda = M)
 //   B: NN/TN stores K x N (ldb = N); NT/TT stores N x K (ldb = K)
 //   C: M x N (ldc = N), f32.
+// Inputs A and B are f32, f16 or bf16 (T); accumulation and C are f32.
 // Kernel arguments, in order:
 //   int M, int N, int K, float alpha, global const T* A, global const T* B,
-//   float beta, global float* C
-// with T the input dtype. With beta == 0, C is not read (BLAS convention).
-// Expression names: M, N, K, batch, trans_a, trans_b, dtype_bytes.
+//   float beta, global float* C, global const float* bias
+// With beta == 0, C is not read (BLAS convention).
+// Epilogue (Problem::epilogue; the generator defines KF_BIAS 0|1 and
+// KF_ACTIVATION 0 none | 1 relu | 2 gelu | 3 silu, and the prelude's
+// kf_activation applies the latter):
+//   C[b][i][j] = act(alpha * sum_k op(A)[b][i][k] op(B)[b][k][j] + beta * C[b][i][j] + bias[j])
+// bias has N floats, broadcast over rows and batches, and is read only when
+// the epilogue has a bias; otherwise any buffer may be passed (it is not read).
+// gelu is the erf form x/2 (1 + erf(x / sqrt 2)); silu is x / (1 + e^-x).
+// Expression names: M, N, K, batch, trans_a, trans_b, dtype_bytes, bias (0|1),
+// activation (0..3), so an envelope can refuse an epilogue ("activation == 0").
+// flops: 2 M N K batch (the epilogue is not counted); bytes: A and B read
+// once, C written once (beta = 0 assumed), bias read once when present.
 #pragma once
 
 #include "operator.hpp"
@@ -27,6 +38,7 @@ class GemmOperator final : public Operator {
   double bytes(const Problem& p) const override;
   Workload make_workload(const Problem& p, std::uint64_t seed, WorkloadKind kind) const override;
   Reference reference(const Problem& p, const Workload& w) const override;
+  bool supports_epilogue() const override { return true; }
 };
 
 }  // namespace kforge

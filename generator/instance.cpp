@@ -1,6 +1,7 @@
 // Turns a template, configuration and problem into compilable source and launch geometry.
 #include "instance.hpp"
 
+#include <cctype>
 #include <limits>
 
 #include "printable.hpp"
@@ -19,6 +20,12 @@ std::string dtype_macro(Dtype d) {
       return "KF_DTYPE_BF16";
   }
   return "KF_DTYPE_UNKNOWN";
+}
+
+/// Attribute names and values are lower-case words (parse_attrs): as macro names, upper case.
+std::string upper(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
 }
 
 }  // namespace
@@ -122,7 +129,8 @@ Result<Instance> instantiate(const TemplateSource& tpl, std::string_view prelude
   // No problem dimensions in the source: one text per (template, config,
   // dtype, layout) keeps compile caches hitting across shapes.
   src += "// kforge instance: " + m.name + " " + cfg + " " + std::string(dtype_name(p.dtype)) + " " +
-         p.layout.name() + "\n";
+         p.layout.name() + (p.epilogue.plain() ? "" : " " + p.epilogue.name()) +
+         (p.attrs.empty() ? "" : " " + p.attrs_string()) + "\n";
   for (const auto& [name, value] : config.values) {
     src += "#define " + name + " " + std::to_string(value) + "\n";
   }
@@ -131,6 +139,16 @@ Result<Instance> instantiate(const TemplateSource& tpl, std::string_view prelude
   src += "#define KF_DTYPE_BYTES " + std::to_string(dtype_bytes(p.dtype)) + "\n";
   src += std::string("#define KF_TRANS_A ") + (p.layout.trans_a ? "1" : "0") + "\n";
   src += std::string("#define KF_TRANS_B ") + (p.layout.trans_b ? "1" : "0") + "\n";
+  src += std::string("#define KF_BIAS ") + (p.epilogue.bias ? "1" : "0") + "\n";
+  src += "#define KF_ACTIVATION " + std::to_string(static_cast<int>(p.epilogue.activation)) + "\n";
+  for (const auto& spec : op.attributes()) {
+    // normalize() checked the value against the spec, so it is one of these words.
+    const std::string value = p.attr(spec.name);
+    std::size_t index = 0;
+    while (index < spec.values.size() && spec.values[index] != value) ++index;
+    src += "#define KF_" + upper(spec.name) + " " + std::to_string(index) + "\n";
+    src += "#define KF_" + upper(spec.name) + "_" + upper(value) + " 1\n";
+  }
   src += prelude;
   if (!prelude.empty() && prelude.back() != '\n') src += '\n';
   src += "#line 1 \"" + m.source + "\"\n";

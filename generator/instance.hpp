@@ -33,7 +33,10 @@ struct Instance {
 /// Generates the instance. The configuration is checked against the declared
 /// values first (a database is input, not code), then the constraints. The
 /// source is, in order: `#define` lines for every parameter, KF_KERNEL_NAME,
-/// KF_DTYPE_<DTYPE>, KF_TRANS_A/KF_TRANS_B; the prelude; the kernel source.
+/// KF_DTYPE_<DTYPE>, KF_DTYPE_BYTES, KF_TRANS_A/KF_TRANS_B, KF_BIAS (0|1) and
+/// KF_ACTIVATION (0 none, 1 relu, 2 gelu, 3 silu) from the problem's epilogue,
+/// then per operator attribute KF_<NAME> (the value's index) and
+/// KF_<NAME>_<VALUE> 1; the prelude; the kernel source.
 Result<Instance> instantiate(const TemplateSource& tpl, std::string_view prelude,
                              const Operator& op, const Config& config, const Problem& problem,
                              const DeviceLimits& limits);

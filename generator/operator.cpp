@@ -1,5 +1,7 @@
-// The registry of built-in operators.
+// The registry of built-in operators, and the attribute helpers every operator shares.
 #include "operator.hpp"
+
+#include <algorithm>
 
 #include "gemm_operator.hpp"
 
@@ -7,6 +9,12 @@ namespace kforge {
 
 namespace {
 const GemmOperator kGemm{};
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
 }  // namespace
 
 const Operator* find_operator(std::string_view name) {
@@ -18,6 +26,48 @@ const Operator* find_operator(std::string_view name) {
 
 std::vector<const Operator*> all_operators() {
   return {&kGemm};
+}
+
+Status normalize_attributes(const Operator& op, Problem& p) {
+  const std::string who(op.name());
+  if (!p.epilogue.plain() && !op.supports_epilogue()) {
+    return Error::bad_input(who + ": epilogue '" + p.epilogue.name() + "' is not supported (" + who +
+                            " has no fused epilogue)");
+  }
+  const auto specs = op.attributes();
+  for (const auto& [name, value] : p.attrs) {
+    auto spec = std::find_if(specs.begin(), specs.end(), [&](const AttributeSpec& s) { return s.name == name; });
+    if (spec == specs.end()) {
+      std::vector<std::string> names;
+      for (const auto& s : specs) names.push_back(s.name);
+      return Error::bad_input(who + ": unknown attribute '" + name + "' (" +
+                              (names.empty() ? who + " has none" : who + " reads " + join(names)) + ")");
+    }
+    if (std::find(spec->values.begin(), spec->values.end(), value) == spec->values.end()) {
+      return Error::bad_input(who + ": attribute " + name + " = '" + value + "' is not one of " +
+                              join(spec->values));
+    }
+  }
+  for (const auto& s : specs) p.attrs.emplace(s.name, s.values.front());
+  return ok_status();
+}
+
+std::vector<std::string> attribute_names(const Operator& op) {
+  std::vector<std::string> names;
+  for (const auto& s : op.attributes()) names.push_back(s.name);
+  return names;
+}
+
+void add_attributes_to(Env& env, const Operator& op, const Problem& p) {
+  for (const auto& s : op.attributes()) {
+    auto it = p.attrs.find(s.name);
+    std::int64_t index = 0;
+    if (it != p.attrs.end()) {
+      auto v = std::find(s.values.begin(), s.values.end(), it->second);
+      index = v == s.values.end() ? 0 : static_cast<std::int64_t>(v - s.values.begin());
+    }
+    env[s.name] = index;
+  }
 }
 
 }  // namespace kforge

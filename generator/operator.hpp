@@ -65,6 +65,16 @@ struct Reference {
   double tolerance = 0.0;  ///< dimensionless factor from the tolerance table
 };
 
+/// An operator-specific choice that is part of the problem like dtype
+/// (Problem::attrs), e.g. reduce's kind = sum | max. The generator defines
+/// `KF_<NAME>` as the value's index and `KF_<NAME>_<VALUE>` as 1 (upper
+/// case); manifest expressions read `<name>` as the index.
+struct AttributeSpec {
+  std::string name;
+  std::vector<std::string> values;  ///< the first is the default
+  std::string doc;
+};
+
 class Operator {
  public:
   virtual ~Operator() = default;
@@ -83,7 +93,20 @@ class Operator {
   /// Random inputs (never zeros) drawn from `seed`.
   virtual Workload make_workload(const Problem& p, std::uint64_t seed, WorkloadKind kind) const = 0;
   virtual Reference reference(const Problem& p, const Workload& w) const = 0;
+  /// Operator-specific attributes; none by default.
+  virtual std::vector<AttributeSpec> attributes() const { return {}; }
+  /// Whether problems may carry a fused epilogue (Problem::epilogue); the
+  /// operator's header says where it applies.
+  virtual bool supports_epilogue() const { return false; }
 };
+
+/// For normalize(): fills default attribute values, and rejects unknown
+/// attributes or values, and an epilogue the operator does not support.
+Status normalize_attributes(const Operator& op, Problem& p);
+/// Attribute names, for extra_names().
+std::vector<std::string> attribute_names(const Operator& op);
+/// Adds each attribute as the index of its value, for add_to().
+void add_attributes_to(Env& env, const Operator& op, const Problem& p);
 
 /// Built-in operators by name ("gemm"); nullptr when unknown.
 const Operator* find_operator(std::string_view name);

@@ -26,6 +26,9 @@ void add_problem_flags(CLI::App& cmd, CommonOptions& o) {
       ->capture_default_str();
   cmd.add_option("--dtype", o.dtype, "Input dtype: f32, f16, bf16")->capture_default_str();
   cmd.add_option("--layout", o.layout, "Operand layout: NN, NT, TN, TT")->capture_default_str();
+  cmd.add_option("--epilogue", o.epilogue, "Fused epilogue: none, bias, relu, gelu, silu, bias+ACT")
+      ->capture_default_str();
+  cmd.add_option("--attr", o.attrs, "Operator attributes, e.g. kind=max,axis=all (docs/operators.md)");
 }
 
 void add_template_flag(CLI::App& cmd, CommonOptions& o) {
@@ -53,6 +56,8 @@ Problem make_problem(const CommonOptions& o) {
   auto l = parse_layout(o.layout);
   if (!l) throw ErrorException(Error::bad_input("--layout: unknown layout '" + o.layout + "' (NN, NT, TN, TT)"));
   p.layout = *l;
+  p.epilogue = unwrap(parse_epilogue(o.epilogue));
+  p.attrs = unwrap(parse_attrs(o.attrs));
   return unwrap(op->normalize(p));
 }
 

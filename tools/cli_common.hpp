@@ -24,6 +24,8 @@ struct CommonOptions {
   std::string shape = "M=256,N=256,K=256";
   std::string dtype = "f32";
   std::string layout = "NN";
+  std::string epilogue = "none";
+  std::string attrs;
   std::vector<std::string> template_dirs;
   bool json = false;
 };

@@ -114,8 +114,10 @@ CandidateOutcome outcome_from_record(const ResultRecord& r) {
 std::string rerun_command(const Problem& p, const std::string& template_name,
                           const std::string& config) {
   return "kforge tune --op " + p.op + " --shape " + p.dims_string() + " --dtype " +
-         std::string(dtype_name(p.dtype)) + " --layout " + p.layout.name() + " --only-template " +
-         template_name + " --config " + config;
+         std::string(dtype_name(p.dtype)) + " --layout " + p.layout.name() +
+         (p.epilogue.plain() ? "" : " --epilogue " + p.epilogue.name()) +
+         (p.attrs.empty() ? "" : " --attr " + p.attrs_string()) + " --only-template " + template_name +
+         " --config " + config;
 }
 
 Tuner::Tuner(Device& device, Database& db, const Operator& op) : device_(device), db_(db), op_(op) {}

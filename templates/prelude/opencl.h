@@ -2,8 +2,9 @@
  * Sibling preludes (cuda.h, hip.h) define the same names for CUDA/HIP C++,
  * so a portable template is written once. Reference: docs/prelude.md.
  * Before this file the generator defines the template's parameters,
- * KF_KERNEL_NAME, KF_DTYPE_F32 | KF_DTYPE_F16 | KF_DTYPE_BF16, KF_DTYPE_BYTES
- * and KF_TRANS_A / KF_TRANS_B. OpenCL C only: no C++ here or in templates. */
+ * KF_KERNEL_NAME, KF_DTYPE_F32 | KF_DTYPE_F16 | KF_DTYPE_BF16, KF_DTYPE_BYTES,
+ * KF_TRANS_A / KF_TRANS_B, KF_BIAS, KF_ACTIVATION and the operator's
+ * attributes (KF_<NAME>). OpenCL C only: no C++ here or in templates. */
 #ifndef KF_PRELUDE_H
 #define KF_PRELUDE_H
 
@@ -90,5 +91,26 @@ typedef float kf_in_t;
  * n in 1, 2, 4, 8 (a literal or a macro expanding to one, e.g. VW). Legal at
  * any element-aligned address; the caller checks bounds. */
 #define KF_LOAD_IN_VEC(dst, ptr, idx, n) KF_CAT(KF_LOAD_IN_VEC_, n)(dst, ptr, idx)
+
+/* ---- epilogue: the generator defines KF_BIAS and KF_ACTIVATION per problem ---- */
+#ifndef KF_BIAS
+#define KF_BIAS 0 /* 1: add bias[j] before the activation */
+#endif
+#ifndef KF_ACTIVATION
+#define KF_ACTIVATION 0 /* 0 none, 1 relu, 2 gelu (erf form), 3 silu */
+#endif
+
+/* The activation KF_ACTIVATION selects; NaN propagates through every one. */
+KF_INLINE float kf_activation(float x) {
+#if KF_ACTIVATION == 1
+  return x < 0.0f ? 0.0f : x;
+#elif KF_ACTIVATION == 2
+  return 0.5f * x * (1.0f + erf(x * 0.70710678118654752f));
+#elif KF_ACTIVATION == 3
+  return x / (1.0f + exp(-x));
+#else
+  return x;
+#endif
+}
 
 #endif /* KF_PRELUDE_H */

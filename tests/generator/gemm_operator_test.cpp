@@ -95,10 +95,23 @@ TEST_CASE("gemm: names, flops and bytes", "[gemm]") {
   p.dtype = Dtype::kF16;
   kforge::Env env;
   kGemm.add_to(env, p);
-  CHECK(env ==
-        kforge::Env{
-            {"M", 2}, {"N", 3}, {"K", 4}, {"batch", 5}, {"trans_a", 0}, {"trans_b", 1}, {"dtype_bytes", 2}});
-  CHECK(kGemm.extra_names() == std::vector<std::string>{"trans_a", "trans_b", "dtype_bytes"});
+  CHECK(env == kforge::Env{{"M", 2},
+                           {"N", 3},
+                           {"K", 4},
+                           {"batch", 5},
+                           {"trans_a", 0},
+                           {"trans_b", 1},
+                           {"dtype_bytes", 2},
+                           {"bias", 0},
+                           {"activation", 0}});
+  CHECK(kGemm.extra_names() ==
+        std::vector<std::string>{"trans_a", "trans_b", "dtype_bytes", "bias", "activation"});
+  p.epilogue = *kforge::parse_epilogue("bias+silu");
+  kGemm.add_to(env, p);
+  CHECK(env["bias"] == 1);
+  CHECK(env["activation"] == 3);
+  CHECK(kGemm.bytes(p) == 5.0 * ((8 + 12) * 2 + 6 * 4) + 3 * 4);  // plus the bias, once
+  p.epilogue = {};
   CHECK(kGemm.flops(p) == 240.0);                         // 2 * 2*3*4 * 5
   CHECK(kGemm.bytes(p) == 5.0 * ((8 + 12) * 2 + 6 * 4));  // 320
   p.dtype = Dtype::kF32;
@@ -142,6 +155,63 @@ TEST_CASE("gemm: reference tolerance is gamma(K + 2) in f32", "[gemm]") {
   }
 }
 
+TEST_CASE("gemm: epilogue bias and activations on a hand-computed case", "[gemm]") {
+  // op(A) op(B) = [[22, 28], [49, 64]]; alpha = -1, beta = 0, bias = [30, -60]:
+  // pre = [[8, -88], [-19, -124]].
+  Problem p = problem(2, 2, 3);
+  const std::vector<double> pre{8, -88, -19, -124};
+  const std::vector<double> mag{52, 88, 79, 124};  // |alpha| sum |a||b| + |bias|
+  for (const char* name : {"bias", "bias+relu", "bias+gelu", "bias+silu"}) {
+    INFO(name);
+    p.epilogue = *kforge::parse_epilogue(name);
+    Workload w = kGemm.make_workload(p, 1, WorkloadKind::kPoisonedOutput);
+    set_f32(w, 0, stored_a(false));
+    set_f32(w, 1, stored_b(false));
+    set_f32(w, 3, {30, -60});
+    set_scalar(w, "alpha", -1.0f);
+    auto ref = kGemm.reference(p, w);
+    const double u = std::ldexp(1.0, -24);
+    CHECK(ref.tolerance == Approx(6 * u / (1 - 6 * u)).epsilon(1e-12));  // K + 2 + the bias add
+    for (std::size_t i = 0; i < 4; ++i) {
+      const double x = pre[i];
+      switch (p.epilogue.activation) {
+        case kforge::Activation::kNone:
+          CHECK(ref.value[i] == x);
+          CHECK(ref.scale[i] == mag[i]);
+          break;
+        case kforge::Activation::kRelu:
+          CHECK(ref.value[i] == (x > 0 ? x : 0.0));
+          CHECK(ref.scale[i] == mag[i]);
+          break;
+        case kforge::Activation::kGelu:
+          CHECK(ref.value[i] == Approx(0.5 * x * std::erfc(-x / std::sqrt(2.0))).epsilon(1e-12).margin(1e-30));
+          CHECK(ref.scale[i] == Approx(1.13 * mag[i] + 20.0 / 6 * std::fabs(x)));
+          break;
+        case kforge::Activation::kSilu:
+          CHECK(ref.value[i] == Approx(x / (1 + std::exp(-x))).epsilon(1e-12));
+          CHECK(ref.scale[i] == Approx(1.10 * mag[i] + 10.0 / 6 * std::fabs(x)));
+          break;
+      }
+    }
+  }
+  // The activation alone, no bias: relu of [[-22, -28], [-49, -64]] is zero.
+  p.epilogue = *kforge::parse_epilogue("relu");
+  Workload w = kGemm.make_workload(p, 1, WorkloadKind::kPoisonedOutput);
+  set_f32(w, 0, stored_a(false));
+  set_f32(w, 1, stored_b(false));
+  set_scalar(w, "alpha", -1.0f);
+  CHECK(kGemm.reference(p, w).value == std::vector<double>{0, 0, 0, 0});
+}
+
+TEST_CASE("gemm: epilogue in the problem key, attributes refused", "[gemm]") {
+  Problem p = problem(4, 5, 6);
+  CHECK(kGemm.normalize(p)->key() == "gemm/K=6,M=4,N=5,batch=1/f32/NN");
+  p.epilogue = *kforge::parse_epilogue("gelu+bias");
+  CHECK(kGemm.normalize(p)->key() == "gemm/K=6,M=4,N=5,batch=1/f32/NN/bias+gelu");
+  p.attrs["kind"] = "max";
+  CHECK(normalize_error(p) == "gemm: unknown attribute 'kind' (gemm has none)");
+}
+
 TEST_CASE("gemm: batches are contiguous", "[gemm]") {
   Problem p = problem(2, 2, 3, 2);
   p.layout = Layout{true, true};
@@ -175,7 +245,7 @@ TEST_CASE("gemm: workloads are deterministic and follow the contract", "[gemm]")
   Workload a = kGemm.make_workload(p, 42, WorkloadKind::kAccumulate);
   Workload b = kGemm.make_workload(p, 42, WorkloadKind::kAccumulate);
   Workload other = kGemm.make_workload(p, 43, WorkloadKind::kAccumulate);
-  REQUIRE(a.tensors.size() == 3);
+  REQUIRE(a.tensors.size() == 4);
   for (std::size_t t = 0; t < 3; ++t) {
     CHECK(a.tensors[t].bytes == b.tensors[t].bytes);
     CHECK(a.tensors[t].bytes != other.tensors[t].bytes);
@@ -204,11 +274,11 @@ TEST_CASE("gemm: workloads are deterministic and follow the contract", "[gemm]")
   CHECK(a.tensors[0].f32()[2] == 0x1.696ca2p-1f);
 
   using Kind = kforge::OperatorArg::Kind;
-  REQUIRE(a.args.size() == 8);
-  const std::vector<std::string> names{"M", "N", "K", "alpha", "A", "B", "beta", "C"};
-  const std::vector<Kind> kinds{Kind::kInt32,  Kind::kInt32,  Kind::kInt32,   Kind::kFloat32,
-                                Kind::kTensor, Kind::kTensor, Kind::kFloat32, Kind::kTensor};
-  for (std::size_t i = 0; i < 8; ++i) {
+  REQUIRE(a.args.size() == 9);
+  const std::vector<std::string> names{"M", "N", "K", "alpha", "A", "B", "beta", "C", "bias"};
+  const std::vector<Kind> kinds{Kind::kInt32,  Kind::kInt32,  Kind::kInt32,   Kind::kFloat32, Kind::kTensor,
+                                Kind::kTensor, Kind::kFloat32, Kind::kTensor, Kind::kTensor};
+  for (std::size_t i = 0; i < 9; ++i) {
     CHECK(a.args[i].name == names[i]);
     CHECK(a.args[i].kind == kinds[i]);
   }
@@ -220,6 +290,10 @@ TEST_CASE("gemm: workloads are deterministic and follow the contract", "[gemm]")
   CHECK(a.args[4].tensor == 0);
   CHECK(a.args[5].tensor == 1);
   CHECK(a.args[7].tensor == 2);
+  CHECK(a.args[8].tensor == 3);
+  // Without a bias in the epilogue the bias tensor is NaN: reading it shows.
+  REQUIRE(a.tensors[3].elements() == 6);
+  CHECK(std::isnan(a.tensors[3].f32()[0]));
   Workload poisoned = kGemm.make_workload(p, 42, WorkloadKind::kPoisonedOutput);
   CHECK(poisoned.args[3].f32 == 1.5f);
   CHECK(poisoned.args[6].f32 == 0.0f);

@@ -63,11 +63,23 @@ TEST_CASE("instance: source is defines, prelude, #line, kernel, in order", "[ins
         "#define KF_DTYPE_BYTES 2\n"
         "#define KF_TRANS_A 1\n"
         "#define KF_TRANS_B 0\n"
+        "#define KF_BIAS 0\n"
+        "#define KF_ACTIVATION 0\n"
         "// prelude\n"
         "#define KF_GLOBAL global\n"
         "#line 1 \"gemm_test.c\"\n"
         "kernel void KF_KERNEL_NAME(void) {}\n");
   CHECK(inst->local_memory_bytes == 16 * (64 + 32) * 4);
+}
+
+TEST_CASE("instance: the epilogue is defined for the kernel and named in the header", "[instance]") {
+  const TemplateSource t = make_template();
+  kforge::Problem p = problem(512, 128, 256, 2);
+  p.epilogue = *kforge::parse_epilogue("bias+gelu");
+  auto inst = kforge::instantiate(t, kPrelude, kGemm, cfg(16, 64, 32, 4, 2), p, kforge::DeviceLimits::baseline());
+  if (!inst) FAIL(inst.error().message);
+  CHECK_THAT(inst->source, Catch::StartsWith("// kforge instance: gemm_test BK16_BM64_BN32_TM4_TN2 f32 NN bias+gelu\n"));
+  CHECK_THAT(inst->source, Catch::Contains("#define KF_BIAS 1\n#define KF_ACTIVATION 2\n// prelude\n"));
 }
 
 TEST_CASE("instance: launch geometry for a given problem", "[instance]") {

@@ -1,4 +1,4 @@
-/* gemm_simt_tiled: C = alpha * op(A) * op(B) + beta * C, batched, row-major
+/* gemm_simt_tiled: C = act(alpha * op(A) * op(B) + beta * C + bias), batched, row-major
  * (contract: generator/gemm_operator.hpp). Portable: written against the
  * kforge prelude (templates/prelude/, docs/prelude.md), so it runs as OpenCL
  * C, CUDA and HIP.
@@ -10,7 +10,8 @@
  * stored k-major as floats. Global loads are cooperative, VW consecutive
  * elements along each operand's contiguous dimension, bounds-checked: tails
  * are zero-filled, so any M, N, K works. Batch is grid z. beta == 0 never
- * reads C. */
+ * reads C; bias (N floats, broadcast over rows and batches) is read only when
+ * KF_BIAS; the prelude's kf_activation applies KF_ACTIVATION. */
 
 /* ---- tunable parameters (the generator defines them; defaults for a
  * standalone build) ---- */
@@ -92,7 +93,7 @@ KF_INLINE void kf_load_chunk(KF_GLOBAL const kf_in_t* src, int ld, int r, int c,
 KF_KERNEL void KF_LAUNCH_BOUNDS(TX, TY, 1)
 KF_KERNEL_NAME(int M, int N, int K, float alpha, KF_GLOBAL const kf_in_t* KF_RESTRICT A,
                KF_GLOBAL const kf_in_t* KF_RESTRICT B, float beta,
-               KF_GLOBAL float* KF_RESTRICT C) {
+               KF_GLOBAL float* KF_RESTRICT C, KF_GLOBAL const float* KF_RESTRICT bias) {
   KF_LOCAL float As[BK * AS_LD];
   KF_LOCAL float Bs[BK * BS_LD];
 
@@ -164,7 +165,8 @@ KF_KERNEL_NAME(int M, int N, int K, float alpha, KF_GLOBAL const kf_in_t* KF_RES
     KF_BARRIER();
   }
 
-  /* Epilogue: guarded stores; beta == 0 never reads C (it may hold NaN). */
+  /* Epilogue: guarded stores; beta == 0 never reads C (it may hold NaN), and
+   * without KF_BIAS the bias is never read. */
   KF_UNROLL
   for (int i = 0; i < TM; ++i) {
     const int m = m0 + ty + i * TY;
@@ -174,8 +176,12 @@ KF_KERNEL_NAME(int M, int N, int K, float alpha, KF_GLOBAL const kf_in_t* KF_RES
       const int n = n0 + tx + j * TX;
       if (n >= N) continue;
       const size_t idx = (size_t)m * (size_t)N + (size_t)n;
-      const float out = alpha * acc[i][j];
-      C[idx] = beta == 0.0f ? out : out + beta * C[idx];
+      float out = alpha * acc[i][j];
+      if (beta != 0.0f) out += beta * C[idx];
+#if KF_BIAS
+      out += bias[n];
+#endif
+      C[idx] = kf_activation(out);
     }
   }
 }

@@ -1,5 +1,6 @@
 // Naive GEMM, one thread per element of C, for tests of the tuner and the
-// runtime. FLAW=1 drops the last k term: a wrong result validation must catch.
+// runtime, with the gemm contract's epilogue (generator/gemm_operator.hpp).
+// FLAW=1 drops the last k term: a wrong result validation must catch.
 #ifndef BX
 #define BX 8  // threads per block along N
 #endif
@@ -13,7 +14,7 @@
 KF_KERNEL void KF_KERNEL_NAME(const int M, const int N, const int K, const float alpha,
                               KF_GLOBAL const kf_in_t* KF_RESTRICT A,
                               KF_GLOBAL const kf_in_t* KF_RESTRICT B, const float beta,
-                              KF_GLOBAL float* KF_RESTRICT C) {
+                              KF_GLOBAL float* KF_RESTRICT C, KF_GLOBAL const float* KF_RESTRICT bias) {
   const int j = KF_BLOCK_X * BX + KF_THREAD_X;
   const int i = KF_BLOCK_Y * BY + KF_THREAD_Y;
   const int b = KF_BLOCK_Z;
@@ -26,5 +27,9 @@ KF_KERNEL void KF_KERNEL_NAME(const int M, const int N, const int K, const float
     acc += a * w;
   }
   const long c = c0 + (long)i * N + j;
-  C[c] = beta == 0.0f ? alpha * acc : alpha * acc + beta * C[c];
+  float out = beta == 0.0f ? alpha * acc : alpha * acc + beta * C[c];
+#if KF_BIAS
+  out += bias[j];
+#endif
+  C[c] = kf_activation(out);
 }
