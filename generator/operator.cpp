@@ -4,11 +4,15 @@
 #include <algorithm>
 
 #include "gemm_operator.hpp"
+#include "reduce_operator.hpp"
+#include "transpose_operator.hpp"
 
 namespace kforge {
 
 namespace {
 const GemmOperator kGemm{};
+const ReduceOperator kReduce{};
+const TransposeOperator kTranspose{};
 
 std::string join(const std::vector<std::string>& v) {
   std::string s;
@@ -25,7 +29,7 @@ const Operator* find_operator(std::string_view name) {
 }
 
 std::vector<const Operator*> all_operators() {
-  return {&kGemm};
+  return {&kGemm, &kReduce, &kTranspose};
 }
 
 Status normalize_attributes(const Operator& op, Problem& p) {

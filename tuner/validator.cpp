@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "tuner.hpp"
+
 namespace kforge {
 
 ValidationResult validate_output(const float* out, std::size_t n, const Reference& ref) {
@@ -47,6 +49,13 @@ std::string ValidationResult::describe() const {
                 "first bad index %zu (%zu bad): value %.9g reference %.9g |error| %.3g > threshold %.3g",
                 first_bad, bad_count, value, reference, std::fabs(value - reference), threshold);
   return buf;
+}
+
+std::string describe_failure(const std::string& template_name, const std::string& config, const Problem& problem,
+                             const std::string& run, const ValidationResult& v) {
+  return "wrong result: template " + template_name + " config " + config + " problem " + problem.key() +
+         " dtype " + std::string(dtype_name(problem.dtype)) + " layout " + problem.layout.name() + " (" + run +
+         "): " + v.describe() + "; rerun: " + rerun_command(problem, template_name, config);
 }
 
 }  // namespace kforge

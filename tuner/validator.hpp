@@ -6,6 +6,7 @@
 #include <string>
 
 #include "operator.hpp"
+#include "problem.hpp"
 
 namespace kforge {
 
@@ -22,5 +23,10 @@ struct ValidationResult {
 };
 
 ValidationResult validate_output(const float* out, std::size_t n, const Reference& ref);
+
+/// The one-line failure report of a candidate, pasteable to rerun it:
+/// "wrong result: template T config C problem KEY dtype D layout L (RUN): <describe()>; rerun: kforge tune ...".
+std::string describe_failure(const std::string& template_name, const std::string& config, const Problem& problem,
+                             const std::string& run, const ValidationResult& v);
 
 }  // namespace kforge

@@ -92,6 +92,13 @@ typedef float kf_in_t;
  * any element-aligned address; the caller checks bounds. */
 #define KF_LOAD_IN_VEC(dst, ptr, idx, n) KF_CAT(KF_LOAD_IN_VEC_, n)(dst, ptr, idx)
 
+/* ---- cross-work-group combining (the last-block-done pattern) ---- */
+/* Atomically increments the global int *p and returns its old value. */
+#define KF_ATOMIC_INC(p) atomic_inc(p)
+/* Orders this thread's global writes before its later global accesses
+ * (write partial; fence; take the ticket; the last group fences, then reads). */
+#define KF_GLOBAL_FENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)
+
 /* ---- epilogue: the generator defines KF_BIAS and KF_ACTIVATION per problem ---- */
 #ifndef KF_BIAS
 #define KF_BIAS 0 /* 1: add bias[j] before the activation */

@@ -270,7 +270,7 @@ TEST_CASE("manifest: schema_version", "[manifest]") {
 TEST_CASE("manifest: operator, targets, dtypes, layouts, identifiers", "[manifest]") {
   json j = gemm_manifest_json();
   j["operator"] = "gem";
-  CHECK(error_of(j) == "t/manifest.json: operator: unknown operator 'gem' (known: gemm)");
+  CHECK_THAT(error_of(j), Catch::StartsWith("t/manifest.json: operator: unknown operator 'gem' (known: gemm, "));
   j = gemm_manifest_json();
   j["dtypes"] = {"f32", "f64"};
   CHECK(error_of(j) == "t/manifest.json: dtypes[1]: unknown dtype 'f64' (known: f32, f16, bf16)");

@@ -1,0 +1,132 @@
+// Runs one template configuration on PoCL over many problems: compiles each
+// (configuration, problem type) once and reuses it across shapes, validates
+// with tuner/validator against the operator's reference, and on a mismatch
+// returns the one-line report the tuner writes (template, configuration,
+// problem, dtype, layout, first bad index, value, reference, error,
+// threshold, rerun command).
+#pragma once
+
+#include <catch2/catch.hpp>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "builtin_templates.hpp"
+#include "device_registry.hpp"
+#include "instance.hpp"
+#include "tuner.hpp"
+#include "validator.hpp"
+
+namespace kforge::test {
+
+inline Device& coverage_device() {
+  static std::unique_ptr<Device> dev = [] {
+    auto d = open_device("opencl:0");
+    REQUIRE(d.ok());
+    return std::move(d).value();
+  }();
+  return *dev;
+}
+
+inline const TemplateSource& builtin_template(const std::string& name) {
+  static const std::vector<TemplateSource> all = [] {
+    auto t = builtin_templates();
+    REQUIRE(t.ok());
+    return std::move(t).value();
+  }();
+  for (const auto& t : all) {
+    if (t.manifest.name == name) return t;
+  }
+  FAIL(name << " is not among the built-in templates");
+  return all.front();
+}
+
+class CoverageRunner {
+ public:
+  CoverageRunner(const std::string& template_name, const std::string& config)
+      : tpl_(builtin_template(template_name)), config_(*Config::parse(config)) {}
+
+  /// Runs `p` on the operator's workload of `kind` (edited by `edit` first,
+  /// e.g. to plant NaN); "" when every element passes, else the report line.
+  std::string run(const Problem& p, WorkloadKind kind, std::uint64_t seed = 7,
+                  const std::function<void(Workload&)>& edit = {}) {
+    const Operator* op = find_operator(p.op);
+    REQUIRE(op != nullptr);
+    auto problem = op->normalize(p);
+    REQUIRE(problem.ok());
+    Device& dev = coverage_device();
+    auto inst = instantiate(tpl_, prelude_text("opencl"), *op, config_, *problem, dev.info().limits());
+    if (!inst.ok()) return "instantiate: " + inst.error().message;
+    const std::string body = inst->source.substr(inst->source.find('\n') + 1);
+    auto it = kernels_.find(body);
+    if (it == kernels_.end()) {
+      auto compiled = dev.compiler().compile(inst->source, inst->kernel_name, "");
+      if (!compiled.ok()) return "compile: " + compiled.error().message + "\n" + compiled.error().context;
+      auto loaded = dev.load(*compiled);
+      if (!loaded.ok()) return "load: " + loaded.error().message;
+      it = kernels_.emplace(body, std::move(loaded).value()).first;
+    }
+    Workload w = op->make_workload(*problem, seed, kind);
+    if (edit) edit(w);
+    const Reference ref = op->reference(*problem, w);
+    std::vector<std::unique_ptr<Buffer>> buffers;
+    for (const auto& t : w.tensors) {
+      auto b = dev.allocate(std::max<std::size_t>(t.bytes.size(), 4));
+      if (!b.ok()) return "allocate: " + b.error().message;
+      if (auto s = dev.write(**b, t.bytes.data(), t.bytes.size()); !s.ok()) return "write: " + s.error().message;
+      buffers.push_back(std::move(b).value());
+    }
+    std::vector<KernelArg> args;
+    for (const auto& a : w.args) {
+      switch (a.kind) {
+        case OperatorArg::Kind::kTensor: args.push_back(KernelArg::of(*buffers[a.tensor])); break;
+        case OperatorArg::Kind::kInt32: args.push_back(KernelArg::of(a.i32)); break;
+        case OperatorArg::Kind::kFloat32: args.push_back(KernelArg::of(a.f32)); break;
+      }
+    }
+    // Twice: scratch left by the first launch (counters) must serve the second.
+    for (int launch = 0; launch < 2; ++launch) {
+      auto ms = dev.launch(*it->second, args, inst->geometry);
+      if (!ms.ok()) return "launch: " + ms.error().message;
+    }
+    HostTensor& out = w.tensors[w.output];
+    if (auto s = dev.read(*buffers[w.output], out.bytes.data(), out.bytes.size()); !s.ok()) {
+      return "read: " + s.error().message;
+    }
+    last_output_.assign(out.f32(), out.f32() + out.elements());
+    last_reference_ = ref.value;
+    // Elements whose reference is NaN (NaN inputs that propagate) must be NaN;
+    // the rest go through the validator.
+    Reference checked = ref;
+    std::vector<float> got = last_output_;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      if (std::isnan(ref.value[i])) {
+        if (!std::isnan(got[i])) {
+          return "template " + tpl_.manifest.name + " config " + config_.canonical_name() + " problem " +
+                 problem->key() + ": index " + std::to_string(i) + " should be NaN (NaN propagates), got " +
+                 std::to_string(got[i]);
+        }
+        checked.value[i] = 0.0;
+        checked.scale[i] = 0.0;
+        got[i] = 0.0f;
+      }
+    }
+    const ValidationResult v = validate_output(got.data(), got.size(), checked);
+    if (v.passed) return {};
+    return describe_failure(tpl_.manifest.name, config_.canonical_name(), *problem,
+                            kind == WorkloadKind::kPoisonedOutput ? "first run" : "second run", v);
+  }
+
+  const std::vector<float>& last_output() const { return last_output_; }
+
+ private:
+  const TemplateSource& tpl_;
+  Config config_;
+  std::map<std::string, std::unique_ptr<Kernel>> kernels_;
+  std::vector<float> last_output_;
+  std::vector<double> last_reference_;
+};
+
+}  // namespace kforge::test
