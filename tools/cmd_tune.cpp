@@ -16,6 +16,7 @@ namespace {
 struct TuneOptions {
   std::string strategy = "random";
   int max_evals = 0;
+  int no_improvement = 0;
   double time_budget = 0;
   std::uint64_t seed = 1;
   std::string config;
@@ -45,8 +46,11 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
   add_device_flag(*cmd, o);
   add_template_flag(*cmd, o);
   add_json_flag(*cmd, o);
-  cmd->add_option("--strategy", t->strategy, "Search strategy: exhaustive or random")->capture_default_str();
+  cmd->add_option("--strategy", t->strategy, "Search strategy: exhaustive, random, annealing or model")->capture_default_str();
   cmd->add_option("--max-evals", t->max_evals, "Stop after this many candidates (0: whole space)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--no-improvement", t->no_improvement,
+                  "Stop after this many candidates in a row without a faster one (0: never)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--time-budget", t->time_budget, "Stop starting candidates after this many seconds (0: none)")
       ->check(CLI::NonNegativeNumber);
@@ -83,6 +87,7 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
     if (!t->config.empty()) req.only_config = t->config;
     req.max_evals = t->max_evals;
     req.time_budget_s = t->time_budget;
+    req.no_improvement = t->no_improvement;
     req.seed = t->seed;
     req.protocol.min_reps = t->min_reps;
     req.protocol.max_reps = std::max(t->max_reps, t->min_reps);
@@ -104,10 +109,19 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
                           {"failed", s.failed},
                           {"time_s", {{"total", s.total_s}, {"compile", s.compile_s}, {"validate", s.validate_s},
                                       {"measure", s.measure_s}}},
+                          {"stop_reason", s.stop_reason},
                           {"winner", nullptr},
                           {"default", nullptr}};
       if (s.winner) j["winner"] = outcome_json(*s.winner, flops);
       if (s.default_result) j["default"] = outcome_json(*s.default_result, flops);
+      j["finalists"] = nlohmann::json::array();
+      for (const auto& f : s.finalists) {
+        j["finalists"].push_back({{"template", f.outcome.template_name},
+                                  {"config", f.outcome.config},
+                                  {"search_median_ms", f.outcome.timing.median_ms},
+                                  {"interleaved_median_ms", f.interleaved.median_ms},
+                                  {"interleaved_count", f.interleaved.count}});
+      }
       if (s.winner && s.default_result && s.default_result->status == CandidateStatus::kOk)
         j["speedup_vs_default"] = s.default_result->timing.median_ms / s.winner->timing.median_ms;
       print_json(j);

@@ -1,32 +1,93 @@
-// Runs the timing protocol.
+// Runs the timing protocol: adaptive repetitions, early cut, interleaved finalists.
 #include "measurement.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 namespace kforge {
 
 nlohmann::json MeasurementProtocol::to_json() const {
-  return {{"warmup", warmup},         {"min_reps", min_reps},      {"max_reps", max_reps},
-          {"budget_ms", budget_ms},   {"flush_cache", flush_cache}, {"timer", "device events"}};
+  return {{"warmup", warmup},
+          {"min_reps", min_reps},
+          {"max_reps", max_reps},
+          {"budget_ms", budget_ms},
+          {"flush_cache", flush_cache},
+          {"ci_rel_width", ci_rel_width},
+          {"ci_confidence", 0.95},
+          {"cut_ratio", cut_ratio},
+          {"cut_after", cut_after},
+          {"finalists", finalists},
+          {"finalist_rounds", finalist_rounds},
+          {"timer", "device events"}};
 }
 
 Result<TimingStats> measure(Device& device, Kernel& kernel, const std::vector<KernelArg>& args,
-                            const LaunchGeometry& geometry, const MeasurementProtocol& protocol) {
+                            const LaunchGeometry& geometry, const MeasurementProtocol& protocol,
+                            double best_ms) {
   for (int i = 0; i < protocol.warmup; ++i) {
     KF_TRY_ASSIGN(ms, device.launch(kernel, args, geometry));
     (void)ms;
   }
   std::vector<double> samples;
+  std::string stop = "max_reps";
+  double fastest = 0;
   const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < protocol.max_reps; ++i) {
     if (protocol.flush_cache) KF_TRY(device.flush_cache());
     KF_TRY_ASSIGN(ms, device.launch(kernel, args, geometry));
     samples.push_back(ms);
+    fastest = i == 0 ? ms : std::min(fastest, ms);
+    const int n = i + 1;
+    if (protocol.cut_ratio > 0 && best_ms > 0 && n >= protocol.cut_after && n < protocol.max_reps &&
+        fastest > protocol.cut_ratio * best_ms) {
+      stop = "cut";
+      break;
+    }
+    if (n < protocol.min_reps || n >= protocol.max_reps) continue;
+    if (protocol.ci_rel_width > 0) {
+      const MedianInterval ci = median_interval(samples);
+      const double median = quantile([&] {
+        auto s = samples;
+        std::sort(s.begin(), s.end());
+        return s;
+      }(), 0.5);
+      if (ci.coverage >= 0.95 && median > 0 && (ci.high_ms - ci.low_ms) <= protocol.ci_rel_width * median) {
+        stop = "ci";
+        break;
+      }
+    }
     const double spent =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    if (i + 1 >= protocol.min_reps && spent >= protocol.budget_ms) break;
+    if (spent >= protocol.budget_ms) {
+      stop = "budget";
+      break;
+    }
   }
-  return TimingStats::from_samples(std::move(samples));
+  TimingStats stats = TimingStats::from_samples(std::move(samples));
+  stats.stop = stop;
+  return stats;
+}
+
+Result<std::vector<TimingStats>> measure_interleaved(Device& device, const std::vector<Finalist>& finalists,
+                                                     const MeasurementProtocol& protocol) {
+  std::vector<std::vector<double>> samples(finalists.size());
+  for (const auto& f : finalists) {  // one warm-up each: caches of code and data in a known state
+    KF_TRY_ASSIGN(ms, device.launch(*f.kernel, *f.args, f.geometry));
+    (void)ms;
+  }
+  for (int round = 0; round < protocol.finalist_rounds; ++round) {
+    for (std::size_t i = 0; i < finalists.size(); ++i) {
+      if (protocol.flush_cache) KF_TRY(device.flush_cache());
+      KF_TRY_ASSIGN(ms, device.launch(*finalists[i].kernel, *finalists[i].args, finalists[i].geometry));
+      samples[i].push_back(ms);
+    }
+  }
+  std::vector<TimingStats> out;
+  for (auto& s : samples) {
+    out.push_back(TimingStats::from_samples(std::move(s)));
+    out.back().stop = "interleaved";
+  }
+  return out;
 }
 
 }  // namespace kforge

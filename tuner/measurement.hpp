@@ -18,11 +18,38 @@ struct MeasurementProtocol {
   int max_reps = 30;
   double budget_ms = 400;   ///< stop after min_reps once this much wall time is spent
   bool flush_cache = true;  ///< evict the last-level cache before each timed launch
+  /// Stop after min_reps once the median's 95% interval is at most this
+  /// fraction of the median wide (0: never stop early on precision).
+  double ci_rel_width = 0.04;
+  /// A candidate whose fastest of `cut_after` samples is this many times
+  /// slower than the best median so far stops there (0: never cut).
+  double cut_ratio = 3.0;
+  int cut_after = 3;
+  int finalists = 3;         ///< the fastest candidates re-timed interleaved before a winner is declared
+  int finalist_rounds = 10;  ///< rounds of A B C ... (one timed launch of each per round)
 
   nlohmann::json to_json() const;
 };
 
+/// Times one candidate: warm-up, then repetitions until max_reps, the median
+/// is precise enough (ci_rel_width), the budget is spent (after min_reps), or
+/// the candidate is cut for being cut_ratio times slower than `best_ms`
+/// (0: no best yet). TimingStats::stop says which.
 Result<TimingStats> measure(Device& device, Kernel& kernel, const std::vector<KernelArg>& args,
-                            const LaunchGeometry& geometry, const MeasurementProtocol& protocol);
+                            const LaunchGeometry& geometry, const MeasurementProtocol& protocol,
+                            double best_ms = 0);
+
+/// One finalist of interleaved re-timing.
+struct Finalist {
+  Kernel* kernel = nullptr;
+  const std::vector<KernelArg>* args = nullptr;
+  LaunchGeometry geometry;
+};
+
+/// Re-times finalists interleaved: `rounds` rounds of one timed launch of
+/// each in turn (A B C A B C ...), cache flushed before each, so drift in the
+/// machine's state touches every finalist alike. One TimingStats per finalist.
+Result<std::vector<TimingStats>> measure_interleaved(Device& device, const std::vector<Finalist>& finalists,
+                                                     const MeasurementProtocol& protocol);
 
 }  // namespace kforge

@@ -1,7 +1,10 @@
-// Exhaustive and random strategies.
+// The strategy factory, the fixed-order strategies (exhaustive, random) and
+// the portable random generator.
 #include "strategy.hpp"
 
 #include <numeric>
+
+#include "search_strategies.hpp"
 
 namespace kforge {
 
@@ -11,6 +14,8 @@ std::uint64_t SplitMix64::next() {
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
   return z ^ (z >> 31);
 }
+
+double SplitMix64::uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
 
 std::uint64_t SplitMix64::below(std::uint64_t n) {
   const std::uint64_t limit = ~0ull - (~0ull % n);
@@ -47,10 +52,20 @@ class OrderedStrategy final : public Strategy {
 
 }  // namespace
 
-std::vector<std::string> strategy_names() { return {"exhaustive", "random"}; }
+std::vector<std::string> strategy_names() { return {"exhaustive", "random", "annealing", "model"}; }
 
 Result<std::unique_ptr<Strategy>> make_strategy(std::string_view name, std::size_t space_size,
                                                 std::size_t first, std::uint64_t seed) {
+  SpaceFeatures features(space_size);
+  for (std::size_t i = 0; i < space_size; ++i) features[i] = {static_cast<double>(i)};
+  return make_strategy(name, features, first, seed);
+}
+
+Result<std::unique_ptr<Strategy>> make_strategy(std::string_view name, const SpaceFeatures& features,
+                                                std::size_t first, std::uint64_t seed) {
+  const std::size_t space_size = features.size();
+  if (name == "annealing") return make_annealing_strategy(features, first, seed);
+  if (name == "model") return make_model_strategy(features, first, seed);
   std::vector<std::size_t> order(space_size);
   std::iota(order.begin(), order.end(), std::size_t{0});
   if (name == "exhaustive") {
@@ -64,7 +79,7 @@ Result<std::unique_ptr<Strategy>> make_strategy(std::string_view name, std::size
     return std::unique_ptr<Strategy>(new OrderedStrategy("random", std::move(order), first));
   }
   return Error::bad_input("unknown strategy '" + std::string(name) +
-                          "' (expected exhaustive or random)");
+                          "' (expected exhaustive, random, annealing or model)");
 }
 
 }  // namespace kforge

@@ -20,6 +20,15 @@ struct Observation {
   double median_ms = 0.0;
 };
 
+/// Numeric features of a space: one row per configuration, one column per
+/// parameter (the same columns in every row). Local search moves along them
+/// and the model-based strategy learns from them.
+using SpaceFeatures = std::vector<std::vector<double>>;
+
+/// A search strategy: which configuration to evaluate next given every
+/// outcome so far. `history` holds one entry per configuration the strategy
+/// proposed, in order, each with its outcome (the caller appends it before
+/// asking again). A strategy never proposes a configuration twice.
 class Strategy {
  public:
   virtual ~Strategy() = default;
@@ -28,8 +37,20 @@ class Strategy {
   virtual std::optional<std::size_t> next(const std::vector<Observation>& history) = 0;
 };
 
-/// "exhaustive" (space order) or "random" (a seeded permutation). Both
-/// propose `first` (the default configuration) before anything else.
+/// Every strategy proposes `first` (the default configuration) before
+/// anything else when it is inside the space, and is deterministic for a
+/// seed and a sequence of outcomes:
+///   exhaustive  space order
+///   random      a seeded permutation
+///   annealing   simulated annealing over configurations that differ in one
+///               parameter, on log time; restarts from the best when stuck
+///   model       a tree-ensemble surrogate (extremely randomized trees on log
+///               time over the features) picks the lowest lower confidence
+///               bound among unevaluated configurations, after a few random ones
+/// Failed candidates count as slower than every ok one.
+Result<std::unique_ptr<Strategy>> make_strategy(std::string_view name, const SpaceFeatures& features,
+                                                std::size_t first, std::uint64_t seed);
+/// As above for a space without features: configuration i has feature {i}.
 Result<std::unique_ptr<Strategy>> make_strategy(std::string_view name, std::size_t space_size,
                                                 std::size_t first, std::uint64_t seed);
 
@@ -43,6 +64,8 @@ class SplitMix64 {
   std::uint64_t next();
   /// Uniform in [0, n), n > 0 (rejection sampling, no modulo bias).
   std::uint64_t below(std::uint64_t n);
+  /// Uniform in [0, 1).
+  double uniform();
 
  private:
   std::uint64_t s_;

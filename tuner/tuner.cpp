@@ -12,6 +12,7 @@
 #include "hash.hpp"
 #include "instance.hpp"
 #include "search_space.hpp"
+#include "stop_condition.hpp"
 #include "strategy.hpp"
 #include "validator.hpp"
 
@@ -75,6 +76,18 @@ Result<DeviceWorkload> upload_workload(Device& device, const Operator& op, const
   return w;
 }
 
+/// One row per configuration: its parameter values in name order.
+SpaceFeatures space_features(const std::vector<Config>& space) {
+  SpaceFeatures f;
+  f.reserve(space.size());
+  for (const Config& c : space) {
+    std::vector<double> row;
+    for (const auto& [name, value] : c.values) row.push_back(static_cast<double>(value));
+    f.push_back(std::move(row));
+  }
+  return f;
+}
+
 std::string_view kind_name(WorkloadKind k) {
   return k == WorkloadKind::kPoisonedOutput ? "poisoned-output run" : "accumulate run";
 }
@@ -122,6 +135,53 @@ std::string rerun_command(const Problem& p, const std::string& template_name,
 
 Tuner::Tuner(Device& device, Database& db, const Operator& op) : device_(device), db_(db), op_(op) {}
 
+Status Tuner::retime_finalists(const std::vector<const TemplateSource*>& templates,
+                               const std::vector<KernelArg>& args, const Problem& problem,
+                               std::string_view prelude, const DeviceLimits& limits,
+                               const MeasurementProtocol& protocol, TuneSummary& summary) {
+  std::vector<const CandidateOutcome*> ok;
+  for (const auto& o : summary.outcomes) {
+    if (o.status == CandidateStatus::kOk && o.timing.median_ms > 0) ok.push_back(&o);
+  }
+  std::sort(ok.begin(), ok.end(), [](const CandidateOutcome* a, const CandidateOutcome* b) {
+    return a->timing.median_ms < b->timing.median_ms;
+  });
+  if (ok.size() > static_cast<std::size_t>(std::max(protocol.finalists, 0))) {
+    ok.resize(static_cast<std::size_t>(std::max(protocol.finalists, 0)));
+  }
+  if (ok.size() < 2 || protocol.finalist_rounds < 1) return ok_status();
+  std::vector<std::unique_ptr<Kernel>> kernels;
+  std::vector<Finalist> finalists;
+  for (const CandidateOutcome* o : ok) {
+    const TemplateSource* tpl = nullptr;
+    for (const TemplateSource* t : templates) {
+      if (t->manifest.name == o->template_name) tpl = t;
+    }
+    if (!tpl) return ok_status();
+    KF_TRY_ASSIGN(cfg, Config::parse(o->config));
+    KF_TRY_ASSIGN(inst, instantiate(*tpl, prelude, op_, cfg, problem, limits));
+    KF_TRY_ASSIGN(compiled, device_.compiler().compile(inst.source, inst.kernel_name, ""));
+    KF_TRY_ASSIGN(kernel, device_.load(compiled));
+    finalists.push_back({kernel.get(), &args, inst.geometry});
+    kernels.push_back(std::move(kernel));
+  }
+  KF_TRY_ASSIGN(stats, measure_interleaved(device_, finalists, protocol));
+  std::size_t win = 0;
+  for (std::size_t i = 0; i < ok.size(); ++i) {
+    summary.finalists.push_back({*ok[i], stats[i]});
+    if (stats[i].median_ms < stats[win].median_ms) win = i;
+  }
+  summary.winner = *ok[win];
+  summary.winner->timing = stats[win];
+  for (std::size_t i = 0; i < ok.size(); ++i) {
+    if (summary.default_result && summary.default_result->template_name == ok[i]->template_name &&
+        summary.default_result->config == ok[i]->config) {
+      summary.default_result->timing = stats[i];
+    }
+  }
+  return ok_status();
+}
+
 Result<TuneSummary> Tuner::run(const TuneRequest& request,
                                const std::function<void(const TuneEvent&)>& on_event) {
   const auto t0 = Clock::now();
@@ -145,6 +205,7 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
   const std::uint64_t workload_seed = Hasher().add(problem.key()).add(std::to_string(seed)).value();
   nlohmann::json settings = {{"strategy", request.strategy},
                              {"max_evals", request.max_evals},
+                             {"no_improvement", request.no_improvement},
                              {"time_budget_s", request.time_budget_s},
                              {"seed", seed},
                              {"workload_seed", workload_seed},
@@ -191,7 +252,7 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
     const Config def = m.default_config();
     auto it = std::find(st.space.begin(), st.space.end(), def);
     const std::size_t first = it == st.space.end() ? st.space.size() : static_cast<std::size_t>(it - st.space.begin());
-    KF_TRY_ASSIGN(strategy, make_strategy(request.strategy, st.space.size(), first,
+    KF_TRY_ASSIGN(strategy, make_strategy(request.strategy, space_features(st.space), first,
                                           seed ^ Hasher().add(m.name).value()));
     st.strategy = std::move(strategy);
     KF_TRY_ASSIGN(prior, db_.results({info.hardware_key(), problem.key(), m.name}));
@@ -228,10 +289,16 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
   emit(TuneEvent::Kind::kStart, nullptr);
 
   // Round-robin over templates so that a budget is shared between them.
+  const StopCondition stop = StopCondition::max_evaluations(static_cast<std::size_t>(std::max(0, request.max_evals))) |
+                             StopCondition::time_budget(request.time_budget_s) |
+                             StopCondition::no_improvement(static_cast<std::size_t>(std::max(0, request.no_improvement)));
+  std::size_t since_improvement = 0;
   std::size_t active = states.size();
   for (std::size_t turn = 0; active > 0; ++turn) {
-    if (request.max_evals > 0 && summary.outcomes.size() >= static_cast<std::size_t>(request.max_evals)) break;
-    if (request.time_budget_s > 0 && seconds_since(t0) >= request.time_budget_s) break;
+    if (auto why = stop.check({summary.outcomes.size(), seconds_since(t0), since_improvement})) {
+      summary.stop_reason = *why;
+      break;
+    }
     TemplateState& st = states[turn % states.size()];
     if (st.exhausted) continue;
     auto next = st.strategy->next(st.history);
@@ -311,10 +378,20 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
             summary.validate_s += seconds_since(t_val);
             if (o.status == CandidateStatus::kOk) {
               auto t_meas = Clock::now();
-              auto timing = measure(device_, **kernel, workloads[0].args, inst->geometry, request.protocol);
+              auto timing = measure(device_, **kernel, workloads[0].args, inst->geometry, request.protocol,
+                                    best ? best->timing.median_ms : 0.0);
               summary.measure_s += seconds_since(t_meas);
-              if (!timing.ok()) fail(status_for(timing.error().code), timing.error().message);
-              else o.timing = std::move(*timing);
+              if (!timing.ok()) {
+                fail(status_for(timing.error().code), timing.error().message);
+              } else {
+                o.timing = std::move(*timing);
+                if (o.timing.stop == "cut") {
+                  o.reason = "cut after " + std::to_string(o.timing.count) + " repetitions: fastest " +
+                             std::to_string(o.timing.min_ms) + " ms > " +
+                             std::to_string(request.protocol.cut_ratio) + " x best " +
+                             std::to_string(best->timing.median_ms) + " ms";
+                }
+              }
             }
           }
         }
@@ -343,11 +420,13 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
       (void)inserted;
       ++summary.evaluated;
     }
+    ++since_improvement;
     if (o.status != CandidateStatus::kOk) {
       ++summary.failed;
       ++failures[std::string(status_name(o.status))];
     } else if (!best || o.timing.median_ms < best->timing.median_ms) {
       best = o;
+      since_improvement = 0;
     }
     st.history.push_back({*next, o.status == CandidateStatus::kOk, o.timing.median_ms});
     if (states.front().tpl == st.tpl && name == m.default_config().canonical_name()) {
@@ -357,6 +436,11 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
     emit(TuneEvent::Kind::kCandidate, &summary.outcomes.back());
   }
   summary.winner = best;
+  if (summary.evaluated > 0) {
+    std::vector<const TemplateSource*> tpls;
+    for (const auto& st : states) tpls.push_back(st.tpl);
+    KF_TRY(retime_finalists(tpls, workloads[0].args, problem, prelude, limits, request.protocol, summary));
+  }
   KF_TRY(db_.finish_sweep(sweep_id, utc_now()));
   summary.total_s = seconds_since(t0);
   emit(TuneEvent::Kind::kDone, nullptr);

@@ -29,6 +29,7 @@ struct TuneRequest {
   std::optional<std::string> only_config;  ///< evaluate just this configuration (rerun a failure)
   int max_evals = 0;                       ///< 0: no limit; candidates already stored count
   double time_budget_s = 0;                ///< 0: no limit
+  int no_improvement = 0;                  ///< stop after this many candidates without a faster one; 0: never
   std::uint64_t seed = 1;
   MeasurementProtocol protocol;
   std::string command_line;
@@ -54,6 +55,12 @@ struct TuneEvent {
   double elapsed_s = 0;
 };
 
+/// A finalist: its outcome from the search and its interleaved re-timing.
+struct FinalistTiming {
+  CandidateOutcome outcome;
+  TimingStats interleaved;
+};
+
 struct TuneSummary {
   std::int64_t sweep_id = 0;
   int evaluated = 0;  ///< evaluated by this run
@@ -62,6 +69,11 @@ struct TuneSummary {
   std::vector<CandidateOutcome> outcomes;  ///< in evaluation order
   std::optional<CandidateOutcome> winner;
   std::optional<CandidateOutcome> default_result;  ///< primary template's default configuration
+  std::string stop_reason;
+  /// The fastest candidates re-timed interleaved (A B C A B C ...), when this
+  /// run evaluated anything; the winner is the fastest of them by that
+  /// re-timing and carries its interleaved timing.
+  std::vector<FinalistTiming> finalists;  ///< which stop condition ended the search; empty when the space ran out
   /// Wall time split, seconds, of this run's evaluations.
   double compile_s = 0, validate_s = 0, measure_s = 0, total_s = 0;
 };
@@ -73,6 +85,11 @@ class Tuner {
                           const std::function<void(const TuneEvent&)>& on_event = {});
 
  private:
+  Status retime_finalists(const std::vector<const TemplateSource*>& templates,
+                          const std::vector<KernelArg>& args, const Problem& problem, std::string_view prelude,
+                          const DeviceLimits& limits, const MeasurementProtocol& protocol,
+                          TuneSummary& summary);
+
   Device& device_;
   Database& db_;
   const Operator& op_;

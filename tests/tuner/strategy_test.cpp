@@ -57,3 +57,108 @@ TEST_CASE("splitmix64 is the same everywhere", "[strategy]") {
   CHECK(r.next() == 0x6e789e6aa1b965f4ull);
   for (int i = 0; i < 1000; ++i) CHECK(r.below(7) < 7);
 }
+
+// ---- adaptive strategies on a synthetic landscape -------------------------
+
+namespace {
+
+/// A 4-parameter space (6 x 6 x 5 x 4 = 720 points, some removed as
+/// "invalid") with a known unique optimum, a smooth basin, a deceptive local
+/// minimum far from it, and failing configurations.
+struct Landscape {
+  SpaceFeatures features;
+  std::vector<double> time_ms;  ///< <= 0: the candidate fails
+  std::size_t optimum = 0;
+
+  Landscape() {
+    for (int a = 0; a < 6; ++a)
+      for (int b = 0; b < 6; ++b)
+        for (int c = 0; c < 5; ++c)
+          for (int d = 0; d < 4; ++d) {
+            if ((a + b + c + d) % 11 == 10) continue;  // not in the space (constraint)
+            const double basin = 0.15 * ((a - 4) * (a - 4) + (b - 1) * (b - 1) + 0.5 * (c - 3) * (c - 3)) +
+                                 0.3 * (d - 2) * (d - 2);
+            const double trap = (a == 0 && b == 5) ? -1.2 : 0.0;  // local minimum at the far corner
+            double t = std::exp(basin + trap + 0.02 * ((a * 7 + b * 3 + c * 5 + d) % 4));
+            if (a == 5 && c == 0) t = -1;  // failing candidates (e.g. compile errors)
+            features.push_back({double(1 << a), double(16 * (b + 1)), double(c), double(d * d)});
+            time_ms.push_back(t);
+          }
+    double best = 1e300;
+    for (std::size_t i = 0; i < time_ms.size(); ++i) {
+      if (time_ms[i] > 0 && time_ms[i] < best) {
+        best = time_ms[i];
+        optimum = i;
+      }
+    }
+  }
+
+  /// Evaluations the strategy needs to propose the optimum; 0 if it never does within `budget`.
+  std::size_t evaluations_to_optimum(Strategy& s, std::size_t budget) const {
+    std::vector<Observation> history;
+    for (std::size_t n = 1; n <= budget; ++n) {
+      auto i = s.next(history);
+      if (!i) return 0;
+      if (*i == optimum) return n;
+      history.push_back({*i, time_ms[*i] > 0, time_ms[*i] > 0 ? time_ms[*i] : 0.0});
+    }
+    return 0;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("the synthetic landscape has one optimum away from the default", "[strategy]") {
+  Landscape l;
+  CHECK(l.features.size() > 600);
+  CHECK(l.optimum != 0);
+  int ties = 0;
+  for (double t : l.time_ms) ties += t == l.time_ms[l.optimum];
+  CHECK(ties == 1);
+}
+
+TEST_CASE("every strategy finds the known optimum of a synthetic landscape", "[strategy]") {
+  Landscape l;
+  const std::size_t n = l.features.size();
+  const std::size_t default_index = 0;
+  // Full budget: every strategy that covers the space finds it.
+  for (const auto& name : strategy_names()) {
+    INFO(name);
+    auto s = make_strategy(name, l.features, default_index, 7).value();
+    CHECK(l.evaluations_to_optimum(*s, n) > 0);
+  }
+  // Adaptive strategies find it within a fraction of the space, for every seed tried.
+  for (const char* name : {"annealing", "model"}) {
+    const std::size_t budget = std::string(name) == "model" ? n / 10 : n / 3;
+    for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+      INFO(name << " seed " << seed << " budget " << budget);
+      auto s = make_strategy(name, l.features, default_index, seed).value();
+      CHECK(l.evaluations_to_optimum(*s, budget) > 0);
+    }
+  }
+}
+
+TEST_CASE("adaptive strategies never repeat, start at the default and are deterministic per seed",
+          "[strategy]") {
+  Landscape l;
+  for (const char* name : {"annealing", "model"}) {
+    INFO(name);
+    auto run = [&](std::uint64_t seed) {
+      auto s = make_strategy(name, l.features, 42, seed).value();
+      std::vector<Observation> history;
+      std::vector<std::size_t> order;
+      while (auto i = s->next(history)) {
+        order.push_back(*i);
+        history.push_back({*i, l.time_ms[*i] > 0, l.time_ms[*i] > 0 ? l.time_ms[*i] : 0.0});
+        if (order.size() == 120) break;
+      }
+      return order;
+    };
+    auto a = run(3), b = run(3), c = run(4);
+    REQUIRE(a.size() == 120);
+    CHECK(a.front() == 42);
+    CHECK(std::set<std::size_t>(a.begin(), a.end()).size() == a.size());
+    CHECK(a == b);
+    CHECK(a != c);
+  }
+}

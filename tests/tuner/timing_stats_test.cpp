@@ -22,3 +22,25 @@ TEST_CASE("even count median interpolates; empty is zero", "[timing]") {
   CHECK(e.count == 0);
   CHECK(e.median_ms == 0);
 }
+
+TEST_CASE("median interval: binomial order statistics", "[timing]") {
+  // n = 5: no 95% interval exists; [min, max] covers 1 - 2/32.
+  auto five = median_interval({5, 1, 4, 2, 3});
+  CHECK(five.low_ms == 1);
+  CHECK(five.high_ms == 5);
+  CHECK(five.coverage == Approx(1 - 2.0 / 32));
+  // n = 6: [min, max] covers 1 - 2/64 = 0.969 >= 0.95; [x2, x5] would not.
+  auto six = median_interval({6, 1, 5, 2, 4, 3});
+  CHECK(six.low_ms == 1);
+  CHECK(six.high_ms == 6);
+  CHECK(six.coverage == Approx(1 - 2.0 / 64));
+  // n = 20: the 95% interval is [x6, x15] (coverage 0.9586).
+  std::vector<double> s;
+  for (int i = 20; i >= 1; --i) s.push_back(i);
+  auto twenty = median_interval(s);
+  CHECK(twenty.low_ms == 6);
+  CHECK(twenty.high_ms == 15);
+  CHECK(twenty.coverage == Approx(0.9586).epsilon(1e-3));
+  CHECK(twenty.coverage >= 0.95);
+  CHECK(median_interval({}).coverage == 0);
+}

@@ -17,7 +17,12 @@ namespace {
 const std::string kPlanted = std::string(KFORGE_TEST_DATA_DIR) + "/templates/gemm_naive_planted";
 
 Problem small_problem(const char* layout) {
-  return Problem{"gemm", {{"M", 33}, {"N", 17}, {"K", 9}, {"batch", 2}}, Dtype::kF32, *parse_layout(layout)};
+  Problem p;
+  p.op = "gemm";
+  p.dims = {{"M", 33}, {"N", 17}, {"K", 9}, {"batch", 2}};
+  p.dtype = Dtype::kF32;
+  p.layout = *parse_layout(layout);
+  return p;
 }
 
 TuneRequest request_for(const TemplateCatalog& catalog, Problem p) {

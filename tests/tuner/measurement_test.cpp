@@ -1,0 +1,136 @@
+// The measurement protocol against a scripted device: precision stop, budget
+// and repetition bounds, early cut, interleaved order of finalists.
+#include <catch2/catch.hpp>
+
+#include <deque>
+
+#include "measurement.hpp"
+
+using namespace kforge;
+
+namespace {
+
+class NoCompiler final : public Compiler {
+ public:
+  std::string name() const override { return "none"; }
+  std::string version() const override { return "0"; }
+  Result<CompiledKernel> compile(const std::string&, const std::string&, const std::string&) override {
+    return Error::internal("not a compiler");
+  }
+};
+
+class NamedKernel final : public Kernel {
+ public:
+  explicit NamedKernel(std::string n) : name_(std::move(n)) {}
+  const std::string& name() const override { return name_; }
+  ResourceReport resources() const override { return {}; }
+
+ private:
+  std::string name_;
+};
+
+/// Launch times come from a per-kernel script (the last value repeats);
+/// every launch and flush is logged.
+class ScriptedDevice final : public Device {
+ public:
+  std::map<std::string, std::deque<double>> script;
+  std::vector<std::string> log;
+  const DeviceInfo& info() const override { return info_; }
+  Compiler& compiler() override { return compiler_; }
+  Result<std::unique_ptr<Kernel>> load(const CompiledKernel&) override { return Error::internal("no"); }
+  Result<std::unique_ptr<Buffer>> allocate(std::size_t) override { return Error::internal("no"); }
+  Status write(Buffer&, const void*, std::size_t) override { return ok_status(); }
+  Status read(const Buffer&, void*, std::size_t) override { return ok_status(); }
+  Result<double> launch(Kernel& k, const std::vector<KernelArg>&, const LaunchGeometry&) override {
+    log.push_back(k.name());
+    auto& q = script[k.name()];
+    const double t = q.front();
+    if (q.size() > 1) q.pop_front();
+    return t;
+  }
+  Status flush_cache() override {
+    log.push_back("flush");
+    return ok_status();
+  }
+
+ private:
+  DeviceInfo info_;
+  NoCompiler compiler_;
+};
+
+MeasurementProtocol protocol() {
+  MeasurementProtocol p;
+  p.warmup = 1;
+  p.min_reps = 5;
+  p.max_reps = 30;
+  p.budget_ms = 1e9;  // never by time: the tests must not depend on the wall clock
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("a stable kernel stops once the median's interval is narrow", "[measurement][unit]") {
+  ScriptedDevice dev;
+  NamedKernel k("a");
+  dev.script["a"] = {1.0};
+  auto s = measure(dev, k, {}, {}, protocol());
+  REQUIRE(s.ok());
+  CHECK(s->stop == "ci");
+  CHECK(s->count == 6);  // the first n with a 95% interval
+  CHECK(s->median_ms == 1.0);
+}
+
+TEST_CASE("a noisy kernel runs to max_reps", "[measurement][unit]") {
+  ScriptedDevice dev;
+  NamedKernel k("a");
+  std::deque<double> noisy;
+  for (int i = 0; i < 40; ++i) noisy.push_back(i % 2 ? 1.0 : 2.0);
+  dev.script["a"] = noisy;
+  auto s = measure(dev, k, {}, {}, protocol());
+  REQUIRE(s.ok());
+  CHECK(s->stop == "max_reps");
+  CHECK(s->count == 30);
+  // Warm-up untimed, then a flush before every timed launch.
+  REQUIRE(dev.log.size() == 1 + 2 * 30);
+  CHECK(dev.log[0] == "a");
+  CHECK(dev.log[1] == "flush");
+  CHECK(dev.log[2] == "a");
+}
+
+TEST_CASE("a candidate far slower than the best is cut early", "[measurement][unit]") {
+  ScriptedDevice dev;
+  NamedKernel k("slow");
+  std::deque<double> noisy;
+  for (int i = 0; i < 40; ++i) noisy.push_back(i % 2 ? 10.0 : 12.0);
+  dev.script["slow"] = noisy;
+  auto s = measure(dev, k, {}, {}, protocol(), /*best_ms=*/3.0);
+  REQUIRE(s.ok());
+  CHECK(s->stop == "cut");
+  CHECK(s->count == 3);
+  // Not cut when within the ratio of the best.
+  dev.script["slow"] = noisy;
+  auto near = measure(dev, k, {}, {}, protocol(), /*best_ms=*/4.0);
+  REQUIRE(near.ok());
+  CHECK(near->stop == "max_reps");
+}
+
+TEST_CASE("finalists are re-timed interleaved, one launch of each per round", "[measurement][unit]") {
+  ScriptedDevice dev;
+  NamedKernel a("A"), b("B"), c("C");
+  dev.script["A"] = {2.0};
+  dev.script["B"] = {1.0};
+  dev.script["C"] = {3.0};
+  std::vector<KernelArg> args;
+  auto p = protocol();
+  p.finalist_rounds = 4;
+  auto s = measure_interleaved(dev, {{&a, &args, {}}, {&b, &args, {}}, {&c, &args, {}}}, p);
+  REQUIRE(s.ok());
+  REQUIRE(s->size() == 3);
+  CHECK((*s)[0].count == 4);
+  CHECK((*s)[1].median_ms == 1.0);
+  std::vector<std::string> timed;
+  for (std::size_t i = 3; i < dev.log.size(); ++i) {
+    if (dev.log[i] != "flush") timed.push_back(dev.log[i]);
+  }
+  CHECK(timed == std::vector<std::string>{"A", "B", "C", "A", "B", "C", "A", "B", "C", "A", "B", "C"});
+}

@@ -1,0 +1,127 @@
+// Simulated annealing over a configuration space. Neighbors of a
+// configuration are the configurations that differ from it in exactly one
+// feature (parameter). Energy is log time, so acceptance depends on ratios,
+// not on the kernel's absolute speed.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "search_strategies.hpp"
+
+namespace kforge {
+
+std::vector<double> history_scores(const std::vector<Observation>& history) {
+  double worst = -1e300;
+  bool any_ok = false;
+  for (const auto& o : history) {
+    if (o.ok && o.median_ms > 0) {
+      worst = std::max(worst, std::log(o.median_ms));
+      any_ok = true;
+    }
+  }
+  const double fail = any_ok ? worst + 1.0 : 0.0;
+  std::vector<double> out;
+  out.reserve(history.size());
+  for (const auto& o : history) out.push_back(o.ok && o.median_ms > 0 ? std::log(o.median_ms) : fail);
+  return out;
+}
+
+namespace {
+
+class AnnealingStrategy final : public Strategy {
+ public:
+  AnnealingStrategy(const SpaceFeatures& features, std::size_t first, std::uint64_t seed)
+      : features_(features), first_(first), rng_(seed), seen_(features.size(), false) {
+    // Neighbor lists: configurations equal in all features but one.
+    const std::size_t n = features_.size();
+    const std::size_t dims = n ? features_[0].size() : 0;
+    neighbors_.resize(n);
+    for (std::size_t d = 0; d < dims; ++d) {
+      std::map<std::vector<double>, std::vector<std::size_t>> groups;  // features without d
+      for (std::size_t i = 0; i < n; ++i) {
+        auto key = features_[i];
+        key.erase(key.begin() + static_cast<std::ptrdiff_t>(d));
+        groups[key].push_back(i);
+      }
+      for (const auto& [key, members] : groups) {
+        for (std::size_t a : members) {
+          for (std::size_t b : members) {
+            if (a != b) neighbors_[a].push_back(b);
+          }
+        }
+      }
+    }
+  }
+
+  std::string_view name() const override { return "annealing"; }
+
+  std::optional<std::size_t> next(const std::vector<Observation>& history) override {
+    const std::size_t n = features_.size();
+    for (std::size_t i = consumed_; i < history.size(); ++i) {
+      if (history[i].index < n) seen_[history[i].index] = true;
+    }
+    consumed_ = history.size();
+    if (history.size() >= n) return std::nullopt;
+    if (history.empty()) return propose(first_ < n ? first_ : rng_.below(n));
+
+    // Accept or reject the last proposal against the current state.
+    const auto scores = history_scores(history);
+    std::size_t best = 0;
+    for (std::size_t i = 1; i < history.size(); ++i) {
+      if (scores[i] < scores[best]) best = i;
+    }
+    const std::size_t last = history.size() - 1;
+    if (!current_) {
+      current_ = last;
+    } else if (history[last].ok) {
+      const double delta = scores[last] - scores[*current_];
+      const double temperature = kT0 * std::pow(kCooling, static_cast<double>(history.size()));
+      if (delta <= 0 || rng_.uniform() < std::exp(-delta / std::max(temperature, 1e-9))) current_ = last;
+    }
+    // Move to an unevaluated neighbor of the current state; when there is
+    // none, restart from the best so far, then anywhere unevaluated.
+    for (std::size_t from : {history[*current_].index, history[best].index}) {
+      std::vector<std::size_t> open;
+      for (std::size_t j : neighbors_[from]) {
+        if (!seen_[j]) open.push_back(j);
+      }
+      if (!open.empty()) {
+        if (from != history[*current_].index) current_ = best;
+        return propose(open[rng_.below(open.size())]);
+      }
+    }
+    std::vector<std::size_t> open;
+    for (std::size_t j = 0; j < n; ++j) {
+      if (!seen_[j]) open.push_back(j);
+    }
+    if (open.empty()) return std::nullopt;
+    return propose(open[rng_.below(open.size())]);
+  }
+
+ private:
+  static constexpr double kT0 = 0.5;        ///< initial temperature, in log-time units
+  static constexpr double kCooling = 0.97;  ///< per evaluation
+
+  std::size_t propose(std::size_t i) {
+    seen_[i] = true;
+    return i;
+  }
+
+  SpaceFeatures features_;
+  std::size_t first_;
+  SplitMix64 rng_;
+  std::vector<bool> seen_;
+  std::vector<std::vector<std::size_t>> neighbors_;
+  std::optional<std::size_t> current_;  ///< position in history of the current state
+  std::size_t consumed_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Strategy> make_annealing_strategy(const SpaceFeatures& features, std::size_t first,
+                                                  std::uint64_t seed) {
+  return std::make_unique<AnnealingStrategy>(features, first, seed);
+}
+
+}  // namespace kforge
