@@ -5,6 +5,7 @@
 
 #include "gemm_operator.hpp"
 #include "reduce_operator.hpp"
+#include "softmax_operator.hpp"
 #include "transpose_operator.hpp"
 
 namespace kforge {
@@ -13,6 +14,7 @@ namespace {
 const GemmOperator kGemm{};
 const ReduceOperator kReduce{};
 const TransposeOperator kTranspose{};
+const SoftmaxOperator kSoftmax{};
 
 std::string join(const std::vector<std::string>& v) {
   std::string s;
@@ -29,7 +31,7 @@ const Operator* find_operator(std::string_view name) {
 }
 
 std::vector<const Operator*> all_operators() {
-  return {&kGemm, &kReduce, &kTranspose};
+  return {&kGemm, &kReduce, &kSoftmax, &kTranspose};
 }
 
 Status normalize_attributes(const Operator& op, Problem& p) {
