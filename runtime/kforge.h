@@ -1,0 +1,142 @@
+/* kforge.h: the C interface of the kforge runtime, for C programs and other
+ * languages (libkforge.so, CMake target kforge::c). It opens a device and the
+ * tuning databases, selects a kernel for a problem (explaining why), and
+ * launches it on buffers it allocates. The selection rules are those of the
+ * C++ Lookup (runtime/lookup.hpp, docs/runtime.md).
+ *
+ * Errors: every function that can fail returns a kforge_status; on failure,
+ * kforge_last_error() holds a one-line message for the calling thread.
+ * Strings returned by kforge stay valid for the lookup's lifetime unless
+ * said otherwise. Functions may be called from many threads at once;
+ * launches are serialized. */
+#ifndef KFORGE_H
+#define KFORGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__)
+#define KFORGE_API __attribute__((visibility("default")))
+#else
+#define KFORGE_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bumped when a declaration below changes incompatibly. */
+#define KFORGE_C_API_VERSION 1
+
+typedef enum kforge_status {
+  KFORGE_OK = 0,
+  KFORGE_ERROR_BAD_INPUT = 1,   /* a file, name or value supplied is wrong */
+  KFORGE_ERROR_NOT_FOUND = 2,   /* a named device, template or file does not exist */
+  KFORGE_ERROR_COMPILE = 3,     /* a kernel failed to compile */
+  KFORGE_ERROR_RESOURCE = 4,    /* a configuration exceeds a device limit */
+  KFORGE_ERROR_LAUNCH = 5,      /* a launch or device call failed */
+  KFORGE_ERROR_DATABASE = 6,    /* SQLite reported an error */
+  KFORGE_ERROR_UNSUPPORTED = 7, /* no template can run the problem here */
+  KFORGE_ERROR_INTERNAL = 8
+} kforge_status;
+
+typedef struct kforge_lookup kforge_lookup;       /* a device, its databases and caches */
+typedef struct kforge_selection kforge_selection; /* owned by the lookup */
+typedef struct kforge_buffer kforge_buffer;       /* device memory */
+
+/* Receives each warning (stale or tampered database entries, rejected
+ * overrides) once per lookup. */
+typedef void (*kforge_warning_fn)(const char* message, void* user_data);
+
+typedef struct kforge_options {
+  const char* device;    /* "auto" (also when NULL): the best device present; or "opencl:N" */
+  const char* user_db;   /* searched first; NULL or a missing file: none */
+  const char* system_db; /* the shipped, read-only database; NULL or missing: none */
+  const char* const* template_dirs; /* user template directories, or NULL */
+  size_t num_template_dirs;
+  kforge_warning_fn on_warning; /* NULL: one line on stderr per warning */
+  void* user_data;              /* passed to on_warning */
+  int env_overrides;            /* nonzero: read KFORGE_OVERRIDE_<OP>=template:config */
+} kforge_options;
+
+typedef struct kforge_dim {
+  const char* name; /* "M", "N", "K", "batch" */
+  int64_t value;
+} kforge_dim;
+
+typedef struct kforge_problem {
+  const char* op; /* "gemm" */
+  const kforge_dim* dims;
+  size_t num_dims; /* dims in any order; those with defaults (batch) may be left out */
+  const char* dtype;  /* "f32", "f16", "bf16"; NULL: "f32" */
+  const char* layout; /* "NN", "NT", "TN", "TT"; NULL: "NN" */
+} kforge_problem;
+
+typedef enum kforge_arg_kind {
+  KFORGE_ARG_BUFFER = 0,
+  KFORGE_ARG_INT32 = 1,
+  KFORGE_ARG_FLOAT32 = 2
+} kforge_arg_kind;
+
+/* One kernel argument, in the operator's order (docs/runtime.md lists gemm's). */
+typedef struct kforge_arg {
+  kforge_arg_kind kind;
+  kforge_buffer* buffer;
+  int32_t i32;
+  float f32;
+} kforge_arg;
+
+KFORGE_API int kforge_api_version(void); /* KFORGE_C_API_VERSION of the library */
+KFORGE_API const char* kforge_status_string(kforge_status status); /* "bad input", ... */
+/* The message of the last failed call in this thread; "" after a success. */
+KFORGE_API const char* kforge_last_error(void);
+
+/* Defaults: device "auto", no databases, no template directories, warnings
+ * on stderr, environment overrides read. */
+KFORGE_API void kforge_options_init(kforge_options* options);
+/* Opens the device and both databases (read-only). */
+KFORGE_API kforge_status kforge_open(const kforge_options* options, kforge_lookup** out);
+/* Frees the lookup, its selections and kernels. Destroy its buffers first. */
+KFORGE_API void kforge_close(kforge_lookup* lookup);
+KFORGE_API const char* kforge_device_name(const kforge_lookup* lookup);
+
+/* Selects a kernel. Cached per problem: a repeated call takes no lock and
+ * allocates nothing. *out stays valid until kforge_close. */
+KFORGE_API kforge_status kforge_select(kforge_lookup* lookup, const kforge_problem* problem,
+                                       const kforge_selection** out);
+/* "override", "exact", "nearest", "same_arch", "same_vendor" or "default". */
+KFORGE_API const char* kforge_selection_rule(const kforge_selection* selection);
+KFORGE_API const char* kforge_selection_template(const kforge_selection* selection);
+KFORGE_API const char* kforge_selection_config(const kforge_selection* selection);
+/* Every rule tried and every entry skipped, one per line. */
+KFORGE_API const char* kforge_selection_explain(const kforge_selection* selection);
+/* The problem key the entry was tuned on; "" for override and default. */
+KFORGE_API const char* kforge_selection_tuned_problem(const kforge_selection* selection);
+
+/* Makes template:config the first rule for `op` (validated against the
+ * template's declarations now, and against each problem at select time);
+ * a NULL template_name removes the override. Cached selections are dropped
+ * (pointers already returned stay valid). */
+KFORGE_API kforge_status kforge_set_override(kforge_lookup* lookup, const char* op,
+                                             const char* template_name, const char* config);
+
+KFORGE_API kforge_status kforge_buffer_create(kforge_lookup* lookup, size_t bytes,
+                                              kforge_buffer** out);
+KFORGE_API kforge_status kforge_buffer_write(kforge_lookup* lookup, kforge_buffer* buffer,
+                                             const void* src, size_t bytes);
+KFORGE_API kforge_status kforge_buffer_read(kforge_lookup* lookup, const kforge_buffer* buffer,
+                                            void* dst, size_t bytes);
+KFORGE_API void kforge_buffer_destroy(kforge_buffer* buffer);
+
+/* Generates, compiles and loads the selected kernel (once; later calls
+ * return at once). kforge_launch does it too when needed. */
+KFORGE_API kforge_status kforge_prepare(kforge_lookup* lookup, const kforge_selection* selection);
+/* Launches and waits; *device_ms (may be NULL) receives the kernel's device time. */
+KFORGE_API kforge_status kforge_launch(kforge_lookup* lookup, const kforge_selection* selection,
+                                       const kforge_arg* args, size_t num_args, double* device_ms);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KFORGE_H */
