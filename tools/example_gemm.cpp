@@ -24,7 +24,7 @@ int main(int argc, char** argv) {
   auto lookup = Lookup::open(db_path, **device, std::move(*catalog));
   if (!lookup.ok()) return std::fprintf(stderr, "%s\n", lookup.error().message.c_str()), 1;
 
-  Problem problem{"gemm", {{"M", M}, {"N", N}, {"K", K}}, Dtype::kF32, Layout{}};
+  Problem problem{"gemm", {{"M", M}, {"N", N}, {"K", K}}, Dtype::kF32, Layout{}, {}, {}};
   auto sel = (*lookup)->select(problem);
   if (!sel.ok()) return std::fprintf(stderr, "%s\n", sel.error().message.c_str()), 1;
   std::printf("%s: %s %s\n%s", sel->rule.c_str(), sel->template_name.c_str(), sel->config.c_str(),
