@@ -78,7 +78,7 @@ int main(int argc, char** argv) {
   out["device"] = (*device)->info().to_json();
   auto catalog = TemplateCatalog::builtin();
   if (!catalog.ok()) die("templates", catalog.error());
-  const Problem problem{"gemm", {{"M", m}, {"N", n}, {"K", k}, {"batch", 1}}, Dtype::kF32, Layout{}};
+  const Problem problem{"gemm", {{"M", m}, {"N", n}, {"K", k}, {"batch", 1}}, Dtype::kF32, Layout{}, {}, {}};
   out["problem"] = problem.key();
 
   // Cold start: open the database, select, get a launchable kernel. Whether

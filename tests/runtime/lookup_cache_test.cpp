@@ -105,7 +105,7 @@ TEST_CASE("a repeated select is a cached lookup that allocates nothing", "[looku
   CHECK(t_allocations == 0);
   CHECK(again == *first);
   // Written without batch: another cache entry, the same choice.
-  auto no_batch = lookup->select_ref(Problem{"gemm", {{"M", 33}, {"N", 17}, {"K", 9}}, Dtype::kF32, Layout{}});
+  auto no_batch = lookup->select_ref(Problem{"gemm", {{"M", 33}, {"N", 17}, {"K", 9}}, Dtype::kF32, Layout{}, {}, {}});
   REQUIRE(no_batch.ok());
   CHECK(*no_batch != *first);
   CHECK((*no_batch)->config == (*first)->config);

@@ -23,7 +23,7 @@ namespace kforge::test {
 inline const std::string kPlanted = std::string(KFORGE_TEST_DATA_DIR) + "/templates/gemm_naive_planted";
 
 inline Problem gemm(std::int64_t m, std::int64_t n, std::int64_t k) {
-  return Problem{"gemm", {{"M", m}, {"N", n}, {"K", k}, {"batch", 1}}, Dtype::kF32, Layout{}};
+  return Problem{"gemm", {{"M", m}, {"N", n}, {"K", k}, {"batch", 1}}, Dtype::kF32, Layout{}, {}, {}};
 }
 
 inline TemplateCatalog catalog_with(const std::vector<std::string>& dirs = {kPlanted}) {

@@ -35,7 +35,7 @@ TEST_CASE("exact, nearest and default rules", "[lookup][opencl]") {
 
   // Another layout is not comparable: nothing tuned, so the default.
   const Selection other_layout = select_ok(
-      *lookup, Problem{"gemm", {{"M", 33}, {"N", 17}, {"K", 9}}, Dtype::kF32, *parse_layout("TT")});
+      *lookup, Problem{"gemm", {{"M", 33}, {"N", 17}, {"K", 9}}, Dtype::kF32, *parse_layout("TT"), {}, {}});
   CHECK(other_layout.rule == "default");
   CHECK(other_layout.template_name == "gemm_simt_tiled");  // built-in before user templates
   CHECK_THAT(other_layout.explanation, Catch::Contains("nearest: no usable tuned problem"));
