@@ -155,7 +155,7 @@ TEST_CASE("device selectors", "[opencl][devices]") {
       REQUIRE_FALSE(dev.ok());
       CHECK(dev.error().code == ErrorCode::kBadInput);
       CHECK(dev.error().message ==
-            "unknown device selector '" + std::string(s) + "' (expected auto or opencl:N)");
+            "unknown device selector '" + std::string(s) + "' (expected auto or opencl:N or cuda:N or hip:N)");
     }
   }
 }
