@@ -2,7 +2,8 @@
 # the Debian packages kforge needs that are missing. Does nothing when all are
 # present, so it is safe to run every time.
 kforge_packages=(cmake g++ make pkg-config git libsqlite3-dev nlohmann-json3-dev libcli11-dev catch2
-                 ocl-icd-opencl-dev opencl-headers pocl-opencl-icd)
+                 ocl-icd-opencl-dev opencl-headers pocl-opencl-icd
+                 libamdhip64-dev libhiprtc-builtins5 rocm-device-libs llvm-15-dev)
 
 kforge_install_deps() {
   local missing=()
