@@ -30,6 +30,12 @@ CASES = [
     ("softmax", "rows=32,cols=65536", "", "none"),
     ("transpose", "rows=512,cols=512,batch=1", "", "none"),
     ("transpose", "rows=2048,cols=2048,batch=1", "", "none"),
+    ("layernorm", "rows=256,cols=1024", "", "none"),
+    ("layernorm", "rows=2048,cols=4096", "", "none"),
+    ("rmsnorm", "rows=256,cols=1024", "", "none"),
+    ("rmsnorm", "rows=2048,cols=4096", "", "none"),
+    ("attention", "B=1,H=8,S=256,D=64", "mask=causal", "none"),
+    ("attention", "B=4,H=8,S=1,SK=4096,D=128", "mask=none", "none"),  # decode step
 ]
 
 
@@ -56,6 +62,8 @@ def problem_bytes(op, shape):
         return 4 * (m * k + k * n + m * n + n)
     if op == "reduce":
         return 4 * d["rows"] * d["cols"] + 4 * d["rows"]
+    if op == "attention":  # Q, K, V in, O out, all f32
+        return 4 * d["B"] * d["H"] * d["D"] * (2 * d["S"] + 2 * d.get("SK", d["S"]))
     return 8 * d["rows"] * d["cols"] * d.get("batch", 1)  # softmax, transpose: f32 in, f32 out
 
 

@@ -3,8 +3,11 @@
 
 #include <algorithm>
 
+#include "attention_operator.hpp"
 #include "gemm_operator.hpp"
+#include "layernorm_operator.hpp"
 #include "reduce_operator.hpp"
+#include "rmsnorm_operator.hpp"
 #include "softmax_operator.hpp"
 #include "transpose_operator.hpp"
 
@@ -12,6 +15,9 @@ namespace kforge {
 
 namespace {
 const GemmOperator kGemm{};
+const LayernormOperator kLayernorm{};
+const RmsnormOperator kRmsnorm{};
+const AttentionOperator kAttention{};
 const ReduceOperator kReduce{};
 const TransposeOperator kTranspose{};
 const SoftmaxOperator kSoftmax{};
@@ -31,7 +37,7 @@ const Operator* find_operator(std::string_view name) {
 }
 
 std::vector<const Operator*> all_operators() {
-  return {&kGemm, &kReduce, &kSoftmax, &kTranspose};
+  return {&kGemm, &kReduce, &kSoftmax, &kTranspose, &kLayernorm, &kRmsnorm, &kAttention};
 }
 
 Status normalize_attributes(const Operator& op, Problem& p) {
