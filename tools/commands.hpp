@@ -12,6 +12,7 @@ void add_templates_command(CLI::App& app, CommonOptions& o);
 void add_tune_command(CLI::App& app, CommonOptions& o);
 void add_show_command(CLI::App& app, CommonOptions& o);
 void add_lookup_command(CLI::App& app, CommonOptions& o);
+void add_compile_command(CLI::App& app, CommonOptions& o);
 /// `kforge db verify|merge|migrate` (cmd_db.cpp).
 void add_db_command(CLI::App& app, CommonOptions& o);
 /// The `db` command group, created on first use: other `db` subcommands attach here.

@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   cli::add_tune_command(app, options);
   cli::add_show_command(app, options);
   cli::add_lookup_command(app, options);
+  cli::add_compile_command(app, options);
   cli::add_db_command(app, options);
   try {
     app.parse(argc, argv);

@@ -47,6 +47,17 @@ typedef unsigned int uint;
  * backend reads it at load time and raises the kernel's limit above 48 KB. */
 #define KF_DYNAMIC_SHARED_BYTES(n) extern "C" __device__ int kf_dynamic_shared_bytes = (n);
 
+/* ---- OpenCL C's float constants, which portable templates may use ---- */
+#ifndef INFINITY
+#define INFINITY __int_as_float(0x7f800000)
+#endif
+#ifndef NAN
+#define NAN __int_as_float(0x7fffffff)
+#endif
+#ifndef FLT_MAX
+#define FLT_MAX 3.402823466e+38f
+#endif
+
 /* ---- input dtype: storage type and loads through float ---- */
 #define KF_CAT_(a, b) a##b
 #define KF_CAT(a, b) KF_CAT_(a, b)

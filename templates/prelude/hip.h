@@ -46,6 +46,17 @@ typedef unsigned int uint;
  * at file scope records n in the module, read by the backend at load time. */
 #define KF_DYNAMIC_SHARED_BYTES(n) extern "C" __device__ int kf_dynamic_shared_bytes = (n);
 
+/* ---- OpenCL C's float constants, which portable templates may use ---- */
+#ifndef INFINITY
+#define INFINITY __builtin_inff()
+#endif
+#ifndef NAN
+#define NAN __builtin_nanf("")
+#endif
+#ifndef FLT_MAX
+#define FLT_MAX 3.402823466e+38f
+#endif
+
 /* ---- input dtype: storage type and loads through float ---- */
 #define KF_CAT_(a, b) a##b
 #define KF_CAT(a, b) KF_CAT_(a, b)

@@ -1,0 +1,168 @@
+// NVRTC compiles every portable template (every dtype and layout it declares,
+// a deterministic sample of configurations) and every configuration of the
+// tensor-core GEMM for sm_80 and sm_90, with no GPU. Needs NVRTC (the CUDA
+// toolkit); without it these tests fail, saying so.
+#include <catch2/catch.hpp>
+
+#include <set>
+
+#include "arch_guard.hpp"
+#include "builtin_templates.hpp"
+#include "cuda_backend.hpp"
+#include "instance.hpp"
+#include "occupancy.hpp"
+#include "operator.hpp"
+#include "search_space.hpp"
+#include "target.hpp"
+#include "test_level.hpp"
+
+using namespace kforge;
+
+namespace {
+
+constexpr const char* kArchs[] = {"sm_80", "sm_90"};
+
+void require_nvrtc() {
+  auto v = nvrtc_version();
+  if (!v.ok()) FAIL("NVRTC is required for this test (install the CUDA toolkit): " << v.error().message);
+}
+
+/// A problem for `op` with every dim 96 (batch 1), normalized.
+Problem probe(const Operator& op, Dtype d, const Layout& l) {
+  Problem p;
+  p.op = std::string(op.name());
+  for (const auto& dim : op.dims()) p.dims[dim] = dim == "batch" ? 1 : 96;
+  p.dtype = d;
+  p.layout = l;
+  auto n = op.normalize(p);
+  REQUIRE(n.ok());
+  return *n;
+}
+
+/// The default configuration plus `n` spread evenly over the space.
+std::vector<Config> sample(const std::vector<Config>& all, const Config& def, std::size_t n) {
+  std::vector<Config> out{def};
+  if (all.empty() || n == 0) return out;
+  for (std::size_t i = 0; i < n; ++i) {
+    const Config& c = all[(i * all.size()) / n + (all.size() / (2 * n))];
+    if (c != def) out.push_back(c);
+  }
+  return out;
+}
+
+struct Compiled {
+  int count = 0;
+  std::set<std::string> templates;
+};
+
+}  // namespace
+
+TEST_CASE("NVRTC compiles every portable template for sm_80 and sm_90", "[cuda][nvrtc]") {
+  require_nvrtc();
+  auto builtins = builtin_templates();
+  REQUIRE(builtins.ok());
+  // core: the default configuration of every third dtype x layout combination,
+  // alternating architectures; full: every combination, 4 more configurations, both.
+  const bool full = test::test_level() == test::TestLevel::kFull;
+  const std::size_t per_combo = full ? 4 : 0;
+  Compiled done;
+  for (const auto& tpl : *builtins) {
+    const auto& m = tpl.manifest;
+    if (!m.supports_target("cuda") || !m.arch_guard.empty()) continue;
+    const Operator* op = find_operator(m.op);
+    REQUIRE(op != nullptr);
+    std::size_t combo = 0;
+    for (Dtype d : m.dtypes) {
+      for (const Layout& l : m.layouts) {
+        const Problem p = probe(*op, d, l);
+        // core: every third combination (rotating), each on one architecture.
+        const std::size_t idx = combo++;
+        if (!full && idx % 3 != 0) continue;
+        const char* arch = kArchs[(idx / 3) % 2];
+        const Target t = *parse_target(std::string("cuda:") + arch);
+        SearchSpace space(m, *op, p, t.info.limits());
+        auto all = space.enumerate();
+        REQUIRE(all.ok());
+        for (const Config& c : sample(*all, m.default_config(), per_combo)) {
+          auto inst = instantiate(tpl, prelude_text("cuda"), *op, c, p, t.info.limits());
+          if (!inst.ok()) continue;  // the default may not fit the probe problem
+          INFO(m.name << " " << c.canonical_name() << " " << p.key() << " on " << arch);
+          for (const char* a : kArchs) {
+            if (!full && a != arch) continue;
+            auto out = nvrtc_compile(inst->source, inst->kernel_name, a, "");
+            if (!out.ok()) FAIL(out.error().message << "\n" << out.error().context);
+            CHECK(out->kernel.resources.registers > 0);
+            CHECK(out->kernel.resources.spill_stores >= 0);
+            CHECK(out->kernel.resources.max_block_threads ==
+                  inst->geometry.block[0] * inst->geometry.block[1] * inst->geometry.block[2]);
+            ++done.count;
+          }
+          done.templates.insert(m.name);
+        }
+      }
+    }
+  }
+  CHECK(done.templates.count("gemm_simt_tiled") == 1);
+  WARN("NVRTC compiled " << done.count << " portable instances of " << done.templates.size() << " templates");
+}
+
+TEST_CASE("every gemm_mma_sync configuration compiles for sm_80 and sm_90", "[cuda][nvrtc]") {
+  require_nvrtc();
+  auto builtins = builtin_templates();
+  REQUIRE(builtins.ok());
+  const TemplateSource* tpl = nullptr;
+  for (const auto& t : *builtins)
+    if (t.manifest.name == "gemm_mma_sync") tpl = &t;
+  REQUIRE(tpl != nullptr);
+  CHECK(tpl->manifest.targets == std::vector<std::string>{"cuda"});
+  CHECK(tpl->manifest.arch_guard == std::vector<std::string>{"sm_80+"});
+  const Operator* op = find_operator("gemm");
+  int compiled = 0, index = 0;
+  for (const char* arch : kArchs) {
+    const Target t = *parse_target(std::string("cuda:") + arch);
+    REQUIRE(check_arch_guard(tpl->manifest, "cuda", arch).ok());
+    const Problem base = probe(*op, Dtype::kF16, *parse_layout("NN"));
+    SearchSpace space(tpl->manifest, *op, base, t.info.limits());
+    auto all = space.enumerate();
+    REQUIRE(all.ok());
+    REQUIRE(all->size() >= 16);
+    for (const Config& c : *all) {
+      // Rotate dtype and layout over the configurations so every one is covered.
+      const Dtype d = tpl->manifest.dtypes[static_cast<std::size_t>(index) % tpl->manifest.dtypes.size()];
+      const Layout& l = tpl->manifest.layouts[static_cast<std::size_t>(index / 2) % tpl->manifest.layouts.size()];
+      ++index;
+      const Problem p = probe(*op, d, l);
+      auto inst = instantiate(*tpl, prelude_text("cuda"), *op, c, p, t.info.limits());
+      REQUIRE(inst.ok());
+      INFO(c.canonical_name() << " " << p.key() << " on " << arch);
+      auto out = nvrtc_compile(inst->source, inst->kernel_name, arch, "");
+      if (!out.ok()) FAIL(out.error().message << "\n" << out.error().context);
+      const ResourceReport& r = out->kernel.resources;
+      CHECK(r.registers > 0);
+      CHECK(out->dynamic_shared_bytes > 0);
+      CHECK(r.local_mem_bytes >= out->dynamic_shared_bytes);
+      CHECK(r.max_block_threads == inst->geometry.block[0]);
+      ++compiled;
+    }
+  }
+  WARN("NVRTC compiled " << compiled << " gemm_mma_sync configurations");
+}
+
+TEST_CASE("the CUDA prelude's epilogue compiles for every activation", "[cuda][nvrtc]") {
+  require_nvrtc();
+  for (int act = 0; act <= 3; ++act) {
+    const std::string src = "#define KF_BIAS 1\n#define KF_ACTIVATION " + std::to_string(act) + "\n" +
+                            std::string(prelude_text("cuda")) +
+                            "KF_KERNEL void k(float* x) { x[KF_THREAD_X] = kf_activation(x[KF_THREAD_X]); }\n";
+    auto out = nvrtc_compile(src, "k", "sm_80", "");
+    INFO("KF_ACTIVATION " << act);
+    REQUIRE(out.ok());
+  }
+  // A compile error names the kernel and carries the log.
+  auto bad = nvrtc_compile(std::string(prelude_text("cuda")) + "KF_KERNEL void k(float* x) { x[0] = y; }\n", "k",
+                           "sm_90", "");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().code == ErrorCode::kCompile);
+  CHECK(bad.error().message.find("build failed for k (sm_90): ") == 0);
+  CHECK(bad.error().context.find("identifier \"y\" is undefined") != std::string::npos);
+}

@@ -1,0 +1,233 @@
+// `kforge compile`: compile-only mode. Compiles template instances for a GPU
+// architecture with NVRTC or hipRTC, no GPU needed, and reports each
+// candidate's resources, the occupancy they allow and whether the tuner would
+// prune it. Opens no device (hipRTC and PoCL must not share a process).
+#include <filesystem>
+#include <fstream>
+
+#include "arch_guard.hpp"
+#include "builtin_templates.hpp"
+#include "commands.hpp"
+#include "cuda_backend.hpp"
+#include "hip_backend.hpp"
+#include "instance.hpp"
+#include "occupancy.hpp"
+#include "operator.hpp"
+#include "search_space.hpp"
+#include "target.hpp"
+
+namespace kforge::cli {
+
+namespace {
+
+struct CompileOptions {
+  std::string target;
+  std::string config;
+  int max_configs = 0;
+  std::string out_dir;
+};
+
+struct Candidate {
+  std::string template_name, config, status = "ok", reason;
+  ResourceReport res;
+  std::int64_t threads = 0;
+  OccupancyDetail occ;
+  std::optional<std::string> prune;
+  double compile_ms = 0;
+  AmdKernelMetadata amd;
+};
+
+/// `n` configurations spread evenly over `all` (all of them when n <= 0 or n >= size).
+std::vector<Config> sample(const std::vector<Config>& all, int n) {
+  if (n <= 0 || static_cast<std::size_t>(n) >= all.size()) return all;
+  std::vector<Config> out;
+  for (int i = 0; i < n; ++i) out.push_back(all[static_cast<std::size_t>(i) * all.size() / static_cast<std::size_t>(n)]);
+  return out;
+}
+
+void write_file(const std::filesystem::path& p, const void* data, std::size_t size) {
+  std::ofstream f(p, std::ios::binary);
+  f.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
+  if (!f) throw ErrorException(Error::bad_input("--out: cannot write " + p.string()));
+}
+
+Candidate compile_one(const Target& target, const TemplateSource& tpl, const Operator& op, const Config& cfg,
+                      const Problem& problem, const std::string& out_dir) {
+  Candidate c;
+  c.template_name = tpl.manifest.name;
+  c.config = cfg.canonical_name();
+  auto inst = instantiate(tpl, prelude_text(target.backend), op, cfg, problem, target.info.limits());
+  if (!inst.ok()) {
+    c.status = inst.error().code == ErrorCode::kResource ? "resource_limit" : "not_supported";
+    c.reason = inst.error().message;
+    return c;
+  }
+  c.threads = inst->geometry.block[0] * inst->geometry.block[1] * inst->geometry.block[2];
+  std::vector<std::uint8_t> binary;
+  std::string ptx, log;
+  Result<CompiledKernel> compiled = Error::internal("unset");
+  if (target.backend == "cuda") {
+    auto r = nvrtc_compile(inst->source, inst->kernel_name, target.arch, "");
+    if (r.ok()) {
+      ptx = r->ptx;
+      compiled = std::move(r->kernel);
+    } else {
+      compiled = r.error();
+    }
+  } else {
+    auto r = hiprtc_compile(inst->source, inst->kernel_name, target.arch, "");
+    if (r.ok()) {
+      c.amd = r->metadata;
+      compiled = std::move(r->kernel);
+    } else {
+      compiled = r.error();
+    }
+  }
+  if (!out_dir.empty()) {
+    const std::filesystem::path base = std::filesystem::path(out_dir) / inst->kernel_name;
+    write_file(base.string() + (target.backend == "cuda" ? ".cu" : ".hip"), inst->source.data(), inst->source.size());
+    if (compiled.ok()) {
+      write_file(base.string() + (target.backend == "cuda" ? ".cubin" : ".co"), compiled->binary.data(),
+                 compiled->binary.size());
+      if (!ptx.empty()) write_file(base.string() + ".ptx", ptx.data(), ptx.size());
+      write_file(base.string() + ".log", compiled->log.data(), compiled->log.size());
+    } else {
+      const std::string text = compiled.error().message + "\n" + compiled.error().context;
+      write_file(base.string() + ".log", text.data(), text.size());
+    }
+  }
+  if (!compiled.ok()) {
+    if (compiled.error().code == ErrorCode::kNotFound) throw ErrorException(compiled.error());
+    c.status = compiled.error().code == ErrorCode::kUnsupported ? "not_supported" : "compile_error";
+    c.reason = compiled.error().message;
+    return c;
+  }
+  c.res = compiled->resources;
+  c.compile_ms = compiled->compile_ms;
+  c.occ = occupancy_detail(c.res, c.threads, target.resources);
+  c.prune = prune_reason(c.res, target.info, c.threads);
+  if (c.prune) {
+    c.status = "resource_limit";
+    c.reason = *c.prune;
+  }
+  return c;
+}
+
+nlohmann::json to_json(const Candidate& c, const std::string& backend) {
+  nlohmann::json j = {{"template", c.template_name}, {"config", c.config},       {"status", c.status},
+                      {"registers", c.res.registers},   {"shared_bytes", c.res.local_mem_bytes},
+                      {"stack_bytes", c.res.private_mem_bytes}, {"spill_stores", c.res.spill_stores},
+                      {"spill_loads", c.res.spill_loads}, {"threads_per_block", c.threads},
+                      {"occupancy", c.occ.occupancy},   {"occupancy_limiter", c.occ.limiter},
+                      {"blocks_per_unit", c.occ.blocks_per_unit}, {"pruned", c.prune.has_value()},
+                      {"compile_ms", c.compile_ms}};
+  if (!c.reason.empty()) j["reason"] = c.reason;
+  if (backend == "hip" && !c.amd.name.empty()) {
+    j["amdgpu"] = {{"vgprs", c.amd.vgpr_count}, {"agprs", c.amd.agpr_count}, {"sgprs", c.amd.sgpr_count},
+                   {"lds_bytes", c.amd.lds_bytes}, {"scratch_bytes", c.amd.scratch_bytes},
+                   {"wavefront_size", c.amd.wavefront_size}, {"vgpr_spills", c.amd.vgpr_spill_count},
+                   {"sgpr_spills", c.amd.sgpr_spill_count}};
+  }
+  return j;
+}
+
+std::string num(std::int64_t v) { return v < 0 ? "-" : std::to_string(v); }
+
+}  // namespace
+
+void add_compile_command(CLI::App& app, CommonOptions& o) {
+  auto* cmd = app.add_subcommand("compile",
+                                 "Compile template instances for a GPU architecture (no GPU needed) and report "
+                                 "registers, shared memory, spills, occupancy and pruning");
+  auto c = std::make_shared<CompileOptions>();
+  cmd->add_option("--target", c->target, "cuda:sm_80, cuda:sm_90, hip:gfx90a, ... (docs/backends.md)")->required();
+  add_problem_flags(*cmd, o);
+  add_template_flag(*cmd, o);
+  add_json_flag(*cmd, o);
+  cmd->add_option("--config", c->config, "Compile only this configuration (canonical name)");
+  cmd->add_option("--max-configs", c->max_configs, "At most this many configurations per template, spread "
+                                                   "evenly over the valid space (0: all)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--out", c->out_dir, "Write each instance's source, binary (cubin + PTX, or code object) and log here");
+  cmd->callback([&o, c] {
+    const Target target = unwrap(parse_target(c->target));
+    const std::string compiler = target.backend == "cuda" ? "nvrtc " + unwrap(nvrtc_version())
+                                                          : unwrap(hiprtc_version());
+    Problem problem = make_problem(o);
+    TemplateCatalog catalog = make_catalog(o);
+    const Operator* op = find_operator(problem.op);
+    if (!c->out_dir.empty()) {
+      std::error_code ec;
+      std::filesystem::create_directories(c->out_dir, ec);
+      if (ec) throw ErrorException(Error::bad_input("--out: cannot create '" + c->out_dir + "': " + ec.message()));
+    }
+    std::vector<const TemplateSource*> templates = catalog.for_op(problem.op, target.backend);
+    if (!o.template_dirs.empty()) {
+      std::vector<const TemplateSource*> user;
+      for (const auto* t : templates)
+        if (t->origin.rfind("builtin:", 0) != 0) user.push_back(t);
+      templates = user;
+    }
+    if (templates.empty()) {
+      throw ErrorException(Error::bad_input("no template for " + problem.op + " targets " + target.backend));
+    }
+    std::vector<Candidate> results;
+    nlohmann::json skipped = nlohmann::json::array();
+    for (const auto* tpl : templates) {
+      const auto& m = tpl->manifest;
+      if (Status g = check_arch_guard(m, target.backend, target.arch); !g.ok()) {
+        skipped.push_back({{"template", m.name}, {"reason", g.error().message}});
+        continue;
+      }
+      if (!m.supports(problem.dtype) || !m.supports(problem.layout)) {
+        skipped.push_back({{"template", m.name},
+                           {"reason", m.name + " does not support dtype " + std::string(dtype_name(problem.dtype)) +
+                                          " with layout " + problem.layout.name()}});
+        continue;
+      }
+      std::vector<Config> configs;
+      if (!c->config.empty()) {
+        Config cfg = unwrap(Config::parse(c->config));
+        if (!m.check_declared(cfg).ok()) continue;  // another template's configuration
+        configs.push_back(cfg);
+      } else {
+        SearchSpace space(m, *op, problem, target.info.limits());
+        configs = sample(unwrap(space.enumerate()), c->max_configs);
+      }
+      for (const auto& cfg : configs) results.push_back(compile_one(target, *tpl, *op, cfg, problem, c->out_dir));
+    }
+    if (!c->config.empty() && results.empty()) {
+      throw ErrorException(Error::bad_input("--config: '" + c->config + "' is not a configuration of any template "
+                                            "for " + problem.op + " on " + target.backend));
+    }
+    if (o.json) {
+      nlohmann::json cands = nlohmann::json::array();
+      for (const auto& r : results) cands.push_back(to_json(r, target.backend));
+      print_json({{"target", c->target},
+                  {"arch", target.arch},
+                  {"compiler", compiler},
+                  {"problem", problem.key()},
+                  {"min_useful_occupancy", kMinUsefulOccupancy},
+                  {"candidates", cands},
+                  {"skipped_templates", skipped}});
+      return;
+    }
+    std::cout << problem.key() << " for " << c->target << " (" << target.resources.reference_part << "), " << compiler
+              << ": " << results.size() << " candidate(s)\n";
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& r : results) {
+      rows.push_back({r.template_name, r.config, r.status, num(r.res.registers), num(r.res.local_mem_bytes),
+                      num(r.res.spill_stores) + "/" + num(r.res.spill_loads), std::to_string(r.threads),
+                      r.status == "compile_error" || r.status == "not_supported"
+                          ? "-"
+                          : fmt(100.0 * r.occ.occupancy, 3) + "% (" + r.occ.limiter + ")",
+                      r.reason});
+    }
+    print_table({"template", "config", "status", "regs", "smem B", "spill st/ld", "threads", "occupancy", "why"},
+                rows);
+    for (const auto& s : skipped) std::cout << "skipped " << s["template"].get<std::string>() << ": "
+                                            << s["reason"].get<std::string>() << "\n";
+  });
+}
+
+}  // namespace kforge::cli
