@@ -17,5 +17,10 @@ void add_compile_command(CLI::App& app, CommonOptions& o);
 void add_db_command(CLI::App& app, CommonOptions& o);
 /// The `db` command group, created on first use: other `db` subcommands attach here.
 CLI::App& db_command(CLI::App& app);
+void add_export_command(CLI::App& app, CommonOptions& o);
+void add_import_command(CLI::App& app, CommonOptions& o);
+void add_compare_command(CLI::App& app, CommonOptions& o);
+void add_capabilities_command(CLI::App& app, CommonOptions& o);
+void add_report_command(CLI::App& app, CommonOptions& o);
 
 }  // namespace kforge::cli

@@ -4,6 +4,8 @@
 kforge_packages=(cmake g++ make pkg-config git libsqlite3-dev nlohmann-json3-dev libcli11-dev catch2
                  ocl-icd-opencl-dev opencl-headers pocl-opencl-icd
                  libamdhip64-dev libhiprtc-builtins5 rocm-device-libs llvm-15-dev)
+# The report test: a headless browser renders kforge report, libpng reads its screenshot.
+kforge_packages+=(chromium libpng-dev)
 
 kforge_install_deps() {
   local missing=()

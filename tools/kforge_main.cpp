@@ -18,6 +18,11 @@ int main(int argc, char** argv) {
   cli::add_lookup_command(app, options);
   cli::add_compile_command(app, options);
   cli::add_db_command(app, options);
+  cli::add_export_command(app, options);
+  cli::add_import_command(app, options);
+  cli::add_compare_command(app, options);
+  cli::add_capabilities_command(app, options);
+  cli::add_report_command(app, options);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,230 @@
+// kforge export and import: golden files for every format, filters, stale
+// template versions, the JSON round trip, and the generated C++ header
+// compiled and run without SQLite.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_util.hpp"
+#include "golden.hpp"
+#include "tools_fixtures.hpp"
+
+using namespace kforge;
+using nlohmann::json;
+
+namespace {
+
+struct FixtureDir {
+  test::TempDir dir;
+  std::string base = dir.file("base.db");
+  FixtureDir() { test::build_fixture_db(base, test::Fixture::kBase); }
+};
+
+std::string ok_output(const test::CommandResult& r) {
+  INFO("stdout: " << r.out.substr(0, 2000) << "\nstderr: " << r.err);
+  REQUIRE(r.exit_code == 0);
+  return r.out;
+}
+
+/// Winners of a JSON export as comparable tuples.
+std::vector<std::string> winner_lines(const json& doc) {
+  std::vector<std::string> out;
+  for (const auto& w : doc["winners"]) {
+    out.push_back(w["device"].get<std::string>() + " " + w["problem"].get<std::string>() + " " +
+                  w["template"].get<std::string>() + " " + w["template_hash"].get<std::string>() + " " +
+                  w["config"].get<std::string>() + " " + w["median_ms"].dump());
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("export: every format matches its golden file", "[export]") {
+  FixtureDir f;
+  const std::string db = " --db " + f.base;
+  test::check_golden("export_winners.json", ok_output(test::run_kforge("export --format json" + db)));
+  test::check_golden("export_winners.csv", ok_output(test::run_kforge("export --format csv" + db)));
+  test::check_golden("export_winners.md", ok_output(test::run_kforge("export --format markdown" + db)));
+  test::check_golden("export_winners.hpp", ok_output(test::run_kforge("export --format header" + db)));
+  test::check_golden("export_all_results.csv",
+                     ok_output(test::run_kforge("export --format csv --all-results --device fixture-pocl" + db)));
+  test::check_golden("export_all_results.md",
+                     ok_output(test::run_kforge("export --format md --all-results --device sm_90" + db)));
+}
+
+TEST_CASE("export: stale template versions are left out unless asked for", "[export]") {
+  FixtureDir f;
+  auto r = test::run_kforge("export --format json --all-results --db " + f.base);
+  const json kept = json::parse(ok_output(r));
+  CHECK(r.err.find("left out 1 winner of template versions that are no longer current") != std::string::npos);
+  for (const auto& w : kept["winners"]) CHECK(w["template_hash"] != test::kStaleHash);
+  for (const auto& x : kept["results"]) CHECK(x["template_hash"] != test::kStaleHash);
+  for (const auto& t : kept["templates"]) CHECK(t["hash"] != test::kStaleHash);
+
+  const json all = json::parse(ok_output(test::run_kforge("export --include-stale --all-results --db " + f.base)));
+  CHECK(all["winners"].size() == kept["winners"].size() + 1);
+  CHECK(all["results"].size() == kept["results"].size() + 12);
+
+  // The CSV says which rows are current, stale, or from templates kforge does not know.
+  const std::string csv = ok_output(test::run_kforge("export --format csv --include-stale --db " + f.base));
+  CHECK(csv.find(",stale,") != std::string::npos);
+  CHECK(csv.find(",current,") != std::string::npos);
+  CHECK(csv.find(",unknown,") != std::string::npos);
+}
+
+TEST_CASE("export: filters by device, operator, dtype and layout", "[export]") {
+  FixtureDir f;
+  auto winners = [&](const std::string& flags) {
+    return json::parse(ok_output(test::run_kforge("export " + flags + " --db " + f.base)))["winners"];
+  };
+  const json all = winners("");
+  REQUIRE(all.size() == 6);
+  for (const auto& w : winners("--device h200")) CHECK(w["device"] == "fixture-h200");
+  CHECK(winners("--device h200").size() == 3);
+  CHECK(winners("--device cuda:sm_90").size() == 3);
+  CHECK(winners("--device fixture-pocl").size() == 2);
+  CHECK(winners("--dtype f16").size() == 2);
+  CHECK(winners("--layout NT --dtype f16").size() == 2);
+  CHECK(winners("--op gemm").size() == 6);
+  CHECK(winners("--op reduce").empty());
+  CHECK(winners("--device no-such-device").empty());
+  // Devices, problems and templates follow the rows that remain.
+  const json one = json::parse(ok_output(test::run_kforge("export --device mi300x --db " + f.base)));
+  CHECK(one["devices"].size() == 1);
+  CHECK(one["problems"].size() == 1);
+  CHECK(one["templates"].size() == 1);
+  CHECK(one["filters"]["device"] == "mi300x");
+}
+
+TEST_CASE("export then import gives the same winners", "[export][import]") {
+  FixtureDir f;
+  for (const char* flags : {"", "--all-results", "--all-results --include-stale"}) {
+    INFO(flags);
+    const std::string exported = f.dir.file("x.json");
+    ok_output(test::run_kforge(std::string("export ") + flags + " --out " + exported + " --db " + f.base));
+    const std::string copy = f.dir.file(std::string("copy") + std::to_string(std::hash<std::string>{}(flags)) + ".db");
+    const json counts = json::parse(ok_output(test::run_kforge("import --json " + exported + " --db " + copy)));
+    CHECK(counts["results_present"] == 0);
+    CHECK(counts["results_added"].get<int>() > 0);
+    const json before = json::parse(test::read_file(exported));
+    const json after =
+        json::parse(ok_output(test::run_kforge(std::string("export ") + flags + " --db " + copy)));
+    CHECK(winner_lines(after) == winner_lines(before));
+    CHECK(after["results"].size() == before["results"].size());
+    // Every field of every result survives, ids aside (they are the new database's).
+    for (std::size_t i = 0; i < before["results"].size(); ++i) {
+      json a = after["results"][i], b = before["results"][i];
+      a.erase("id");
+      b.erase("id");
+      a.erase("sweep");
+      b.erase("sweep");
+      CHECK(a == b);
+    }
+    // Importing again adds nothing.
+    const json again = json::parse(ok_output(test::run_kforge("import --json " + exported + " --db " + copy)));
+    CHECK(again["results_added"] == 0);
+    CHECK(again["sweeps_added"] == 0);
+    CHECK(again["results_present"] == counts["results_added"]);
+  }
+}
+
+TEST_CASE("db export and db import are the same round trip", "[export][import]") {
+  FixtureDir f;
+  const std::string dump = f.dir.file("dump.json");
+  ok_output(test::run_kforge("db export --json --out " + dump + " --db " + f.base));
+  const json d = json::parse(test::read_file(dump));
+  CHECK(d["all_results"] == true);
+  CHECK(d["results"].size() == 7 * 12);  // every result, the stale version's included
+  const std::string copy = f.dir.file("copy.db");
+  ok_output(test::run_kforge("db import " + dump + " --db " + copy));
+  const json again = json::parse(ok_output(test::run_kforge("db export --db " + copy)));
+  CHECK(winner_lines(again) == winner_lines(d));
+}
+
+TEST_CASE("import refuses bad files with one line naming the file and field", "[import]") {
+  test::TempDir dir;
+  const std::string db = dir.file("t.db");
+  auto import_text = [&](const std::string& text) {
+    const std::string p = dir.file("bad.json");
+    test::write_file(p, text);
+    return test::run_kforge("import " + p + " --db " + db);
+  };
+  FixtureDir f;
+  json good = json::parse(ok_output(test::run_kforge("export --db " + f.base)));
+
+  auto r = import_text("{ not json");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("bad.json: not valid JSON") != std::string::npos);
+
+  json newer = good;
+  newer["schema_version"] = 99;
+  r = import_text(newer.dump());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("bad.json: schema_version: 99 was written by a newer kforge") != std::string::npos);
+
+  json typo = good;
+  typo["results"][0]["median_ms"] = "fast";
+  r = import_text(typo.dump());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("bad.json: results[0].median_ms: expected a number, got \"fast\"") != std::string::npos);
+
+  json unknown = good;
+  unknown["results"][1]["mediam_ms"] = 1.0;
+  r = import_text(unknown.dump());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("results[1].mediam_ms: unknown field") != std::string::npos);
+
+  json dangling = good;
+  dangling["devices"].erase(0);
+  r = import_text(dangling.dump());
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("unknown device") != std::string::npos);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+
+  // Nothing was written by any refused import: the database holds no result.
+  const json left = json::parse(ok_output(test::run_kforge("export --all-results --db " + db)));
+  CHECK(left["results"].empty());
+}
+
+TEST_CASE("the generated header compiles without SQLite and finds the winners", "[export]") {
+  FixtureDir f;
+  const std::string header = f.dir.file("tuned.hpp");
+  ok_output(test::run_kforge("export --format header --namespace app::tuned --out " + header + " --db " + f.base));
+  // The expected values come from the JSON export of the same database.
+  const json doc = json::parse(ok_output(test::run_kforge("export --device fixture-h200 --dtype f16 --db " + f.base)));
+  REQUIRE(doc["winners"].size() == 2);
+  const json& best = doc["winners"][0];  // sorted by time: the fastest first
+  const std::string config = best["config"];
+  const std::string problem = best["problem"];
+  const std::string program = f.dir.file("main.cpp");
+  test::write_file(program, R"(#include <cstdio>
+#include <string>
+#include "tuned.hpp"
+constexpr const app::tuned::Entry* e = app::tuned::find("fixture-h200", ")" + problem + R"(");
+// Dereferencing a null pointer is not a constant expression: this fails to compile when the winner is absent.
+static_assert(app::tuned::find("fixture-h200", "no-such-problem") == nullptr, "absent problems are absent");
+static_assert(e->dim("K") == 1024 && e->dim("batch") == 1, "dims");
+int main() {
+  std::printf("%zu %s %s BM=%lld %s\n", app::tuned::kNumEntries, std::string(e->template_name).c_str(),
+              std::string(e->config).c_str(), static_cast<long long>(e->param("BM")), e->param("XX") == -1 ? "ok" : "bad");
+}
+)");
+  const std::string exe = f.dir.file("prog");
+  const std::string cmd = std::string(KFORGE_CXX) + " -std=c++17 -Wall -Wextra -Werror -I" + f.dir.path().string() +
+                          " " + program + " -o " + exe + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::string log;
+  char buf[4096];
+  std::size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) log.append(buf, n);
+  INFO(cmd << "\n" << log);
+  REQUIRE(pclose(p) == 0);
+  FILE* run = popen(exe.c_str(), "r");
+  REQUIRE(run != nullptr);
+  std::string out;
+  while ((n = fread(buf, 1, sizeof buf, run)) > 0) out.append(buf, n);
+  REQUIRE(pclose(run) == 0);
+  const std::string bm = config.substr(config.find("BM") + 2, config.find('_', config.find("BM")) - config.find("BM") - 2);
+  CHECK(out == "5 fixture_gemm_mma " + config + " BM=" + bm + " ok\n");
+}

@@ -1,0 +1,164 @@
+// kforge report: the page is self-contained and holds every chart; headless
+// Chromium renders it without console messages and the screenshot is not
+// blank. The checks are themselves tested on pages that must fail them.
+#include <png.h>
+#include <sys/wait.h>
+
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <regex>
+#include <set>
+
+#include "cli_util.hpp"
+#include "tools_fixtures.hpp"
+
+using namespace kforge;
+
+namespace {
+
+std::string find_chromium() {
+  for (const char* p : {"/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"})
+    if (std::filesystem::exists(p)) return p;
+  return "";
+}
+
+struct Rendered {
+  int exit_code = -1;
+  std::string log;         ///< Chromium's stderr
+  std::string screenshot;  ///< PNG path
+};
+
+/// Renders `html` headless at 1200 x `height` into a PNG; Chromium's own log goes to `log`.
+Rendered render(const std::string& chromium, const std::string& html, const test::TempDir& dir, int height) {
+  Rendered r;
+  r.screenshot = dir.file("shot.png");
+  const std::string log = dir.file("chromium.log");
+  const std::string cmd = "timeout 300 " + chromium +
+                          " --headless --no-sandbox --disable-gpu --hide-scrollbars --no-first-run"
+                          " --user-data-dir=" + dir.file("profile") + " --window-size=1200," + std::to_string(height) +
+                          " --screenshot=" + r.screenshot + " --enable-logging=stderr --v=0 file://" + html +
+                          " >/dev/null 2>" + log;
+  const int status = std::system(cmd.c_str());
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.log = test::read_file(log);
+  return r;
+}
+
+/// Console messages (errors, warnings, logs) Chromium reported for the page.
+std::vector<std::string> console_messages(const std::string& log) {
+  std::vector<std::string> out;
+  std::istringstream in(log);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.find(":CONSOLE") != std::string::npos || line.find("Uncaught") != std::string::npos) out.push_back(line);
+  return out;
+}
+
+struct PixelStats {
+  std::size_t pixels = 0, non_background = 0, colours = 0;
+};
+
+/// Reads the PNG and counts pixels that differ from white, and distinct colours.
+PixelStats pixel_stats(const std::string& path) {
+  png_image image{};
+  image.version = PNG_IMAGE_VERSION;
+  PixelStats s;
+  if (!png_image_begin_read_from_file(&image, path.c_str())) return s;
+  image.format = PNG_FORMAT_RGB;
+  std::vector<png_byte> buf(PNG_IMAGE_SIZE(image));
+  if (!png_image_finish_read(&image, nullptr, buf.data(), 0, nullptr)) return s;
+  std::set<std::uint32_t> colours;
+  for (std::size_t i = 0; i + 2 < buf.size(); i += 3) {
+    const std::uint32_t c = (std::uint32_t(buf[i]) << 16) | (std::uint32_t(buf[i + 1]) << 8) | buf[i + 2];
+    ++s.pixels;
+    if (buf[i] < 240 || buf[i + 1] < 240 || buf[i + 2] < 240) ++s.non_background;
+    colours.insert(c);
+  }
+  s.colours = colours.size();
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("report: one self-contained page with every chart per tuned problem", "[report]") {
+  test::TempDir dir;
+  const std::string db = dir.file("base.db"), html = dir.file("report.html");
+  test::build_fixture_db(db, test::Fixture::kBase);
+  auto r = test::run_kforge("report --db " + db + " --out " + html);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("5 tuned problems, 84 candidates") != std::string::npos);
+  const std::string page = test::read_file(html);
+  // Self-contained: no script, no external resource (the SVG namespace is a name, not a fetch).
+  CHECK(page.find("<script") == std::string::npos);
+  const std::regex external(R"((src|href)\s*=\s*"(https?:|//))");
+  CHECK_FALSE(std::regex_search(page, external));
+  std::string without_ns = std::regex_replace(page, std::regex("http://www\\.w3\\.org/2000/svg"), "");
+  CHECK(without_ns.find("http://") == std::string::npos);
+  CHECK(without_ns.find("https://") == std::string::npos);
+  // Per problem: landscape, best so far, winner vs default, roofline.
+  auto count = [&](const std::string& needle) {
+    std::size_t n = 0;
+    for (auto p = page.find(needle); p != std::string::npos; p = page.find(needle, p + 1)) ++n;
+    return n;
+  };
+  CHECK(count("<h2 id=") == 5);
+  CHECK(count("<svg") == 20);
+  CHECK(count("<h3>Tuning landscape</h3>") == 5);
+  CHECK(count("<h3>Best so far</h3>") == 5);
+  CHECK(count("<h3>Winner against default</h3>") == 5);
+  // Failures are marked with their status (a hover title per failed candidate).
+  CHECK(count("\ncompile_error: error: use of undeclared identifier") >= 5);
+  CHECK(page.find("wrong_result (1)") != std::string::npos);
+  // Ceilings: the H200 and MI300X are in the built-in table, the CPU is not.
+  CHECK(page.find("Ceilings: NVIDIA H200 SXM datasheet") != std::string::npos);
+  CHECK(page.find("No ceilings known for cpu-haswell-Intel(R) Xeon(R) CPU") != std::string::npos);
+  // The winner against the default: every section's default (BM32_BN32_TM2 in the stored manifests) was evaluated.
+  CHECK(count("x faster</text>") >= 5);
+
+  // A ceilings file names the CPU's peaks.
+  const std::string ceilings = dir.file("ceilings.json");
+  test::write_file(ceilings, R"([{"match": "haswell", "fp32_gflops": 150, "bandwidth_gbs": 40, "source": "my CPU"}])");
+  r = test::run_kforge("report --db " + db + " --out " + html + " --ceilings " + ceilings + " --device fixture-pocl");
+  REQUIRE(r.exit_code == 0);
+  CHECK(test::read_file(html).find("Ceilings: my CPU") != std::string::npos);
+  test::write_file(ceilings, R"([{"match": "x", "fp32_gflops": "fast"}])");
+  r = test::run_kforge("report --db " + db + " --out " + html + " --ceilings " + ceilings);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("ceilings.json: [0].fp32_gflops: expected a non-negative number, got \"fast\"") != std::string::npos);
+}
+
+TEST_CASE("report: headless Chromium renders it, not blank, no console messages", "[report][browser]") {
+  const std::string chromium = find_chromium();
+  if (chromium.empty()) {
+    // CTest marks this test skipped on this line (SKIP_REGULAR_EXPRESSION).
+    WARN("SKIPPED: chromium is not installed (tools/deps.sh installs it)");
+    return;
+  }
+  test::TempDir dir;
+  const std::string db = dir.file("base.db"), html = dir.file("report.html");
+  test::build_fixture_db(db, test::Fixture::kBase);
+  REQUIRE(test::run_kforge("report --db " + db + " --out " + html).exit_code == 0);
+
+  const Rendered shot = render(chromium, html, dir, 2400);
+  INFO("chromium log:\n" << shot.log);
+  REQUIRE(shot.exit_code == 0);
+  CHECK(console_messages(shot.log).empty());
+  const PixelStats px = pixel_stats(shot.screenshot);
+  INFO("pixels " << px.pixels << ", non-background " << px.non_background << ", colours " << px.colours);
+  REQUIRE(px.pixels == 1200u * 2400u);
+  CHECK(px.non_background > px.pixels / 50);  // charts, tables and text, not an empty page
+  CHECK(px.colours > 50);                     // several series colours, anti-aliased text
+
+  // The checks fail where they should: a page with a script error, and an empty page.
+  test::TempDir bad_dir;
+  const std::string bad = bad_dir.file("bad.html");
+  test::write_file(bad, "<!DOCTYPE html><html><head><link rel=\"icon\" href=\"data:,\"></head><body><p>x</p>"
+                        "<script>undefinedFunction();</script></body></html>");
+  const Rendered broken = render(chromium, bad, bad_dir, 600);
+  CHECK(console_messages(broken.log).size() == 1);
+  const PixelStats blank = pixel_stats(broken.screenshot);
+  CHECK_FALSE(blank.non_background > blank.pixels / 50);
+}

@@ -1,0 +1,189 @@
+// `kforge export`: tuning winners (or every result) as JSON, CSV, Markdown or
+// a C++ header; `kforge import`: a JSON export back into a database.
+#include <cctype>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "commands.hpp"
+#include "export_formats.hpp"
+#include "json_interchange.hpp"
+#include "tuning_set.hpp"
+
+namespace kforge::cli {
+
+namespace {
+
+struct ExportOptions {
+  std::string format = "json";
+  std::string out;
+  std::string device, op, dtype, layout, problem;
+  std::string ns = "kforge_tuned";
+  bool all_results = false;
+  bool include_stale = false;
+};
+
+std::optional<std::string> opt(const std::string& s) { return s.empty() ? std::nullopt : std::optional(s); }
+
+void write_output(const std::string& path, const std::string& text) {
+  if (path.empty() || path == "-") {
+    std::cout << text;
+    return;
+  }
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+  f.close();
+  if (!f) throw ErrorException(Error::bad_input(path + ": cannot write the export"));
+}
+
+bool is_identifier(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == ':' && i + 1 < s.size() && s[i + 1] == ':' && i > 0) {
+      ++i;
+      continue;
+    }
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+  }
+  return s.back() != ':';
+}
+
+}  // namespace
+
+static std::string exported_by() { return std::string("kforge ") + KFORGE_VERSION + " (" + KFORGE_GIT_REVISION + ")"; }
+
+namespace {
+
+/// Registers the export flags and callback on `cmd`. A database dump (`db
+/// export`) is always JSON and keeps every result and template version
+/// unless told otherwise.
+void configure_export(CLI::App* cmd, CommonOptions& o, bool dump) {
+  auto s = std::make_shared<ExportOptions>();
+  auto winners_only = std::make_shared<bool>(false);
+  auto json_flag = std::make_shared<bool>(false);
+  cmd->add_option("--db", o.db, "Tuning database, or a JSON export to convert")->capture_default_str();
+  if (dump) {
+    cmd->add_flag("--json", *json_flag, "The JSON interchange format (the only format of db export)");
+    cmd->add_flag("--winners-only", *winners_only, "Only the winners' results, not every evaluated candidate");
+  } else {
+    cmd->add_option("--format", s->format, "json, csv, markdown (or md), header")
+        ->check(CLI::IsMember({"json", "csv", "markdown", "md", "header"}))
+        ->capture_default_str();
+    cmd->add_flag("--all-results", s->all_results, "Every evaluated candidate, failures included, not only winners");
+    cmd->add_flag("--include-stale", s->include_stale,
+                  "Keep winners and results of template versions that are no longer current");
+    cmd->add_option("--namespace", s->ns, "C++ namespace of the header format")->capture_default_str();
+  }
+  cmd->add_option("--out", s->out, "Write to this file instead of stdout");
+  cmd->add_option("--device", s->device,
+                  "Only devices whose key, arch or backend:arch equals this, or whose name contains it");
+  cmd->add_option("--op", s->op, "Only this operator");
+  cmd->add_option("--dtype", s->dtype, "Only this dtype (f32, f16, bf16)");
+  cmd->add_option("--layout", s->layout, "Only this layout (NN, NT, TN, TT)");
+  cmd->add_option("--problem", s->problem, "Only this problem key");
+  add_template_flag(*cmd, o);
+  cmd->callback([&o, s, dump, winners_only] {
+    if (dump) {
+      s->format = "json";
+      s->all_results = !*winners_only;
+      s->include_stale = true;
+    }
+    if (!is_identifier(s->ns)) throw ErrorException(Error::bad_input("--namespace: not a C++ namespace: '" + s->ns + "'"));
+    TuningFilter filter;
+    filter.device = opt(s->device);
+    filter.op = opt(s->op);
+    filter.dtype = opt(s->dtype);
+    filter.layout = opt(s->layout);
+    filter.problem_key = opt(s->problem);
+    filter.all_results = s->all_results;
+    TuningSet set = unwrap(load_tuning_set(o.db, filter));
+    const TemplateCatalog catalog = make_catalog(o);
+    if (!s->include_stale) {
+      int dropped = 0;
+      set = without_stale(std::move(set), catalog, dropped);
+      if (dropped > 0) {
+        std::cerr << "kforge: left out " << dropped << " winner" << (dropped == 1 ? "" : "s")
+                  << " of template versions that are no longer current (--include-stale keeps them)\n";
+      }
+    }
+    if (s->all_results && !set.filter.all_results) {
+      std::cerr << "kforge: " << o.db << " holds winners only (exported without --all-results)\n";
+    }
+    std::string text;
+    if (s->format == "json") {
+      text = to_interchange_json(set, exported_by()).dump(2) + "\n";
+    } else {
+      const auto rows = export_rows(set, catalog);
+      if (s->format == "csv") text = render_csv(set, rows);
+      else if (s->format == "header") text = render_header(set, rows, s->ns);
+      else text = render_markdown(set, rows);
+    }
+    write_output(s->out, text);
+  });
+}
+
+void configure_import(CLI::App* cmd, CommonOptions& o) {
+  auto file = std::make_shared<std::string>();
+  cmd->add_option("FILE", *file, "JSON export to read")->required();
+  add_db_flag(*cmd, o);
+  add_json_flag(*cmd, o);
+  cmd->callback([&o, file] {
+    std::ifstream in(*file, std::ios::binary);
+    if (!in) throw ErrorException(Error::bad_input(*file + ": cannot open file"));
+    std::stringstream text;
+    text << in.rdbuf();
+    TuningSet set = unwrap(parse_interchange_json(text.str(), *file));
+    auto db = unwrap(Database::open(o.db, Database::Mode::kReadWrite));
+    const ImportCounts c = unwrap(import_tuning_set(*db, set));
+    if (o.json) {
+      print_json({{"file", *file},
+                  {"database", o.db},
+                  {"devices", c.devices},
+                  {"templates", c.templates},
+                  {"problems", c.problems},
+                  {"sweeps_added", c.sweeps_added},
+                  {"sweeps_found", c.sweeps_found},
+                  {"results_added", c.results_added},
+                  {"results_present", c.results_present},
+                  {"winners_in_file", set.winners.size()}});
+      return;
+    }
+    std::cout << "imported " << *file << " into " << o.db << ": " << c.results_added << " result"
+              << (c.results_added == 1 ? "" : "s") << " added, " << c.results_present << " already present; "
+              << c.sweeps_added << " sweep" << (c.sweeps_added == 1 ? "" : "s") << " added, " << c.sweeps_found
+              << " found; " << c.devices << " devices, " << c.problems << " problems, " << c.templates
+              << " template versions\n";
+  });
+}
+
+const char* kExportHelp =
+    "Export tuning winners (or every result with --all-results) as JSON, CSV, Markdown or a C++ header.\n"
+    "JSON is the versioned interchange format that `kforge import` and `kforge compare` read; CSV and\n"
+    "Markdown are tables for people and spreadsheets; the header is a constexpr table a program compiles\n"
+    "in without SQLite. Winners recorded under a template version that is no longer current are left out\n"
+    "unless --include-stale. Formats: docs/export.md.";
+const char* kImportHelp =
+    "Import a JSON export (kforge export --format json) into a tuning database, creating it if needed.\n"
+    "Devices, template versions and problems are matched by key; a result already stored for the same\n"
+    "device, template version, problem and configuration is kept; winners are recomputed. The file is\n"
+    "checked whole before anything is written. Format: docs/export.md.";
+
+}  // namespace
+
+void add_export_command(CLI::App& app, CommonOptions& o) {
+  configure_export(app.add_subcommand("export", kExportHelp), o, false);
+  configure_export(db_command(app).add_subcommand(
+                       "export",
+                       "Dump a tuning database as JSON (the interchange format of docs/export.md): every result and\n"
+                       "template version, for `kforge db import` or `kforge import` elsewhere. Same filters as\n"
+                       "`kforge export`."),
+                   o, true);
+}
+
+void add_import_command(CLI::App& app, CommonOptions& o) {
+  configure_import(app.add_subcommand("import", kImportHelp), o);
+  configure_import(db_command(app).add_subcommand("import", kImportHelp), o);
+}
+
+}  // namespace kforge::cli
