@@ -7,6 +7,7 @@
 #include "operator.hpp"
 #include "progress_printer.hpp"
 #include "strategy.hpp"
+#include "tune_setup.hpp"
 #include "tuner.hpp"
 
 namespace kforge::cli {
@@ -69,19 +70,11 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
 
     TuneRequest req;
     req.problem = problem;
-    for (const auto* tpl : catalog.for_op(problem.op, device->info().backend)) {
-      if (t->only_template.empty() || tpl->manifest.name == t->only_template) req.templates.push_back(tpl);
-    }
+    req.templates = select_templates(catalog, problem.op, device->info().backend, t->only_template,
+                                     !o.template_dirs.empty());
     if (req.templates.empty()) {
       throw ErrorException(Error::bad_input("no template for " + problem.op + " on " + device->info().backend +
                                             (t->only_template.empty() ? "" : " named '" + t->only_template + "'")));
-    }
-    // With a user template, it alone is tuned unless --only-template says otherwise.
-    if (!o.template_dirs.empty() && t->only_template.empty()) {
-      std::vector<const TemplateSource*> user;
-      for (const auto* tpl : req.templates)
-        if (tpl->origin.rfind("builtin:", 0) != 0) user.push_back(tpl);
-      if (!user.empty()) req.templates = user;
     }
     req.strategy = t->strategy;
     if (!t->config.empty()) req.only_config = t->config;

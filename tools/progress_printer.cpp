@@ -10,6 +10,17 @@ namespace kforge::cli {
 
 ProgressPrinter::ProgressPrinter(bool quiet) : quiet_(quiet), tty_(isatty(STDERR_FILENO) != 0) {}
 
+void ProgressPrinter::set_task(std::size_t index, std::size_t count, std::string key) {
+  task_ = "task " + std::to_string(index) + "/" + std::to_string(count) + " ";
+  key_ = std::move(key);
+}
+
+void ProgressPrinter::note(const std::string& line) {
+  if (quiet_) return;
+  std::fprintf(stderr, "%s%s\n", task_.c_str(), line.c_str());
+  std::fflush(stderr);
+}
+
 void ProgressPrinter::operator()(const TuneEvent& e) {
   if (quiet_) return;
   std::string failures;
@@ -19,7 +30,8 @@ void ProgressPrinter::operator()(const TuneEvent& e) {
   const double eta = rate > 0 ? static_cast<double>(e.total - std::min(e.done, e.total)) / rate : 0.0;
   std::string best = e.best ? e.best->config + " " + std::to_string(e.best->timing.median_ms) + " ms" : "-";
   if (e.kind == TuneEvent::Kind::kStart) {
-    std::fprintf(stderr, "tuning %zu candidates\n", e.total);
+    if (task_.empty()) std::fprintf(stderr, "tuning %zu candidates\n", e.total);
+    else std::fprintf(stderr, "%s%s: tuning %zu candidates\n", task_.c_str(), key_.c_str(), e.total);
     return;
   }
   if (e.kind == TuneEvent::Kind::kDone) {
@@ -27,14 +39,15 @@ void ProgressPrinter::operator()(const TuneEvent& e) {
     return;
   }
   if (tty_) {
-    std::fprintf(stderr, "\r\033[K[%zu/%zu] %.2f cand/s  best %s  failed:%s  eta %.0fs", e.done, e.total, rate,
-                 best.c_str(), failures.c_str(), eta);
+    std::fprintf(stderr, "\r\033[K%s[%zu/%zu] %.2f cand/s  best %s  failed:%s  eta %.0fs", task_.c_str(), e.done,
+                 e.total, rate, best.c_str(), failures.c_str(), eta);
   } else {
     const auto& o = *e.outcome;
     std::string what = o.status == CandidateStatus::kOk ? std::to_string(o.timing.median_ms) + " ms"
                                                         : o.reason.substr(0, 160);
-    std::fprintf(stderr, "[%zu/%zu] %s %s %s%s %s\n", e.done, e.total, o.template_name.c_str(), o.config.c_str(),
-                 std::string(status_name(o.status)).c_str(), o.reused ? " (stored)" : "", what.c_str());
+    std::fprintf(stderr, "%s[%zu/%zu] %s %s %s%s %s\n", task_.c_str(), e.done, e.total, o.template_name.c_str(),
+                 o.config.c_str(), std::string(status_name(o.status)).c_str(), o.reused ? " (stored)" : "",
+                 what.c_str());
   }
   std::fflush(stderr);
 }

@@ -1,7 +1,9 @@
-// Live progress for tune: one redrawn status line on a terminal, one line per
-// candidate otherwise, nothing with --quiet. Writes to stderr so that --json
-// output on stdout stays clean.
+// Live progress for tune and sweep: one redrawn status line on a terminal, one
+// line per candidate otherwise, nothing with --quiet. Writes to stderr so that
+// --json output on stdout stays clean.
 #pragma once
+
+#include <string>
 
 #include "tuner.hpp"
 
@@ -11,10 +13,17 @@ class ProgressPrinter {
  public:
   explicit ProgressPrinter(bool quiet);
   void operator()(const TuneEvent& e);
+  /// Within a sweep: prefixes every line with "task INDEX/COUNT" (1-based)
+  /// and names the task's problem when its tuning starts.
+  void set_task(std::size_t index, std::size_t count, std::string key);
+  /// One line outside any candidate (a task skipped or failed), kept clear of the live line.
+  void note(const std::string& line);
 
  private:
   bool quiet_;
   bool tty_;
+  std::string task_;  ///< "task 2/5 " within a sweep, else empty
+  std::string key_;
 };
 
 }  // namespace kforge::cli
