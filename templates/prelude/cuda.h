@@ -42,6 +42,13 @@ typedef unsigned int uint;
 /* Block-wide barrier; orders shared and global memory within the block. */
 #define KF_BARRIER() __syncthreads()
 
+/* ---- cross-block combining (the last-block-done pattern) ---- */
+/* Atomically increments the global int *p and returns its old value. */
+#define KF_ATOMIC_INC(p) atomicAdd((p), 1)
+/* Orders this thread's global writes, device-wide, before its later global
+ * accesses (write partial; fence; take the ticket; the last block fences, then reads). */
+#define KF_GLOBAL_FENCE() __threadfence()
+
 /* Dynamic shared memory a kernel launches with (target-specific templates):
  * KF_DYNAMIC_SHARED_BYTES(n) at file scope records n in the module, where the
  * backend reads it at load time and raises the kernel's limit above 48 KB. */

@@ -42,6 +42,13 @@ typedef unsigned int uint;
 /* Block-wide barrier; orders shared and global memory within the block. */
 #define KF_BARRIER() __syncthreads()
 
+/* ---- cross-block combining (the last-block-done pattern) ---- */
+/* Atomically increments the global int *p and returns its old value. */
+#define KF_ATOMIC_INC(p) atomicAdd((p), 1)
+/* Orders this thread's global writes, device-wide, before its later global
+ * accesses (write partial; fence; take the ticket; the last block fences, then reads). */
+#define KF_GLOBAL_FENCE() __threadfence()
+
 /* Dynamic shared memory (LDS) a kernel launches with: KF_DYNAMIC_SHARED_BYTES(n)
  * at file scope records n in the module, read by the backend at load time. */
 #define KF_DYNAMIC_SHARED_BYTES(n) extern "C" __device__ int kf_dynamic_shared_bytes = (n);
