@@ -166,6 +166,21 @@ TEST_CASE("sweep: bad input exits 2 with one line naming the plan field; --dry-r
   CHECK(r.err == "kforge: error: " + plan + ": entries[0].shapes[0]: \"M=8,N=8\": gemm: dimension K is missing\n");
   CHECK_FALSE(std::filesystem::exists(dir.file("x.db")));
 
+  // A user template that takes f32 only: an f16 task has no template, named before anything runs.
+  const std::string tpl = dir.file("gemm_mine");
+  std::filesystem::copy(std::string(KFORGE_SOURCE_DIR) + "/templates/gemm/simt_tiled", tpl);
+  auto manifest = nlohmann::json::parse(test::read_file(tpl + "/manifest.json"));
+  manifest["name"] = "gemm_mine";
+  manifest["dtypes"] = {"f32"};
+  test::write_file(tpl + "/manifest.json", manifest.dump());
+  test::write_file(plan, R"({"schema_version": 1, "entries": [{"op": "gemm", "shapes": ["M=8,N=8,K=8"],
+                             "dtypes": ["f32", "f16"]}]})");
+  auto no_template = test::run_kforge("sweep " + plan + " --template " + tpl + " --db " + dir.file("x.db"));
+  CHECK(no_template.exit_code == 2);
+  CHECK(no_template.err ==
+        "kforge: error: " + plan + ": entries[0].dtypes[1]: no gemm template for opencl takes dtype \"f16\"\n");
+  CHECK_FALSE(std::filesystem::exists(dir.file("x.db")));
+
   test::write_file(plan, kPlan);
   auto shard = test::run_kforge("sweep " + plan + " --shard 3/2 --dry-run");
   CHECK(shard.exit_code == 2);
