@@ -261,11 +261,24 @@ Status enable_wal(sqlite3* db, const std::string& path) {
   }
 }
 
+/// "file:PATH?immutable=1", with the characters URIs reserve escaped.
+std::string immutable_uri(const std::string& path) {
+  std::string uri = "file:";
+  if (path.rfind("//", 0) == 0) uri += "//";  // an empty authority keeps a leading // in the path
+  for (char c : path) {
+    if (c == '%') uri += "%25";
+    else if (c == '?') uri += "%3f";
+    else if (c == '#') uri += "%23";
+    else uri += c;
+  }
+  return uri + "?immutable=1";
+}
+
 /// Opens, validates (nothing is written before this passes), configures and,
 /// when writable, migrates up to `target`.
 Result<DbHandle> connect(const std::string& path, Database::Mode mode, int target) {
   namespace fs = std::filesystem;
-  const bool read_only = mode == Database::Mode::kReadOnly;
+  const bool read_only = mode != Database::Mode::kReadWrite;
   std::error_code ec;
   if (read_only && !fs::exists(path, ec)) return Error::bad_input(path + ": no such database");
   if (!read_only) {
@@ -276,8 +289,12 @@ Result<DbHandle> connect(const std::string& path, Database::Mode mode, int targe
   }
 
   sqlite3* raw = nullptr;
-  const int flags = read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
-  const int rc = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
+  const bool immutable = mode == Database::Mode::kImmutable;
+  const int flags = immutable   ? SQLITE_OPEN_READONLY | SQLITE_OPEN_URI
+                    : read_only ? SQLITE_OPEN_READONLY
+                                : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  const std::string name = immutable ? immutable_uri(path) : path;
+  const int rc = sqlite3_open_v2(name.c_str(), &raw, flags, nullptr);
   DbHandle db(raw);
   if (!raw) return Error{ErrorCode::kDatabase, path + ": " + sqlite3_errstr(rc), {}};
   if (rc != SQLITE_OK) return file_error(raw, path);

@@ -20,7 +20,12 @@ inline constexpr int kSchemaVersion = 2;
 
 class Database {
  public:
-  enum class Mode { kReadWrite, kReadOnly };
+  /// kImmutable: read-only, and SQLite is told the file cannot change (URI
+  /// parameter immutable=1): no locks, no -wal or -shm file is created or
+  /// read. For a shipped database in a place nobody writes (a WAL database in
+  /// a read-only directory can be read no other way); a change made while it
+  /// is open may read as corruption.
+  enum class Mode { kReadWrite, kReadOnly, kImmutable };
 
   /// Read-write creates the file if missing and migrates it to kSchemaVersion.
   /// Read-only requires an existing file at kSchemaVersion. A file that is not

@@ -157,6 +157,8 @@ kforge_status kforge_open(const kforge_options* options, kforge_lookup** out) {
     lo.user_db = o.user_db ? o.user_db : "";
     lo.system_db = o.system_db ? o.system_db : "";
     lo.env_overrides = o.env_overrides != 0;
+    lo.binary_cache_dir = o.binary_cache_dir ? o.binary_cache_dir : "";
+    lo.use_binary_cache = o.no_binary_cache == 0;
     if (o.on_warning != nullptr) {
       lo.on_warning = [fn = o.on_warning, user = o.user_data](const std::string& m) { fn(m.c_str(), user); };
     }

@@ -26,7 +26,7 @@ extern "C" {
 #endif
 
 /* Bumped when a declaration below changes incompatibly. */
-#define KFORGE_C_API_VERSION 1
+#define KFORGE_C_API_VERSION 2 /* 2: kforge_options gained the binary cache fields */
 
 typedef enum kforge_status {
   KFORGE_OK = 0,
@@ -57,6 +57,13 @@ typedef struct kforge_options {
   kforge_warning_fn on_warning; /* NULL: one line on stderr per warning */
   void* user_data;              /* passed to on_warning */
   int env_overrides;            /* nonzero: read KFORGE_OVERRIDE_<OP>=template:config */
+  /* The on-disk cache of compiled kernels, shared with `kforge tune`: a kernel
+   * compiled once by any process is loaded, not compiled, by the next. NULL:
+   * $KFORGE_CACHE_DIR, else $XDG_CACHE_HOME/kforge/binaries, else
+   * $HOME/.cache/kforge/binaries. A directory that cannot be created or
+   * written is a warning; kernels are then compiled without it. */
+  const char* binary_cache_dir;
+  int no_binary_cache; /* nonzero: never read or write the disk cache */
 } kforge_options;
 
 typedef struct kforge_dim {
@@ -92,7 +99,7 @@ KFORGE_API const char* kforge_status_string(kforge_status status); /* "bad input
 KFORGE_API const char* kforge_last_error(void);
 
 /* Defaults: device "auto", no databases, no template directories, warnings
- * on stderr, environment overrides read. */
+ * on stderr, environment overrides read, the default binary cache. */
 KFORGE_API void kforge_options_init(kforge_options* options);
 /* Opens the device and both databases (read-only). */
 KFORGE_API kforge_status kforge_open(const kforge_options* options, kforge_lookup** out);

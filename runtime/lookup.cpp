@@ -22,21 +22,6 @@ void warn_to_stderr(const std::string& message) {
   std::cerr << "kforge: warning: " << message << "\n";
 }
 
-/// Opens one database read-only; a missing file is a note, not an error.
-Result<std::unique_ptr<LookupSource>> open_source(const std::string& path, std::string role) {
-  auto source = std::make_unique<LookupSource>();
-  source->path = path;
-  source->role = std::move(role);
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) {
-    source->note = "no " + source->role + " database at " + path;
-    return source;
-  }
-  KF_TRY_ASSIGN(db, Database::open(path, Database::Mode::kReadOnly));
-  source->db = std::move(db);
-  return source;
-}
-
 }  // namespace
 
 Lookup::Lookup(std::vector<std::unique_ptr<LookupSource>> sources, Device& device,
@@ -60,16 +45,27 @@ Result<std::unique_ptr<Lookup>> Lookup::open(const LookupOptions& options, Devic
                                              TemplateCatalog catalog) {
   std::vector<std::unique_ptr<LookupSource>> sources;
   if (!options.user_db.empty()) {
-    KF_TRY_ASSIGN(user, open_source(options.user_db, "user"));
+    KF_TRY_ASSIGN(user, open_lookup_source(options.user_db, "user"));
     sources.push_back(std::move(user));
   }
   if (!options.system_db.empty()) {
-    KF_TRY_ASSIGN(system, open_source(options.system_db, "system"));
+    KF_TRY_ASSIGN(system, open_lookup_source(options.system_db, "system"));
     sources.push_back(std::move(system));
   }
   std::unique_ptr<Lookup> lookup(
       new Lookup(std::move(sources), device, std::move(catalog), options.on_warning));
   if (options.env_overrides) lookup->read_env_overrides();
+  if (options.use_binary_cache) {
+    const std::string dir =
+        options.binary_cache_dir.empty() ? BinaryCache::default_dir() : options.binary_cache_dir;
+    auto cache = BinaryCache::open(dir);
+    if (cache.ok()) {
+      lookup->binary_cache_.emplace(std::move(*cache));
+      lookup->binary_cache_dir_ = dir;
+    } else {
+      lookup->warn_once("binary cache", cache.error().message + "; kernels are compiled without it");
+    }
+  }
   return lookup;
 }
 
@@ -185,15 +181,63 @@ Result<const PreparedKernel*> Lookup::prepare(const Selection& selection) {
   }
   std::unique_ptr<Kernel> loaded;
   if (kernel == nullptr) {
-    KF_TRY_ASSIGN(compiled, device_.compiler().compile(inst.source, inst.kernel_name, options));
-    KF_TRY_ASSIGN(k, device_.load(compiled));
+    KF_TRY_ASSIGN(k, load_or_compile(*tpl, inst, selection.problem, *prepared));
     loaded = std::move(k);
     kernel = loaded.get();
+  } else {
+    prepared->origin = "memory";
   }
   prepared->kernel = kernel;
   std::unique_lock write(kernel_mutex_);
-  if (loaded) kernels_.emplace(prepared->binary_key, std::move(loaded));
+  if (loaded) {
+    kernels_.emplace(prepared->binary_key, std::move(loaded));
+    if (prepared->origin == "disk") ++kernel_stats_.disk_hits;
+    else ++kernel_stats_.compiles;
+  } else {
+    ++kernel_stats_.memory_hits;
+  }
   return prepared_.emplace(std::move(key), std::move(prepared)).first->second.get();
+}
+
+Result<std::unique_ptr<Kernel>> Lookup::load_or_compile(const TemplateSource& tpl, const Instance& inst,
+                                                        const Problem& problem, PreparedKernel& prepared) {
+  const std::string options;  // what the tuner compiles with too: its binaries are hits here
+  auto compile = [&] { return device_.compiler().compile(inst.source, inst.kernel_name, options); };
+  if (!binary_cache_) {
+    prepared.origin = "compiled";
+    KF_TRY_ASSIGN(compiled, compile());
+    return device_.load(compiled);
+  }
+  const DeviceInfo& info = device_.info();
+  const BinaryCacheKey cache_key =
+      make_cache_key(tpl.hash(prelude_text(info.backend)), inst, problem, info, options);
+  prepared.cache_entry = binary_cache_->entry_path(cache_key);
+  const std::int64_t corrupt_before = binary_cache_->stats().corrupt;
+  bool hit = false;
+  KF_TRY_ASSIGN(compiled, binary_cache_->get_or_compile(cache_key, compile, &hit));
+  if (const std::int64_t corrupt = binary_cache_->stats().corrupt - corrupt_before; corrupt > 0) {
+    std::unique_lock write(kernel_mutex_);
+    kernel_stats_.disk_corrupt += corrupt;
+  }
+  prepared.origin = hit ? "disk" : "compiled";
+  auto kernel = device_.load(compiled);
+  if (kernel.ok() || !hit) return kernel;
+  // An intact entry the device refuses (a driver that changed without its
+  // version string): compile afresh and replace it.
+  {
+    std::unique_lock write(kernel_mutex_);
+    ++kernel_stats_.disk_load_failures;
+  }
+  {
+    std::lock_guard lock(select_mutex_);  // warned_ is the select path's
+    warn_once("binary cache load\n" + prepared.cache_entry,
+              "binary cache entry " + prepared.cache_entry + " could not be loaded (" +
+                  kernel.error().message + "); compiling it again");
+  }
+  prepared.origin = "compiled";
+  KF_TRY_ASSIGN(fresh, compile());
+  (void)binary_cache_->put(cache_key, fresh);  // an unwritable cache costs speed only
+  return device_.load(fresh);
 }
 
 Result<double> Lookup::launch(const Selection& selection, const std::vector<KernelArg>& args) {
@@ -206,5 +250,12 @@ std::size_t Lookup::compiled_count() const {
   std::shared_lock read(kernel_mutex_);
   return kernels_.size();
 }
+
+KernelStats Lookup::kernel_stats() const {
+  std::shared_lock read(kernel_mutex_);
+  return kernel_stats_;
+}
+
+const std::string& Lookup::binary_cache_dir() const { return binary_cache_dir_; }
 
 }  // namespace kforge

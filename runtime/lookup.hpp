@@ -29,12 +29,19 @@
 // fails; a dtype, layout, constraint or envelope the problem does not meet.
 // Stale, invalid and rejected override entries also raise a warning, once
 // per lookup for each distinct entry.
+//
+// Kernels: prepare() looks in memory (this lookup's kernels), then in the
+// on-disk binary cache shared with the tuner (binary_cache.hpp, the same
+// make_cache_key, so kernels `kforge tune` compiled are hits), then
+// compiles and stores the binary there. A corrupt entry is a miss: it is
+// compiled again and replaced.
 #pragma once
 
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <set>
 #include <string>
@@ -43,6 +50,7 @@
 #include <vector>
 
 #include "backend.hpp"
+#include "binary_cache.hpp"
 #include "database.hpp"
 #include "entry_check.hpp"
 #include "problem.hpp"
@@ -78,6 +86,14 @@ struct LookupOptions {
   std::function<void(const std::string&)> on_warning;
   /// Read KFORGE_OVERRIDE_<OP> from the environment when opening.
   bool env_overrides = true;
+  /// Directory of the on-disk binary cache; "" means BinaryCache::default_dir()
+  /// ($KFORGE_CACHE_DIR, else $XDG_CACHE_HOME/kforge/binaries, else
+  /// $HOME/.cache/kforge/binaries). A directory that cannot be created or
+  /// written is a warning, and the lookup compiles without it.
+  std::string binary_cache_dir;
+  /// false: the disk cache is neither read nor written; each kernel is
+  /// compiled once per lookup.
+  bool use_binary_cache = true;
 };
 
 /// A kernel ready to launch: owned by the lookup, valid while it lives.
@@ -85,6 +101,20 @@ struct PreparedKernel {
   Kernel* kernel = nullptr;
   LaunchGeometry geometry;
   std::string binary_key;  ///< hash of what was compiled (source, compiler, options, device)
+  /// Where the binary came from when it was first needed: "memory" (loaded
+  /// already for another problem), "disk" (the binary cache) or "compiled".
+  std::string origin;
+  /// Its entry in the binary cache; "" when the cache is off.
+  std::string cache_entry;
+};
+
+/// What prepare() has done so far, per distinct binary.
+struct KernelStats {
+  std::int64_t memory_hits = 0;   ///< binaries already loaded by this lookup
+  std::int64_t disk_hits = 0;     ///< binaries loaded from the disk cache
+  std::int64_t compiles = 0;      ///< binaries compiled (and stored in the disk cache)
+  std::int64_t disk_corrupt = 0;  ///< disk entries found damaged (removed, compiled again)
+  std::int64_t disk_load_failures = 0;  ///< disk hits the device refused (compiled again)
 };
 
 class Lookup {
@@ -127,8 +157,12 @@ class Lookup {
   Result<double> launch(const Selection& selection, const std::vector<KernelArg>& args);
 
   Device& device() { return device_; }
-  /// Kernels compiled by this lookup so far (for tests and benchmarks).
+  /// Kernels loaded by this lookup so far, compiled or from the disk cache
+  /// (for tests and benchmarks).
   std::size_t compiled_count() const;
+  KernelStats kernel_stats() const;
+  /// The binary cache's directory; "" when it is off or could not be opened.
+  const std::string& binary_cache_dir() const;
 
  private:
   struct Override {
@@ -138,6 +172,10 @@ class Lookup {
   };
   Lookup(std::vector<std::unique_ptr<LookupSource>> sources, Device& device, TemplateCatalog catalog,
          std::function<void(const std::string&)> on_warning);
+  /// The compiled binary for `inst`: from the disk cache when it has it,
+  /// else compiled (and stored). Under compile_mutex_.
+  Result<std::unique_ptr<Kernel>> load_or_compile(const TemplateSource& tpl, const Instance& inst,
+                                                  const Problem& problem, PreparedKernel& prepared);
   void read_env_overrides();
   Result<Selection> select_uncached(const Problem& requested);  // lookup_chain.cpp
   /// Sends `message` to on_warning unless the same `key` was warned before.
@@ -159,6 +197,9 @@ class Lookup {
   std::unordered_map<std::string, std::unique_ptr<Kernel>> kernels_;           ///< by binary key
   std::mutex compile_mutex_;
   std::mutex launch_mutex_;
+  std::optional<BinaryCache> binary_cache_;  ///< used under compile_mutex_
+  std::string binary_cache_dir_;
+  KernelStats kernel_stats_;  ///< under kernel_mutex_
 };
 
 }  // namespace kforge

@@ -153,6 +153,7 @@ Result<Selection> Lookup::select_uncached(const Problem& requested) {
       why << "database: " << source->note << "\n";
       continue;
     }
+    why << "database: " << source->role << " " << source->path << " (" << source->access << ")\n";
     Tuned t;
     t.source = source.get();
     Database::WinnerFilter f;
@@ -212,7 +213,8 @@ Result<Selection> Lookup::select_uncached(const Problem& requested) {
         // Explanations stay readable: past a few lines only a count is kept
         // (warnings still go out, once per entry).
         skipped(++notes <= kMaxNotesPerRule, rule.name + std::string(" candidate ") + w.template_name + " " + printable(w.config) +
-                    " (tuned on " + c->device->name + " for " + w.problem_key + ", " + origin + ")",
+                    " (tuned on " + c->device->name + " for " + w.problem_key + ", " +
+                    c->tuned->source->role + " database " + origin + ")",
                 origin, check, w.template_name, w.template_hash, w.config);
         continue;
       }

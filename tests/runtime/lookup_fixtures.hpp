@@ -128,6 +128,13 @@ inline void copy_winners(const std::string& db_path, const std::string& to_key,
            "template_id, result_id, '" + config + "', median_ms, updated_at FROM winners WHERE device_id = " + from);
 }
 
+/// The binary cache of this test process: tests never read or fill the user's.
+inline const std::string& test_binary_cache() {
+  static TempDir dir;
+  static const std::string path = dir.file("binaries");
+  return path;
+}
+
 /// Collects warnings instead of printing them.
 struct Warnings {
   std::vector<std::string> seen;
@@ -135,6 +142,7 @@ struct Warnings {
     LookupOptions o;
     o.user_db = user_db;
     o.system_db = system_db;
+    o.binary_cache_dir = test_binary_cache();
     o.on_warning = [this](const std::string& m) { seen.push_back(m); };
     return o;
   }
