@@ -4,6 +4,16 @@
 
 namespace kforge::cli {
 
+namespace {
+
+struct LookupFlags {
+  std::string system_db;
+  bool prepare = false;
+  bool no_binary_cache = false;
+};
+
+}  // namespace
+
 void add_lookup_command(CLI::App& app, CommonOptions& o) {
   auto* cmd = app.add_subcommand("lookup", "Show which kernel the runtime selects for a problem on a device, and why");
   add_problem_flags(*cmd, o);
@@ -11,24 +21,43 @@ void add_lookup_command(CLI::App& app, CommonOptions& o) {
   add_device_flag(*cmd, o);
   add_template_flag(*cmd, o);
   add_json_flag(*cmd, o);
+  static LookupFlags flags;
+  cmd->add_option("--system-db", flags.system_db,
+                  "The shipped, read-only database, searched after --db (the user database)");
+  cmd->add_flag("--prepare", flags.prepare,
+                "Also get the launchable kernel: from memory, the binary cache or the compiler");
+  cmd->add_flag("--no-binary-cache", flags.no_binary_cache,
+                "With --prepare: compile without reading or writing the binary cache");
   cmd->callback([&o] {
     Problem problem = make_problem(o);
     auto device = open_device(o);
-    auto lookup = unwrap(Lookup::open(o.db, *device, make_catalog(o)));
+    LookupOptions options;
+    options.user_db = o.db;
+    options.system_db = flags.system_db;
+    options.use_binary_cache = !flags.no_binary_cache;
+    auto lookup = unwrap(Lookup::open(options, *device, make_catalog(o)));
     Selection s = unwrap(lookup->select(problem));
+    const PreparedKernel* prepared = flags.prepare ? unwrap(lookup->prepare(s)) : nullptr;
     if (o.json) {
       nlohmann::json j = {{"template", s.template_name}, {"config", s.config},    {"rule", s.rule},
                           {"problem", s.problem.key()},  {"device", device->info().name},
                           {"template_hash", s.template_hash}, {"explanation", s.explanation}};
-      if (s.rule != "default") {
+      if (s.rule != "default" && s.rule != "override") {
         j["tuned_problem"] = s.tuned_problem;
         j["tuned_median_ms"] = s.tuned_median_ms;
+        j["database"] = s.database;
       }
       if (s.rule == "nearest") j["distance"] = s.distance;
+      if (prepared) j["kernel"] = {{"origin", prepared->origin}, {"cache_entry", prepared->cache_entry}};
       print_json(j);
       return;
     }
     std::cout << s.rule << ": " << s.template_name << " " << s.config << "\n" << s.explanation;
+    if (prepared) {
+      std::cout << "kernel: " << (prepared->origin == "disk" ? "loaded from the binary cache" : prepared->origin);
+      if (!prepared->cache_entry.empty()) std::cout << " (" << prepared->cache_entry << ")";
+      std::cout << "\n";
+    }
   });
 }
 
