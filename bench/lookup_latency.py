@@ -2,10 +2,31 @@
 """Lookup latency of the kforge runtime against a launch of the same kernel.
 
 Tunes one GEMM problem into a scratch database (a few candidates), then runs
-build/bench/kforge_bench_lookup twice in fresh processes: with PoCL's kernel
-cache off (cold: the first select compiles) and with it warm (the compiler's
-disk cache holds the binary). Writes a JSON receipt with the environment
-into bench/receipts/ and prints a summary.
+build/bench/kforge_bench_lookup in fresh processes, each a cold start (open
+the database, select, get a launchable kernel) followed by hot selects and
+launches of the same kernel:
+
+  cold                      kforge's binary cache empty, PoCL's kernel cache
+                            off: one compile
+  binary_cache_warm         the binary cache holds the kernel (filled by the
+                            cold run), PoCL's cache off: no compile; PoCL
+                            still builds its work-group function at the
+                            first launch
+  both_caches_fill          the same with PoCL's cache on and empty (fills it
+                            for the program loaded from the binary)
+  both_caches_warm          the binary cache and PoCL's kernel cache warm:
+                            the steady state of a program on this machine
+  compiler_cache_fill       the binary cache off, PoCL's cache on (a separate
+                            cache directory, filled here)
+  compiler_cache_only       the binary cache off, PoCL's cache warm (the
+                            runtime before it had a binary cache)
+
+Cold start is open + first select + getting a launchable kernel (prepare);
+the first launch is reported apart (first_launch_wall_ms), as PoCL compiles
+the kernel's work-group function there when its own cache is cold.
+
+Writes a JSON receipt with the environment into bench/receipts/ and prints a
+summary.
 
     bench/lookup_latency.py [--build build] [--shape 256 256 256] [--calls 2000000]
 """
@@ -46,14 +67,21 @@ def main():
         db = os.path.join(tmp, "bench.db")
         subprocess.run([kforge, "tune", "--shape", f"M={m},N={n},K={k}", "--max-evals", "4", "--min-reps", "2",
                         "--max-reps", "3", "--quiet", "--db", db], check=True, capture_output=True)
-        cache = os.path.join(tmp, "pocl-cache")
-        for name, env in [("compiler_cache_off", {"POCL_KERNEL_CACHE": "0"}),
-                          ("compiler_cache_fill", {"POCL_KERNEL_CACHE": "1", "POCL_CACHE_DIR": cache}),
-                          ("compiler_cache_warm", {"POCL_KERNEL_CACHE": "1", "POCL_CACHE_DIR": cache})]:
-            out = subprocess.run([bench, db, str(m), str(n), str(k), "--calls", str(args.calls)], check=True,
-                                 capture_output=True, text=True, env={**os.environ, **env}).stdout
+        binaries = ["--cache-dir", os.path.join(tmp, "binaries")]
+        pocl_off = {"POCL_KERNEL_CACHE": "0"}
+        pocl_with_binaries = {"POCL_KERNEL_CACHE": "1", "POCL_CACHE_DIR": os.path.join(tmp, "pocl-cache-1")}
+        pocl_alone = {"POCL_KERNEL_CACHE": "1", "POCL_CACHE_DIR": os.path.join(tmp, "pocl-cache-2")}
+        for name, env, cache in [("cold", pocl_off, binaries),
+                                 ("binary_cache_warm", pocl_off, binaries),
+                                 ("both_caches_fill", pocl_with_binaries, binaries),
+                                 ("both_caches_warm", pocl_with_binaries, binaries),
+                                 ("compiler_cache_fill", pocl_alone, ["--no-binary-cache"]),
+                                 ("compiler_cache_only", pocl_alone, ["--no-binary-cache"])]:
+            out = subprocess.run([bench, db, str(m), str(n), str(k), "--calls", str(args.calls)] + cache,
+                                 check=True, capture_output=True, text=True, env={**os.environ, **env}).stdout
             runs[name] = json.loads(out)
-    first = runs["compiler_cache_off"]
+            runs[name]["load_average_after"] = os.getloadavg()
+    first = runs["cold"]
     receipt = {
         "benchmark": "lookup_latency",
         "command": "bench/lookup_latency.py " + " ".join(
@@ -72,15 +100,17 @@ def main():
         "runs": runs,
     }
     os.makedirs(args.out, exist_ok=True)
-    path = os.path.join(args.out, "lookup_latency_" + datetime.date.today().strftime("%Y%m%d") + ".json")
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    path = os.path.join(args.out, "lookup_latency-" + stamp + ".json")
     with open(path, "w") as f:
         json.dump(receipt, f, indent=2)
         f.write("\n")
     for name, r in runs.items():
         c = r["cold_start_ms"]
-        print(f"{name}: hot select p50 {r['hot_select_ns']['p50']:.1f} ns p99 {r['hot_select_ns']['p99']:.1f} ns; "
-              f"C API p50 {r['hot_select_c_ns']['p50']:.1f} ns; cold start {c['total']:.2f} ms "
-              f"(open {c['open_db']:.2f}, select {c['first_select']:.2f}, compile+load {c['compile_and_load']:.2f}); "
+        print(f"{name}: kernel from {r['kernel']['origin']}; hot select p50 {r['hot_select_ns']['p50']:.1f} ns "
+              f"p99 {r['hot_select_ns']['p99']:.1f} ns; C API p50 {r['hot_select_c_ns']['p50']:.1f} ns; "
+              f"cold start {c['total']:.2f} ms (open {c['open_db']:.2f}, select {c['first_select']:.2f}, "
+              f"kernel {c['get_kernel']:.2f}), first launch {r['first_launch_wall_ms']:.2f} ms; "
               f"launch p50 {r['launch_wall_ns']['p50'] / 1e3:.1f} us wall, {r['launch_device_ns']['p50'] / 1e3:.1f} us device; "
               f"hot/launch {r['ratios']['hot_select_p50_over_launch_p50']:.2e}, "
               f"cold/launch {r['ratios']['cold_start_over_launch_p50']:.1f}")
