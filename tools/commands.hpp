@@ -22,6 +22,7 @@ void add_import_command(CLI::App& app, CommonOptions& o);
 void add_compare_command(CLI::App& app, CommonOptions& o);
 void add_capabilities_command(CLI::App& app, CommonOptions& o);
 void add_report_command(CLI::App& app, CommonOptions& o);
+void add_inspect_command(CLI::App& app, CommonOptions& o);
 /// `kforge sweep PLAN` (cmd_sweep.cpp, docs/sweep.md).
 void add_sweep_command(CLI::App& app, CommonOptions& o);
 

@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   cli::add_compare_command(app, options);
   cli::add_capabilities_command(app, options);
   cli::add_report_command(app, options);
+  cli::add_inspect_command(app, options);
   cli::add_sweep_command(app, options);
   try {
     app.parse(argc, argv);
