@@ -47,11 +47,16 @@ class CoverageRunner {
  public:
   CoverageRunner(const std::string& template_name, const std::string& config)
       : tpl_(builtin_template(template_name)), config_(*Config::parse(config)) {}
+  /// Runs a template that is not built in (e.g. one broken on purpose); `tpl`
+  /// must outlive the runner.
+  CoverageRunner(const TemplateSource& tpl, const std::string& config)
+      : tpl_(tpl), config_(*Config::parse(config)) {}
 
   /// Runs `p` on the operator's workload of `kind` (edited by `edit` first,
   /// e.g. to plant NaN); "" when every element passes, else the report line.
   std::string run(const Problem& p, WorkloadKind kind, std::uint64_t seed = 7,
                   const std::function<void(Workload&)>& edit = {}) {
+    last_validation_ = {};
     const Operator* op = find_operator(p.op);
     REQUIRE(op != nullptr);
     auto problem = op->normalize(p);
@@ -87,7 +92,14 @@ class CoverageRunner {
       }
     }
     // Twice: scratch left by the first launch (counters) must serve the second.
+    // The output is restored in between: it may also be an input (gemm's beta C).
     for (int launch = 0; launch < 2; ++launch) {
+      if (launch == 1) {
+        const HostTensor& o = w.tensors[w.output];
+        if (auto s = dev.write(*buffers[w.output], o.bytes.data(), o.bytes.size()); !s.ok()) {
+          return "write: " + s.error().message;
+        }
+      }
       auto ms = dev.launch(*it->second, args, inst->geometry);
       if (!ms.ok()) return "launch: " + ms.error().message;
     }
@@ -114,12 +126,15 @@ class CoverageRunner {
       }
     }
     const ValidationResult v = validate_output(got.data(), got.size(), checked);
+    last_validation_ = v;
     if (v.passed) return {};
     return describe_failure(tpl_.manifest.name, config_.canonical_name(), *problem,
                             kind == WorkloadKind::kPoisonedOutput ? "first run" : "second run", v);
   }
 
   const std::vector<float>& last_output() const { return last_output_; }
+  /// The last run's validation (error_norm, error_ratio); reset by every run.
+  const ValidationResult& last_validation() const { return last_validation_; }
 
  private:
   const TemplateSource& tpl_;
@@ -127,6 +142,7 @@ class CoverageRunner {
   std::map<std::string, std::unique_ptr<Kernel>> kernels_;
   std::vector<float> last_output_;
   std::vector<double> last_reference_;
+  ValidationResult last_validation_;
 };
 
 }  // namespace kforge::test
