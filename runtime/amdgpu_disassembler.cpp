@@ -84,11 +84,12 @@ Result<McTools> make_tools(const std::string& cpu, const std::string& features) 
     return Error::bad_input("code object: processor '" + cpu + "' is not one LLVM 15 can disassemble");
   t.sti.reset(target->createMCSubtargetInfo(kTriple, cpu, features));
   t.mii.reset(target->createMCInstrInfo());
-  if (!t.mri || !t.mai || !t.sti || !t.mii) return Error::internal("LLVM: cannot create the amdgcn MC objects");
+  if (!t.mri || !t.mai || !t.sti || !t.mii)
+    return Error::internal("LLVM: cannot create the amdgcn MC objects");
   t.ctx = std::make_unique<llvm::MCContext>(llvm::Triple(kTriple), t.mai.get(), t.mri.get(), t.sti.get());
   t.dis.reset(target->createMCDisassembler(*t.sti, *t.ctx));
-  t.printer.reset(
-      target->createMCInstPrinter(llvm::Triple(kTriple), t.mai->getAssemblerDialect(), *t.mai, *t.mii, *t.mri));
+  t.printer.reset(target->createMCInstPrinter(llvm::Triple(kTriple), t.mai->getAssemblerDialect(), *t.mai,
+                                              *t.mii, *t.mri));
   if (!t.dis || !t.printer) return Error::internal("LLVM: cannot create the amdgcn disassembler");
   return t;
 }
@@ -113,13 +114,9 @@ void disassemble_range(McTools& t, const std::vector<std::uint8_t>& text, std::u
     llvm::raw_string_ostream os(printed);
     t.printer->printInst(&inst, address, "", *t.sti, os);
     os.flush();
-    AmdInstruction ai;
-    ai.address = address;
-    ai.mnemonic = first_token(printed);
-    ai.text = printed.substr(printed.find_first_not_of(" \t") == std::string::npos
-                                 ? 0
-                                 : printed.find_first_not_of(" \t"));
-    fn.instructions.push_back(std::move(ai));
+    const auto start = printed.find_first_not_of(" \t");
+    fn.instructions.push_back(
+        {address, first_token(printed), start == std::string::npos ? "" : printed.substr(start)});
     offset += size;
   }
 }
@@ -164,7 +161,8 @@ Result<std::vector<AmdFunctionCode>> disassemble_amdgpu_functions(const ElfImage
 
 Result<std::vector<AmdFunctionCode>> disassemble_amdgpu_functions(const ElfImage&, const std::string&) {
   return Error{ErrorCode::kUnsupported,
-               "kforge was built without LLVM 15 (llvm-15-dev), so it cannot disassemble code objects", {}};
+               "kforge was built without LLVM 15 (llvm-15-dev), so it cannot disassemble code objects",
+               {}};
 }
 
 #endif

@@ -28,9 +28,12 @@ Error elf_error(const std::string& what, llvm::Error e) {
 Result<ElfImage> read_elf_image(std::span<const std::uint8_t> binary) {
   using ElfFile = llvm::object::ELFFile<llvm::object::ELF64LE>;
   const llvm::StringRef bytes(reinterpret_cast<const char*>(binary.data()), binary.size());
-  if (binary.size() < llvm::ELF::EI_NIDENT || bytes.substr(0, 4) != "\x7f" "ELF")
+  if (binary.size() < llvm::ELF::EI_NIDENT || bytes.substr(0, 4) !=
+                                                  "\x7f"
+                                                  "ELF")
     return Error::bad_input("ELF: no ELF header (the file does not start with \\x7fELF)");
-  if (binary[llvm::ELF::EI_CLASS] != llvm::ELF::ELFCLASS64 || binary[llvm::ELF::EI_DATA] != llvm::ELF::ELFDATA2LSB)
+  if (binary[llvm::ELF::EI_CLASS] != llvm::ELF::ELFCLASS64 ||
+      binary[llvm::ELF::EI_DATA] != llvm::ELF::ELFDATA2LSB)
     return Error::bad_input("ELF: not a 64-bit little-endian ELF");
   auto file = ElfFile::create(bytes);
   if (!file) return elf_error("header", file.takeError());
@@ -83,7 +86,8 @@ Result<ElfImage> read_elf_image(std::span<const std::uint8_t> binary) {
 #else  // !KFORGE_HAVE_LLVM
 
 Result<ElfImage> read_elf_image(std::span<const std::uint8_t>) {
-  return Error{ErrorCode::kUnsupported, "kforge was built without LLVM 15 (llvm-15-dev), so it cannot read ELF files",
+  return Error{ErrorCode::kUnsupported,
+               "kforge was built without LLVM 15 (llvm-15-dev), so it cannot read ELF files",
                {}};
 }
 

@@ -84,7 +84,8 @@ Status inspect_cubin(std::span<const std::uint8_t> bytes, const std::string& fil
 }
 
 Status inspect_ptx(std::span<const std::uint8_t> bytes, const std::string& filter, ArtifactReport& out) {
-  KF_TRY_ASSIGN(module, parse_ptx(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size())));
+  KF_TRY_ASSIGN(module,
+                parse_ptx(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size())));
   out.target = module.target;
   out.target_id = module.target;
   out.format_version = module.version;
@@ -95,7 +96,9 @@ Status inspect_ptx(std::span<const std::uint8_t> bytes, const std::string& filte
   return ok_status();
 }
 
-nlohmann::json num(std::int64_t v) { return v < 0 ? nlohmann::json(nullptr) : nlohmann::json(v); }
+nlohmann::json num(std::int64_t v) {
+  return v < 0 ? nlohmann::json(nullptr) : nlohmann::json(v);
+}
 
 nlohmann::json dims(const std::array<std::int64_t, 3>& d) {
   return d[0] < 0 ? nlohmann::json(nullptr) : nlohmann::json::array({d[0], d[1], d[2]});
@@ -157,9 +160,12 @@ nlohmann::json cubin_json(const CubinKernel& k) {
 
 const char* artifact_kind_name(ArtifactKind kind) {
   switch (kind) {
-    case ArtifactKind::kAmdgpuCodeObject: return "amdgpu_code_object";
-    case ArtifactKind::kCubin: return "cubin";
-    case ArtifactKind::kPtx: return "ptx";
+    case ArtifactKind::kAmdgpuCodeObject:
+      return "amdgpu_code_object";
+    case ArtifactKind::kCubin:
+      return "cubin";
+    case ArtifactKind::kPtx:
+      return "ptx";
   }
   return "?";
 }
@@ -228,12 +234,8 @@ nlohmann::json to_json(const ArtifactReport& r) {
                        {"reqntid", dims(e.reqntid)},
                        {"instruction_mix", to_json(e.mix)}});
   }
-  return {{"path", r.path},
-          {"kind", artifact_kind_name(r.kind)},
-          {"target", r.target},
-          {"target_id", r.target_id},
-          {"format_version", r.format_version},
-          {"kernels", kernels}};
+  return {{"path", r.path},           {"kind", artifact_kind_name(r.kind)}, {"target", r.target},
+          {"target_id", r.target_id}, {"format_version", r.format_version}, {"kernels", kernels}};
 }
 
 }  // namespace kforge::cli

@@ -6,12 +6,11 @@
 
 #include <array>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "code_object_reader.hpp"
 #include "cubin_attributes.hpp"

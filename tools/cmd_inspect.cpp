@@ -16,7 +16,9 @@ struct InspectOptions {
   std::string kernel;
 };
 
-std::string num(std::int64_t v) { return v < 0 ? "-" : std::to_string(v); }
+std::string num(std::int64_t v) {
+  return v < 0 ? "-" : std::to_string(v);
+}
 
 std::string dims(const std::array<std::int64_t, 3>& d) {
   return d[0] < 0 ? "-" : std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]);
@@ -31,7 +33,9 @@ void print_mix(const std::string& kernel, const InstructionMix& mix) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& [name, n] : mix.categories) {
     char share[16] = "-";
-    if (mix.total) std::snprintf(share, sizeof share, "%.1f%%", 100.0 * static_cast<double>(n) / static_cast<double>(mix.total));
+    if (mix.total)
+      std::snprintf(share, sizeof share, "%.1f%%",
+                    100.0 * static_cast<double>(n) / static_cast<double>(mix.total));
     rows.push_back({name, std::to_string(n), share});
   }
   print_table({"category", "count", "share"}, rows);
@@ -47,11 +51,13 @@ void print_amd(const ArtifactReport& r) {
   for (const auto& k : r.amd_kernels) {
     const auto& m = k.metadata;
     rows.push_back({m.name, num(m.vgpr_count), num(m.agpr_count), num(m.sgpr_count),
-                    num(m.vgpr_spill_count) + "/" + num(m.sgpr_spill_count), num(m.lds_bytes), num(m.scratch_bytes),
-                    num(m.wavefront_size), num(m.max_flat_workgroup_size), std::to_string(k.code_bytes)});
+                    num(m.vgpr_spill_count) + "/" + num(m.sgpr_spill_count), num(m.lds_bytes),
+                    num(m.scratch_bytes), num(m.wavefront_size), num(m.max_flat_workgroup_size),
+                    std::to_string(k.code_bytes)});
   }
-  print_table({"kernel", "vgprs", "agprs", "sgprs", "spills v/s", "lds B", "scratch B", "wave", "max wg", "code B"},
-              rows);
+  print_table(
+      {"kernel", "vgprs", "agprs", "sgprs", "spills v/s", "lds B", "scratch B", "wave", "max wg", "code B"},
+      rows);
   for (const auto& k : r.amd_kernels) {
     print_mix(k.metadata.name, k.mix);
     if (k.undecoded_bytes) std::cout << "(" << k.undecoded_bytes << " bytes could not be decoded)\n";
@@ -66,9 +72,9 @@ void print_cubin(const ArtifactReport& r) {
     const std::string api = k.cuda_api_version < 0 ? "-"
                                                    : std::to_string(k.cuda_api_version / 10) + "." +
                                                          std::to_string(k.cuda_api_version % 10);
-    rows.push_back({k.name, num(k.registers), num(k.max_stack_bytes), num(k.frame_bytes), num(k.min_stack_bytes),
-                    std::to_string(k.shared_bytes), num(k.constant0_bytes), num(k.param_cbank_bytes),
-                    dims(k.max_threads), api, num(k.code_bytes)});
+    rows.push_back({k.name, num(k.registers), num(k.max_stack_bytes), num(k.frame_bytes),
+                    num(k.min_stack_bytes), std::to_string(k.shared_bytes), num(k.constant0_bytes),
+                    num(k.param_cbank_bytes), dims(k.max_threads), api, num(k.code_bytes)});
   }
   print_table({"kernel", "regs", "max stack B", "frame B", "min stack B", "smem B", "cmem0 B", "params B",
                "max threads", "CUDA API", "code B"},
@@ -101,15 +107,16 @@ void add_inspect_command(CLI::App& app, CommonOptions& o) {
     std::vector<std::string> files;
     for (const auto& p : s->paths) {
       std::error_code ec;
-      if (!std::filesystem::exists(p, ec)) throw ErrorException(Error::bad_input(p + ": no such file or directory"));
+      if (!std::filesystem::exists(p, ec))
+        throw ErrorException(Error::bad_input(p + ": no such file or directory"));
       if (!std::filesystem::is_directory(p, ec)) {
         files.push_back(p);
         continue;
       }
       auto found = unwrap(find_artifacts(p));
       if (found.empty())
-        throw ErrorException(
-            Error::bad_input(p + ": no compiled artifact in the directory (AMDGPU code object, cubin or PTX)"));
+        throw ErrorException(Error::bad_input(
+            p + ": no compiled artifact in the directory (AMDGPU code object, cubin or PTX)"));
       files.insert(files.end(), found.begin(), found.end());
     }
     std::vector<ArtifactReport> reports;
@@ -119,8 +126,8 @@ void add_inspect_command(CLI::App& app, CommonOptions& o) {
       kernels += reports.back().kernel_count();
     }
     if (!s->kernel.empty() && kernels == 0)
-      throw ErrorException(Error::not_found("--kernel: no kernel whose name contains '" + s->kernel + "' in " +
-                                            plural(files.size(), "artifact")));
+      throw ErrorException(Error::not_found("--kernel: no kernel whose name contains '" + s->kernel +
+                                            "' in " + plural(files.size(), "artifact")));
     if (o.json) {
       nlohmann::json arr = nlohmann::json::array();
       for (const auto& r : reports) arr.push_back(to_json(r));

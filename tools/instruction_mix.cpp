@@ -8,7 +8,9 @@ namespace kforge::cli {
 
 namespace {
 
-bool starts(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+bool starts(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
 
 /// "ld.global.nc.v4.u32" -> {"ld", "global", "nc", "v4", "u32"}.
 std::vector<std::string_view> dotted(std::string_view op) {
@@ -40,17 +42,18 @@ std::int64_t InstructionMix::count(std::string_view category) const {
 
 const std::vector<std::string>& mix_categories(Isa isa) {
   static const std::vector<std::string> amdgcn = {
-      "mfma",          "global_load",   "global_store",   "global_atomic", "lds_load", "lds_store",
-      "lds_other",     "buffer_memory", "flat_memory",    "scratch_memory", "scalar_memory",
-      "wait_barrier",  "branch",        "valu",           "salu",          "other"};
-  static const std::vector<std::string> ptx = {"mma",      "ld_global", "st_global", "ld_shared",
+      "mfma",      "global_load",   "global_store", "global_atomic",  "lds_load",      "lds_store",
+      "lds_other", "buffer_memory", "flat_memory",  "scratch_memory", "scalar_memory", "wait_barrier",
+      "branch",    "valu",          "salu",         "other"};
+  static const std::vector<std::string> ptx = {"mma",       "ld_global", "st_global", "ld_shared",
                                                "st_shared", "cp_async",  "ldmatrix",  "barrier",
                                                "fma",       "cvt",       "branch",    "other"};
   return isa == Isa::kAmdgcn ? amdgcn : ptx;
 }
 
 std::string amdgcn_category(std::string_view m) {
-  if (starts(m, "v_mfma") || starts(m, "v_smfmac") || starts(m, "v_wmma") || starts(m, "v_swmmac")) return "mfma";
+  if (starts(m, "v_mfma") || starts(m, "v_smfmac") || starts(m, "v_wmma") || starts(m, "v_swmmac"))
+    return "mfma";
   if (starts(m, "global_load")) return "global_load";
   if (starts(m, "global_store")) return "global_store";
   if (starts(m, "global_atomic")) return "global_atomic";
@@ -60,8 +63,9 @@ std::string amdgcn_category(std::string_view m) {
   if (starts(m, "buffer_")) return "buffer_memory";
   if (starts(m, "flat_")) return "flat_memory";
   if (starts(m, "scratch_")) return "scratch_memory";
-  if (starts(m, "s_load") || starts(m, "s_buffer_load") || starts(m, "s_store") || starts(m, "s_buffer_store") ||
-      starts(m, "s_scratch_") || starts(m, "s_dcache_") || starts(m, "s_atomic") || starts(m, "s_buffer_atomic"))
+  if (starts(m, "s_load") || starts(m, "s_buffer_load") || starts(m, "s_store") ||
+      starts(m, "s_buffer_store") || starts(m, "s_scratch_") || starts(m, "s_dcache_") ||
+      starts(m, "s_atomic") || starts(m, "s_buffer_atomic"))
     return "scalar_memory";
   if (starts(m, "s_waitcnt") || starts(m, "s_wait_") || starts(m, "s_barrier")) return "wait_barrier";
   if (starts(m, "s_branch") || starts(m, "s_cbranch") || starts(m, "s_setpc") || starts(m, "s_swappc") ||

@@ -34,8 +34,12 @@ std::string strip_comments(std::string_view text) {
   return out;
 }
 
-bool is_ident(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '%'; }
-bool is_space(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
+bool is_ident(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '%';
+}
+bool is_space(char c) {
+  return std::isspace(static_cast<unsigned char>(c)) != 0;
+}
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
@@ -79,7 +83,8 @@ void read_ntid(std::string_view header, std::string_view name, std::array<std::i
     while (i < header.size() && (is_space(header[i]) || header[i] == ',')) ++i;
     if (i >= header.size() || !std::isdigit(static_cast<unsigned char>(header[i]))) return;
     v = 0;
-    while (i < header.size() && std::isdigit(static_cast<unsigned char>(header[i]))) v = v * 10 + (header[i++] - '0');
+    while (i < header.size() && std::isdigit(static_cast<unsigned char>(header[i])))
+      v = v * 10 + (header[i++] - '0');
   }
 }
 
@@ -126,7 +131,8 @@ Result<PtxModule> parse_ptx(std::string_view raw) {
     while (i < text.size() && is_space(text[i])) ++i;
     if (i < text.size() && text[i] == '(') {
       const auto close = text.find(')', i);
-      if (close == std::string::npos) return Error::bad_input("PTX: entry " + e.name + ": parameter list not closed");
+      if (close == std::string::npos)
+        return Error::bad_input("PTX: entry " + e.name + ": parameter list not closed");
       i = close + 1;
     }
     const auto open = text.find('{', i);

@@ -2,9 +2,7 @@
 // for sm_90, hipRTC for gfx90a, both through the CLI so that hipRTC never
 // shares this process with anything else), plus the parsers on crafted input.
 #include <catch2/catch.hpp>
-
 #include <filesystem>
-
 #include <nlohmann/json.hpp>
 
 #include "cli_util.hpp"
@@ -43,11 +41,13 @@ Compiled compile(const std::string& name, const std::string& flags) {
 
 // Each is compiled on first use: ctest runs every test case in its own process.
 const Compiled& mma() {
-  static const Compiled c = compile("mma", "--target cuda:sm_90 --dtype f16 --config " + std::string(kMmaConfig));
+  static const Compiled c =
+      compile("mma", "--target cuda:sm_90 --dtype f16 --config " + std::string(kMmaConfig));
   return c;
 }
 const Compiled& simt() {
-  static const Compiled c = compile("simt", "--target cuda:sm_90 --dtype f16 --config " + std::string(kSimtConfig));
+  static const Compiled c =
+      compile("simt", "--target cuda:sm_90 --dtype f16 --config " + std::string(kSimtConfig));
   return c;
 }
 const Compiled& hip() {
@@ -146,8 +146,8 @@ TEST_CASE("inspect: gfx90a code object metadata and disassembled instruction mix
   const json& k = only_kernel(art);
 
   const std::string bytes = test::read_file(co);
-  auto meta = read_amd_code_object(
-      std::span(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
+  auto meta =
+      read_amd_code_object(std::span(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
   REQUIRE(meta.ok());
   REQUIRE(meta->kernels.size() == 1);
   CHECK(k["vgprs"] == meta->kernels[0].vgpr_count);
@@ -246,9 +246,10 @@ $L__BB0_2: st.global.f32 [%rd1], %f1;
   const auto& e = m->entries[0];
   CHECK(e.name == "k");
   CHECK(e.maxntid == std::array<std::int64_t, 3>{128, 1, 1});
-  CHECK(e.opcodes == std::vector<std::string>{"ld.param.u64", "bra", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
-                                              "ld.shared::cta.u32", "ldmatrix.sync.aligned.m8n8.x4.shared.b16",
-                                              "cp.async.cg.shared.global", "bar.sync", "st.global.f32", "ret"});
+  CHECK(e.opcodes ==
+        std::vector<std::string>{"ld.param.u64", "bra", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
+                                 "ld.shared::cta.u32", "ldmatrix.sync.aligned.m8n8.x4.shared.b16",
+                                 "cp.async.cg.shared.global", "bar.sync", "st.global.f32", "ret"});
   const auto mix = cli::tally_mix(cli::Isa::kPtx, e.opcodes);
   CHECK(mix.total == 9);
   CHECK(mix.count("mma") == 1);
