@@ -81,7 +81,7 @@ Result<McTools> make_tools(const std::string& cpu, const std::string& features) 
   t.mai.reset(target->createMCAsmInfo(*t.mri, kTriple, options));
   std::unique_ptr<llvm::MCSubtargetInfo> probe(target->createMCSubtargetInfo(kTriple, "", ""));
   if (!probe || !probe->isCPUStringValid(cpu))
-    return Error::bad_input("code object: processor '" + cpu + "' is not one LLVM 15 can disassemble");
+    return Error{ErrorCode::kUnsupported, "processor '" + cpu + "' is not one LLVM 15 can disassemble", {}};
   t.sti.reset(target->createMCSubtargetInfo(kTriple, cpu, features));
   t.mii.reset(target->createMCInstrInfo());
   if (!t.mri || !t.mai || !t.sti || !t.mii)

@@ -31,8 +31,9 @@ struct AmdFunctionCode {
 
 /// Every STT_FUNC symbol of `.text`, disassembled for `target_id`, the code
 /// object's amdhsa.target ("amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-") or
-/// just a processor ("gfx90a"). kBadInput when the image has no .text or the
-/// processor is not one LLVM knows.
+/// just a processor ("gfx90a"). kBadInput when the image has no .text or a
+/// function lies outside it; kUnsupported for a processor LLVM 15 does not
+/// know (gfx942 and later) and in a build without LLVM.
 Result<std::vector<AmdFunctionCode>> disassemble_amdgpu_functions(const ElfImage& image,
                                                                   const std::string& target_id);
 

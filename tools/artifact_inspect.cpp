@@ -51,7 +51,12 @@ std::string amd_processor(const std::string& target_id) {
 Status inspect_amd(std::span<const std::uint8_t> bytes, const std::string& filter, ArtifactReport& out) {
   KF_TRY_ASSIGN(co, read_amd_code_object(bytes));
   KF_TRY_ASSIGN(image, read_elf_image(bytes));
-  KF_TRY_ASSIGN(functions, disassemble_amdgpu_functions(image, co.target));
+  // A processor newer than LLVM 15 still gets its metadata, without a mix.
+  auto disassembled = disassemble_amdgpu_functions(image, co.target);
+  if (!disassembled.ok() && disassembled.error().code != ErrorCode::kUnsupported) return disassembled.error();
+  if (!disassembled.ok()) out.disassembly_error = disassembled.error().message;
+  const std::vector<AmdFunctionCode> functions =
+      disassembled.ok() ? std::move(disassembled).value() : std::vector<AmdFunctionCode>{};
   out.target_id = co.target;
   out.target = amd_processor(co.target);
   out.format_version = co.version;
@@ -66,7 +71,7 @@ Status inspect_amd(std::span<const std::uint8_t> bytes, const std::string& filte
       r.undecoded_bytes = fn.undecoded_bytes;
       for (const auto& inst : fn.instructions) mnemonics.push_back(inst.mnemonic);
     }
-    r.mix = tally_mix(Isa::kAmdgcn, mnemonics);
+    if (out.disassembly_error.empty()) r.mix = tally_mix(Isa::kAmdgcn, mnemonics);
     out.amd_kernels.push_back(std::move(r));
   }
   return ok_status();
@@ -121,7 +126,7 @@ nlohmann::json amd_json(const AmdKernelReport& r) {
           {"uses_dynamic_stack", m.uses_dynamic_stack},
           {"code_bytes", r.code_bytes},
           {"undecoded_bytes", r.undecoded_bytes},
-          {"instruction_mix", to_json(r.mix)}};
+          {"instruction_mix", r.mix.categories.empty() ? nlohmann::json(nullptr) : to_json(r.mix)}};
 }
 
 nlohmann::json cubin_json(const CubinKernel& k) {
@@ -234,8 +239,14 @@ nlohmann::json to_json(const ArtifactReport& r) {
                        {"reqntid", dims(e.reqntid)},
                        {"instruction_mix", to_json(e.mix)}});
   }
-  return {{"path", r.path},           {"kind", artifact_kind_name(r.kind)}, {"target", r.target},
-          {"target_id", r.target_id}, {"format_version", r.format_version}, {"kernels", kernels}};
+  return {{"path", r.path},
+          {"kind", artifact_kind_name(r.kind)},
+          {"target", r.target},
+          {"target_id", r.target_id},
+          {"format_version", r.format_version},
+          {"disassembly_error",
+           r.disassembly_error.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.disassembly_error)},
+          {"kernels", kernels}};
 }
 
 }  // namespace kforge::cli

@@ -31,7 +31,7 @@ struct AmdKernelReport {
   AmdKernelMetadata metadata;
   std::uint64_t code_bytes = 0;       ///< size of the kernel's function in .text
   std::uint64_t undecoded_bytes = 0;  ///< bytes LLVM could not decode
-  InstructionMix mix;
+  InstructionMix mix;                 ///< no categories when the code object could not be disassembled
 };
 
 struct PtxEntryReport {
@@ -47,6 +47,8 @@ struct ArtifactReport {
   std::string target;          ///< "gfx90a", "sm_90" or the PTX .target
   std::string target_id;       ///< code object: amdhsa.target; cubin/PTX: same as target
   std::string format_version;  ///< code object: amdhsa.version; cubin: ELF ABI version; PTX: .version
+  /// Code object: why there is no instruction mix (a processor LLVM 15 does not know); empty otherwise.
+  std::string disassembly_error;
   std::vector<AmdKernelReport> amd_kernels;
   std::vector<CubinKernel> cubin_kernels;
   std::vector<PtxEntryReport> ptx_entries;

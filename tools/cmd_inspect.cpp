@@ -58,7 +58,9 @@ void print_amd(const ArtifactReport& r) {
   print_table(
       {"kernel", "vgprs", "agprs", "sgprs", "spills v/s", "lds B", "scratch B", "wave", "max wg", "code B"},
       rows);
+  if (!r.disassembly_error.empty()) std::cout << "\nno instruction mix: " << r.disassembly_error << "\n";
   for (const auto& k : r.amd_kernels) {
+    if (!r.disassembly_error.empty()) continue;
     print_mix(k.metadata.name, k.mix);
     if (k.undecoded_bytes) std::cout << "(" << k.undecoded_bytes << " bytes could not be decoded)\n";
   }

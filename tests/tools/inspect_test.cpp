@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "amdgpu_disassembler.hpp"
 #include "cli_util.hpp"
 #include "code_object_reader.hpp"
 #include "cubin_attributes.hpp"
@@ -167,6 +168,20 @@ TEST_CASE("inspect: gfx90a code object metadata and disassembled instruction mix
   // Every instruction of the kernel's byte range is decoded: 4- and 8-byte encodings.
   CHECK(mix["total"].get<int>() * 4 <= k["code_bytes"].get<int>());
   CHECK(mix["total"].get<int>() * 8 >= k["code_bytes"].get<int>());
+
+  // The disassembler on its own: the same instructions; a processor LLVM 15
+  // does not know is kUnsupported (inspect then keeps the metadata).
+  auto image = read_elf_image(std::span(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
+  REQUIRE(image.ok());
+  auto fns = disassemble_amdgpu_functions(*image, meta->target);
+  REQUIRE(fns.ok());
+  REQUIRE(fns->size() == 1);
+  CHECK((*fns)[0].symbol == k["name"]);
+  CHECK(static_cast<int>((*fns)[0].instructions.size()) == mix["total"].get<int>());
+  CHECK((*fns)[0].instructions.back().mnemonic == "s_endpgm");
+  auto unknown = disassemble_amdgpu_functions(*image, "amdgcn-amd-amdhsa--gfx1999");
+  REQUIRE(!unknown.ok());
+  CHECK(unknown.error().code == ErrorCode::kUnsupported);
 }
 
 TEST_CASE("inspect: bad input gets a one-line error naming the file", "[inspect][cuda]") {
