@@ -6,6 +6,7 @@
 #include "database.hpp"
 #include "operator.hpp"
 #include "progress_printer.hpp"
+#include "runner_options.hpp"
 #include "strategy.hpp"
 #include "tune_setup.hpp"
 #include "tuner.hpp"
@@ -42,6 +43,7 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
   auto* cmd = app.add_subcommand("tune", "Tune an operator problem on a device: validate and time candidates, "
                                          "store every result and the winner in the database");
   auto t = std::make_shared<TuneOptions>();
+  auto runner = std::make_shared<RunnerOptions>();
   add_problem_flags(*cmd, o);
   add_db_flag(*cmd, o);
   add_device_flag(*cmd, o);
@@ -61,7 +63,8 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
   cmd->add_option("--min-reps", t->min_reps, "Timed repetitions at least")->capture_default_str();
   cmd->add_option("--max-reps", t->max_reps, "Timed repetitions at most")->capture_default_str();
   cmd->add_flag("--quiet", t->quiet, "No progress output");
-  cmd->callback([&o, t] {
+  add_runner_flags(*cmd, *runner);
+  cmd->callback([&o, t, runner] {
     Problem problem = make_problem(o);
     TemplateCatalog catalog = make_catalog(o);
     auto device = open_device(o);
@@ -85,6 +88,7 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
     req.protocol.min_reps = t->min_reps;
     req.protocol.max_reps = std::max(t->max_reps, t->min_reps);
     req.command_line = command_line();
+    apply_runner_options(*runner, req);
 
     Tuner tuner(*device, *db, *op);
     ProgressPrinter progress(t->quiet || o.json);
@@ -102,6 +106,8 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
                           {"failed", s.failed},
                           {"time_s", {{"total", s.total_s}, {"compile", s.compile_s}, {"validate", s.validate_s},
                                       {"measure", s.measure_s}}},
+                          {"cache_hits", s.cache_hits},
+                          {"worker_restarts", s.worker_restarts},
                           {"stop_reason", s.stop_reason},
                           {"winner", nullptr},
                           {"default", nullptr}};

@@ -3,9 +3,12 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "worker_main.hpp"
 
 int main(int argc, char** argv) {
   using namespace kforge;
+  // The tuner's worker process (tuner/worker_runner.hpp), not a user command.
+  if (argc == 3 && std::string_view(argv[1]) == "__worker") return run_tuner_worker(std::atoi(argv[2]));
   CLI::App app{"kforge: tune GPU/CPU kernel templates, store winners, look them up"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("kforge ") + KFORGE_VERSION + " (" + KFORGE_GIT_REVISION + ")");

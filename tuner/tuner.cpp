@@ -14,7 +14,7 @@
 #include "search_space.hpp"
 #include "stop_condition.hpp"
 #include "strategy.hpp"
-#include "validator.hpp"
+#include "in_process_runner.hpp"
 
 #ifndef KFORGE_VERSION
 #define KFORGE_VERSION "unknown"
@@ -48,34 +48,6 @@ std::string hostname() {
   return buf;
 }
 
-/// A workload's tensors on the device plus its host copy and reference.
-struct DeviceWorkload {
-  WorkloadKind kind;
-  Workload host;
-  Reference reference;
-  std::vector<std::unique_ptr<Buffer>> buffers;
-  std::vector<KernelArg> args;
-};
-
-Result<DeviceWorkload> upload_workload(Device& device, const Operator& op, const Problem& p,
-                                       std::uint64_t seed, WorkloadKind kind) {
-  DeviceWorkload w{kind, op.make_workload(p, seed, kind), {}, {}, {}};
-  w.reference = op.reference(p, w.host);
-  for (const auto& t : w.host.tensors) {
-    KF_TRY_ASSIGN(buf, device.allocate(std::max<std::size_t>(t.bytes.size(), 4)));
-    KF_TRY(device.write(*buf, t.bytes.data(), t.bytes.size()));
-    w.buffers.push_back(std::move(buf));
-  }
-  for (const auto& a : w.host.args) {
-    switch (a.kind) {
-      case OperatorArg::Kind::kTensor: w.args.push_back(KernelArg::of(*w.buffers[a.tensor])); break;
-      case OperatorArg::Kind::kInt32: w.args.push_back(KernelArg::of(a.i32)); break;
-      case OperatorArg::Kind::kFloat32: w.args.push_back(KernelArg::of(a.f32)); break;
-    }
-  }
-  return w;
-}
-
 /// One row per configuration: its parameter values in name order.
 SpaceFeatures space_features(const std::vector<Config>& space) {
   SpaceFeatures f;
@@ -86,10 +58,6 @@ SpaceFeatures space_features(const std::vector<Config>& space) {
     f.push_back(std::move(row));
   }
   return f;
-}
-
-std::string_view kind_name(WorkloadKind k) {
-  return k == WorkloadKind::kPoisonedOutput ? "poisoned-output run" : "accumulate run";
 }
 
 /// Per-template state of a sweep.
@@ -135,10 +103,8 @@ std::string rerun_command(const Problem& p, const std::string& template_name,
 
 Tuner::Tuner(Device& device, Database& db, const Operator& op) : device_(device), db_(db), op_(op) {}
 
-Status Tuner::retime_finalists(const std::vector<const TemplateSource*>& templates,
-                               const std::vector<KernelArg>& args, const Problem& problem,
-                               std::string_view prelude, const DeviceLimits& limits,
-                               const MeasurementProtocol& protocol, TuneSummary& summary) {
+Status Tuner::retime_finalists(CandidateRunner& runner, const MeasurementProtocol& protocol,
+                               TuneSummary& summary) {
   std::vector<const CandidateOutcome*> ok;
   for (const auto& o : summary.outcomes) {
     if (o.status == CandidateStatus::kOk && o.timing.median_ms > 0) ok.push_back(&o);
@@ -150,27 +116,14 @@ Status Tuner::retime_finalists(const std::vector<const TemplateSource*>& templat
     ok.resize(static_cast<std::size_t>(std::max(protocol.finalists, 0)));
   }
   if (ok.size() < 2 || protocol.finalist_rounds < 1) return ok_status();
-  std::vector<std::unique_ptr<Kernel>> kernels;
-  std::vector<Finalist> finalists;
-  for (const CandidateOutcome* o : ok) {
-    const TemplateSource* tpl = nullptr;
-    for (const TemplateSource* t : templates) {
-      if (t->manifest.name == o->template_name) tpl = t;
-    }
-    if (!tpl) return ok_status();
-    KF_TRY_ASSIGN(cfg, Config::parse(o->config));
-    KF_TRY_ASSIGN(inst, instantiate(*tpl, prelude, op_, cfg, problem, limits));
-    KF_TRY_ASSIGN(compiled, device_.compiler().compile(inst.source, inst.kernel_name, ""));
-    KF_TRY_ASSIGN(kernel, device_.load(compiled));
-    finalists.push_back({kernel.get(), &args, inst.geometry});
-    kernels.push_back(std::move(kernel));
-  }
-  KF_TRY_ASSIGN(stats, measure_interleaved(device_, finalists, protocol));
+  std::vector<FinalistRef> refs;
+  for (const CandidateOutcome* o : ok) refs.push_back({o->template_name, o->config});
+  auto stats = runner.retime(refs);
+  if (!stats.ok()) return ok_status();  // every result is stored; only the report of the re-timing is lost
   // The interleaved re-timing is reported beside each finalist. The declared
   // winner stays the one the database stores (fastest stored median), so that
-  // `tune` and the runtime lookup always name the same configuration; storing
-  // the re-timed distributions as the finalists' results is still to come.
-  for (std::size_t i = 0; i < ok.size(); ++i) summary.finalists.push_back({*ok[i], stats[i]});
+  // `tune` and the runtime lookup always name the same configuration.
+  for (std::size_t i = 0; i < ok.size() && i < stats->size(); ++i) summary.finalists.push_back({*ok[i], (*stats)[i]});
   summary.winner = *ok.front();
   return ok_status();
 }
@@ -215,14 +168,6 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
   sweep.started_at = utc_now();
   KF_TRY_ASSIGN(sweep_id, db_.begin_sweep(sweep));
 
-  // Fresh random inputs (never zeros), one set per validation kind; the
-  // references are computed once and shared by every candidate.
-  std::vector<DeviceWorkload> workloads;
-  for (auto kind : {WorkloadKind::kPoisonedOutput, WorkloadKind::kAccumulate}) {
-    KF_TRY_ASSIGN(w, upload_workload(device_, op_, problem, workload_seed + static_cast<int>(kind), kind));
-    workloads.push_back(std::move(w));
-  }
-
   // Per-template spaces and strategies.
   std::vector<TemplateState> states;
   std::size_t total = 0;
@@ -262,6 +207,28 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
                      " and layout " + problem.layout.name(), {}};
   }
   if (request.max_evals > 0) total = std::min<std::size_t>(total, static_cast<std::size_t>(request.max_evals));
+
+  // Where candidates run: a supervised worker process, or this one.
+  std::unique_ptr<CandidateRunner> runner;
+  WorkerRunner* worker = nullptr;
+  if (!request.worker_command.empty()) {
+    RunnerSetup setup{info.selector, problem, {}, workload_seed, request.protocol, request.cache_dir};
+    for (const auto& st : states) setup.template_origins.push_back(st.tpl->origin);
+    auto w = std::make_unique<WorkerRunner>(std::move(setup), request.worker_command, request.timeouts);
+    worker = w.get();
+    runner = std::move(w);
+  } else {
+    std::optional<BinaryCache> cache;
+    if (!request.cache_dir.empty()) {
+      KF_TRY_ASSIGN(c, BinaryCache::open(request.cache_dir));
+      cache.emplace(std::move(c));
+    }
+    std::vector<const TemplateSource*> tpls;
+    for (const auto& st : states) tpls.push_back(st.tpl);
+    KF_TRY_ASSIGN(r, InProcessRunner::create(device_, op_, problem, std::move(tpls), workload_seed,
+                                             request.protocol, std::move(cache)));
+    runner = std::move(r);
+  }
 
   TuneSummary summary;
   summary.sweep_id = sweep_id;
@@ -313,82 +280,19 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
       o.template_name = m.name;
       o.config = name;
       ResultRecord rec;
-      std::string log;
-      nlohmann::json resources;
-      auto fail = [&](CandidateStatus status, const std::string& reason) {
-        o.status = status;
-        o.reason = reason;
-      };
-      auto t_compile = Clock::now();
-      auto inst = instantiate(*st.tpl, prelude, op_, cfg, problem, limits);
-      if (!inst.ok()) {
-        fail(inst.error().code == ErrorCode::kResource ? CandidateStatus::kResourceLimit
-                                                       : CandidateStatus::kNotSupported,
-             inst.error().message);
-      } else {
-        auto compiled = device_.compiler().compile(inst->source, inst->kernel_name, "");
-        summary.compile_s += seconds_since(t_compile);
-        if (!compiled.ok()) {
-          log = compiled.error().context;
-          fail(status_for(compiled.error().code), compiled.error().message);
-        } else {
-          o.compile_ms = compiled->compile_ms;
-          log = compiled->log;
-          resources = compiled->resources.to_json();
-          auto kernel = device_.load(*compiled);
-          if (!kernel.ok()) {
-            fail(status_for(kernel.error().code), kernel.error().message);
-          } else {
-            // Validate before timing: every validation run must pass.
-            auto t_val = Clock::now();
-            for (auto& w : workloads) {
-              const HostTensor& out = w.host.tensors[w.host.output];
-              Buffer& out_buf = *w.buffers[w.host.output];
-              Status st_write = device_.write(out_buf, out.bytes.data(), out.bytes.size());
-              auto launched = st_write.ok() ? device_.launch(**kernel, w.args, inst->geometry)
-                                            : Result<double>(st_write.error());
-              if (!launched.ok()) {
-                fail(status_for(launched.error().code), launched.error().message);
-                break;
-              }
-              std::vector<float> result(out.elements());
-              Status st_read = device_.read(out_buf, result.data(), result.size() * sizeof(float));
-              if (!st_read.ok()) {
-                fail(CandidateStatus::kLaunchError, st_read.error().message);
-                break;
-              }
-              ValidationResult v = validate_output(result.data(), result.size(), w.reference);
-              o.error_norm = std::max(o.error_norm, v.error_norm);
-              o.error_ratio = std::max(o.error_ratio, v.error_ratio);
-              if (!v.passed) {
-                fail(CandidateStatus::kWrongResult,
-                     "wrong result: template " + m.name + " config " + name + " problem " +
-                         problem.key() + " (" + std::string(kind_name(w.kind)) + "): " + v.describe() +
-                         "; rerun: " + rerun_command(problem, m.name, name));
-                break;
-              }
-            }
-            summary.validate_s += seconds_since(t_val);
-            if (o.status == CandidateStatus::kOk) {
-              auto t_meas = Clock::now();
-              auto timing = measure(device_, **kernel, workloads[0].args, inst->geometry, request.protocol,
-                                    best ? best->timing.median_ms : 0.0);
-              summary.measure_s += seconds_since(t_meas);
-              if (!timing.ok()) {
-                fail(status_for(timing.error().code), timing.error().message);
-              } else {
-                o.timing = std::move(*timing);
-                if (o.timing.stop == "cut") {
-                  o.reason = "cut after " + std::to_string(o.timing.count) + " repetitions: fastest " +
-                             std::to_string(o.timing.min_ms) + " ms > " +
-                             std::to_string(request.protocol.cut_ratio) + " x best " +
-                             std::to_string(best->timing.median_ms) + " ms";
-                }
-              }
-            }
-          }
-        }
-      }
+      KF_TRY_ASSIGN(e, runner->evaluate(m.name, cfg, best ? best->timing.median_ms : 0.0));
+      o.status = e.status;
+      o.reason = e.reason;
+      o.timing = std::move(e.timing);
+      o.error_norm = e.error_norm;
+      o.error_ratio = e.error_ratio;
+      o.compile_ms = e.compile_ms;
+      summary.compile_s += e.compile_s;
+      summary.validate_s += e.validate_s;
+      summary.measure_s += e.measure_s;
+      if (e.cache_hit) ++summary.cache_hits;
+      const std::string log = std::move(e.compile_log);
+      const nlohmann::json resources = std::move(e.resources);
       rec.sweep_id = sweep_id;
       rec.device_id = device_id;
       rec.template_id = st.template_id;
@@ -429,11 +333,8 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
     emit(TuneEvent::Kind::kCandidate, &summary.outcomes.back());
   }
   summary.winner = best;
-  if (summary.evaluated > 0) {
-    std::vector<const TemplateSource*> tpls;
-    for (const auto& st : states) tpls.push_back(st.tpl);
-    KF_TRY(retime_finalists(tpls, workloads[0].args, problem, prelude, limits, request.protocol, summary));
-  }
+  if (summary.evaluated > 0) KF_TRY(retime_finalists(*runner, request.protocol, summary));
+  if (worker) summary.worker_restarts = worker->restarts();
   KF_TRY(db_.finish_sweep(sweep_id, utc_now()));
   summary.total_s = seconds_since(t0);
   emit(TuneEvent::Kind::kDone, nullptr);

@@ -19,6 +19,7 @@
 #include "problem.hpp"
 #include "template_source.hpp"
 #include "timing_stats.hpp"
+#include "worker_runner.hpp"
 
 namespace kforge {
 
@@ -33,6 +34,12 @@ struct TuneRequest {
   std::uint64_t seed = 1;
   MeasurementProtocol protocol;
   std::string command_line;
+  /// Candidates run in a supervised worker process started with this argv
+  /// (tuner/worker_runner.hpp); empty: in this process, unprotected.
+  std::vector<std::string> worker_command;
+  WorkerTimeouts timeouts;
+  /// On-disk binary cache shared with later sweeps and the runtime; empty: none.
+  std::string cache_dir;
 };
 
 struct CandidateOutcome {
@@ -76,6 +83,8 @@ struct TuneSummary {
   std::vector<FinalistTiming> finalists;  ///< which stop condition ended the search; empty when the space ran out
   /// Wall time split, seconds, of this run's evaluations.
   double compile_s = 0, validate_s = 0, measure_s = 0, total_s = 0;
+  int cache_hits = 0;       ///< binaries taken from the on-disk cache
+  int worker_restarts = 0;  ///< workers started after a crash or timeout
 };
 
 class Tuner {
@@ -85,10 +94,7 @@ class Tuner {
                           const std::function<void(const TuneEvent&)>& on_event = {});
 
  private:
-  Status retime_finalists(const std::vector<const TemplateSource*>& templates,
-                          const std::vector<KernelArg>& args, const Problem& problem, std::string_view prelude,
-                          const DeviceLimits& limits, const MeasurementProtocol& protocol,
-                          TuneSummary& summary);
+  Status retime_finalists(CandidateRunner& runner, const MeasurementProtocol& protocol, TuneSummary& summary);
 
   Device& device_;
   Database& db_;

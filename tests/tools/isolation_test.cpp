@@ -1,0 +1,120 @@
+// One tuning run over planted faulty candidates (tests/data/templates/
+// gemm_faulty): a crash, a hang, a compile error, a wrong and a NaN result
+// and a local-memory overrun each end as a result with the right status,
+// the run completes, and the good candidates' results are all there.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_util.hpp"
+#include "database.hpp"
+
+namespace kforge::test {
+
+namespace {
+
+const std::string kFaulty = std::string(KFORGE_TEST_DATA_DIR) + "/templates/gemm_faulty";
+
+std::map<std::string, ResultRecord> results_by_config(const std::string& db_path) {
+  auto db = Database::open(db_path, Database::Mode::kReadOnly);
+  REQUIRE(db.ok());
+  auto rows = (*db)->results();
+  REQUIRE(rows.ok());
+  std::map<std::string, ResultRecord> out;
+  for (auto& r : *rows) out.emplace(r.config, r);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("isolation: a run over crashing, hanging and wrong candidates records each and completes", "[isolation]") {
+  TempDir tmp;
+  const std::string db = tmp.file("faulty.db");
+  const auto r = run_kforge("tune --template " + kFaulty + " --shape M=24,N=20,K=8 --strategy exhaustive --db " +
+                            db + " --launch-timeout 8 --min-reps 2 --max-reps 3 --no-cache --json");
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["evaluated"] == 14);
+  CHECK(j["winner"]["template"] == "gemm_faulty");
+  CHECK_THAT(j["winner"]["config"].get<std::string>(), Catch::Contains("FLAW0"));
+  // Two crashes and two hangs each cost one worker.
+  CHECK(j["worker_restarts"] == 4);
+
+  const auto rows = results_by_config(db);
+  REQUIRE(rows.size() == 14);
+  const std::map<int, std::string> expected = {{0, "ok"},          {1, "crash"},        {2, "timeout"},
+                                               {3, "compile_error"}, {4, "wrong_result"}, {5, "wrong_result"},
+                                               {6, "resource_limit"}};
+  for (int bx : {8, 16}) {
+    for (const auto& [flaw, status] : expected) {
+      const std::string config = "BX" + std::to_string(bx) + "_FLAW" + std::to_string(flaw);
+      INFO(config);
+      REQUIRE(rows.count(config) == 1);
+      const ResultRecord& rec = rows.at(config);
+      CHECK(rec.status == status);
+      if (status == "ok") {
+        CHECK(rec.median_ms > 0);
+        CHECK(rec.count >= 2);
+      } else {
+        CHECK_FALSE(rec.reason.empty());
+      }
+      if (status == "crash") CHECK_THAT(rec.reason, Catch::Contains("signal") && Catch::Contains(config));
+      if (status == "timeout") CHECK_THAT(rec.reason, Catch::Contains("launch phase") && Catch::Contains(config));
+      if (flaw == 5) CHECK_THAT(rec.reason, Catch::Contains("nan", Catch::CaseSensitive::No));
+    }
+  }
+}
+
+TEST_CASE("isolation: --in-process runs the good candidates without a worker", "[isolation]") {
+  TempDir tmp;
+  const std::string db = tmp.file("inproc.db");
+  const auto r = run_kforge("tune --template " + kFaulty + " --shape M=24,N=20,K=8 --config BX8_FLAW4 --db " + db +
+                            " --in-process --no-cache --json");
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto rows = results_by_config(db);
+  REQUIRE(rows.count("BX8_FLAW4") == 1);
+  CHECK(rows.at("BX8_FLAW4").status == "wrong_result");
+}
+
+TEST_CASE("isolation: the binary cache serves a second run, and a corrupt entry is rebuilt", "[isolation]") {
+  TempDir tmp;
+  const std::string cache = tmp.file("cache");
+  const std::string args = "tune --shape M=32,N=32,K=32 --strategy exhaustive --max-evals 3 --min-reps 2 "
+                           "--max-reps 2 --quiet --json --cache-dir " + cache;
+  const auto first = run_kforge(args + " --db " + tmp.file("a.db"));
+  INFO(first.out << first.err);
+  REQUIRE(first.exit_code == 0);
+  CHECK(nlohmann::json::parse(first.out)["cache_hits"] == 0);
+  // A fresh database makes every candidate new again; the binaries are not.
+  const auto second = run_kforge(args + " --db " + tmp.file("b.db"));
+  INFO(second.out << second.err);
+  REQUIRE(second.exit_code == 0);
+  const auto j = nlohmann::json::parse(second.out);
+  CHECK(j["cache_hits"] == 3);
+  CHECK(j["winner"]["config"] == nlohmann::json::parse(first.out)["winner"]["config"]);
+
+  // Truncate every entry: each is detected, recompiled and stored again.
+  int corrupted = 0;
+  for (const auto& f : std::filesystem::recursive_directory_iterator(cache)) {
+    if (f.is_regular_file() && f.path().extension() == ".bin") {
+      std::filesystem::resize_file(f.path(), std::filesystem::file_size(f.path()) / 2);
+      ++corrupted;
+    }
+  }
+  REQUIRE(corrupted >= 3);
+  const auto third = run_kforge(args + " --db " + tmp.file("c.db"));
+  INFO(third.out << third.err);
+  REQUIRE(third.exit_code == 0);
+  CHECK(nlohmann::json::parse(third.out)["cache_hits"] == 0);
+  const auto fourth = run_kforge(args + " --db " + tmp.file("d.db"));
+  REQUIRE(fourth.exit_code == 0);
+  CHECK(nlohmann::json::parse(fourth.out)["cache_hits"] == 3);
+}
+
+}  // namespace kforge::test

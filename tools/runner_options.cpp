@@ -1,0 +1,50 @@
+// Worker, timeout and cache flags for tune and sweep.
+#include "runner_options.hpp"
+
+#include <unistd.h>
+
+#include <climits>
+
+#include "binary_cache.hpp"
+#include "cli_common.hpp"
+
+namespace kforge::cli {
+
+namespace {
+
+/// This executable, for the worker: the worker is `kforge __worker FD`.
+std::string self_executable() {
+  char buf[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) throw ErrorException(Error::internal("cannot find this executable (/proc/self/exe) to start workers"));
+  return std::string(buf, static_cast<std::size_t>(n));
+}
+
+}  // namespace
+
+void add_runner_flags(CLI::App& cmd, RunnerOptions& r) {
+  cmd.add_flag("--in-process", r.in_process,
+               "Run candidates in this process instead of a supervised worker (a crashing or hanging "
+               "candidate then ends the run; for debugging)");
+  cmd.add_option("--launch-timeout", r.launch_timeout_s,
+                 "Seconds a candidate's launches may take before the worker is killed and the candidate "
+                 "recorded as timeout; grows with the best time so far (docs/measurement.md)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd.add_option("--compile-timeout", r.compile_timeout_s, "Seconds one candidate's compile may take")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd.add_option("--cache-dir", r.cache_dir,
+                 "On-disk binary cache shared with later runs and the runtime (default: $KFORGE_CACHE_DIR, "
+                 "else ~/.cache/kforge/binaries)");
+  cmd.add_flag("--no-cache", r.no_cache, "Compile every candidate; neither read nor write the binary cache");
+}
+
+void apply_runner_options(const RunnerOptions& r, TuneRequest& request) {
+  if (!r.in_process) request.worker_command = {self_executable(), "__worker"};
+  request.timeouts.launch_floor_s = r.launch_timeout_s;
+  request.timeouts.compile_s = r.compile_timeout_s;
+  if (!r.no_cache) request.cache_dir = r.cache_dir.empty() ? BinaryCache::default_dir() : r.cache_dir;
+}
+
+}  // namespace kforge::cli

@@ -1,0 +1,26 @@
+// Flags that say where and how candidates run, shared by `tune` and `sweep`:
+// the supervised worker process (default) or this process, its timeouts,
+// and the on-disk binary cache.
+#pragma once
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "tuner.hpp"
+
+namespace kforge::cli {
+
+struct RunnerOptions {
+  bool in_process = false;  ///< --in-process: no worker, a crashing candidate ends the run
+  double launch_timeout_s = WorkerTimeouts{}.launch_floor_s;
+  double compile_timeout_s = WorkerTimeouts{}.compile_s;
+  std::string cache_dir;    ///< empty: BinaryCache::default_dir()
+  bool no_cache = false;
+};
+
+void add_runner_flags(CLI::App& cmd, RunnerOptions& r);
+/// Fills the request's worker command, timeouts and cache directory.
+void apply_runner_options(const RunnerOptions& r, TuneRequest& request);
+
+}  // namespace kforge::cli

@@ -1,0 +1,73 @@
+// Where candidates run: the part of the tuner that touches the device.
+// The tuning loop (tuner.cpp) picks configurations and stores results; a
+// CandidateRunner compiles, prunes, validates and times them. Two kinds:
+// InProcessRunner (in_process_runner.hpp) runs them in the calling process;
+// WorkerRunner (worker_runner.hpp) runs an InProcessRunner in a supervised
+// worker process, so a candidate that crashes or hangs costs only itself.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "candidate_status.hpp"
+#include "config.hpp"
+#include "measurement.hpp"
+#include "problem.hpp"
+#include "result.hpp"
+#include "template_source.hpp"
+#include "timing_stats.hpp"
+
+namespace kforge {
+
+/// What a runner reports for one candidate. A failed candidate is an
+/// Evaluation with a status other than ok, never an error.
+struct Evaluation {
+  CandidateStatus status = CandidateStatus::kOk;
+  std::string reason;
+  TimingStats timing;
+  double error_norm = 0, error_ratio = 0, compile_ms = 0;
+  bool cache_hit = false;       ///< the binary came from the on-disk cache
+  std::string compile_log;
+  nlohmann::json resources;     ///< ResourceReport::to_json, or null before a compile
+  double compile_s = 0, validate_s = 0, measure_s = 0;  ///< wall time of each phase
+};
+
+/// Everything a runner needs to rebuild the tuning context in another
+/// process: which device, problem, templates, inputs and protocol.
+struct RunnerSetup {
+  std::string device_selector;  ///< device_registry selector, e.g. "opencl:0"
+  Problem problem;              ///< normalized
+  /// Templates by origin: "builtin:<name>" or a user template directory.
+  std::vector<std::string> template_origins;
+  std::uint64_t workload_seed = 0;
+  MeasurementProtocol protocol;
+  std::string cache_dir;  ///< on-disk binary cache; empty: none
+};
+
+/// One finalist for interleaved re-timing.
+struct FinalistRef {
+  std::string template_name;
+  std::string config;
+};
+
+class CandidateRunner {
+ public:
+  virtual ~CandidateRunner() = default;
+  /// Compiles (or takes from the binary cache), prunes on the compiler's
+  /// resource report, validates on every workload, then times `config` of
+  /// template `template_name`. `best_ms` (0: none yet) lets slow candidates
+  /// be cut early. An error here means the runner itself failed, not the candidate.
+  /// `on_phase`, when set, hears "compiled" once the binary is ready and
+  /// launches begin, so a supervisor can apply a launch timeout from there.
+  virtual Result<Evaluation> evaluate(const std::string& template_name, const Config& config, double best_ms,
+                                      const std::function<void(std::string_view)>& on_phase = {}) = 0;
+  /// Re-times the finalists interleaved (A B C A B C ...): one TimingStats each.
+  virtual Result<std::vector<TimingStats>> retime(const std::vector<FinalistRef>& finalists) = 0;
+};
+
+}  // namespace kforge

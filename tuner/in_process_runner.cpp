@@ -1,0 +1,218 @@
+// Compile (or cache hit), prune, validate, time: one candidate in this process.
+#include "in_process_runner.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+#include "builtin_templates.hpp"
+#include "instance.hpp"
+#include "occupancy.hpp"
+#include "sticky_error.hpp"
+#include "tuner.hpp"
+#include "validator.hpp"
+
+namespace kforge {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+std::string_view kind_name(WorkloadKind k) {
+  return k == WorkloadKind::kPoisonedOutput ? "poisoned-output run" : "accumulate run";
+}
+
+/// A workload's tensors on the device plus its host copy and reference.
+struct DeviceWorkload {
+  WorkloadKind kind;
+  Workload host;
+  Reference reference;
+  std::vector<std::unique_ptr<Buffer>> buffers;
+  std::vector<KernelArg> args;
+};
+
+Result<DeviceWorkload> upload_workload(Device& device, const Operator& op, const Problem& p,
+                                       std::uint64_t seed, WorkloadKind kind) {
+  DeviceWorkload w{kind, op.make_workload(p, seed, kind), {}, {}, {}};
+  w.reference = op.reference(p, w.host);
+  for (const auto& t : w.host.tensors) {
+    KF_TRY_ASSIGN(buf, device.allocate(std::max<std::size_t>(t.bytes.size(), 4)));
+    KF_TRY(device.write(*buf, t.bytes.data(), t.bytes.size()));
+    w.buffers.push_back(std::move(buf));
+  }
+  for (const auto& a : w.host.args) {
+    switch (a.kind) {
+      case OperatorArg::Kind::kTensor: w.args.push_back(KernelArg::of(*w.buffers[a.tensor])); break;
+      case OperatorArg::Kind::kInt32: w.args.push_back(KernelArg::of(a.i32)); break;
+      case OperatorArg::Kind::kFloat32: w.args.push_back(KernelArg::of(a.f32)); break;
+    }
+  }
+  return w;
+}
+
+std::int64_t threads_per_block(const LaunchGeometry& g) { return g.block[0] * g.block[1] * g.block[2]; }
+
+/// The candidate's status for a failed step; a sticky device error is a
+/// crash: the context is gone and the process must restart.
+CandidateStatus failure_status(const Error& e) {
+  return is_sticky_device_error(e) ? CandidateStatus::kCrash : status_for(e.code);
+}
+
+}  // namespace
+
+struct InProcessRunner::Workloads {
+  std::vector<DeviceWorkload> runs;  ///< poisoned-output run, then accumulate run
+};
+
+InProcessRunner::InProcessRunner(Device& device, const Operator& op, Problem problem,
+                                 std::vector<const TemplateSource*> templates,
+                                 const MeasurementProtocol& protocol, std::optional<BinaryCache> cache)
+    : device_(device),
+      op_(op),
+      problem_(std::move(problem)),
+      templates_(std::move(templates)),
+      protocol_(protocol),
+      cache_(std::move(cache)),
+      workloads_(std::make_unique<Workloads>()) {}
+
+InProcessRunner::~InProcessRunner() = default;
+
+Result<std::unique_ptr<InProcessRunner>> InProcessRunner::create(
+    Device& device, const Operator& op, const Problem& problem, std::vector<const TemplateSource*> templates,
+    std::uint64_t workload_seed, const MeasurementProtocol& protocol, std::optional<BinaryCache> cache) {
+  std::unique_ptr<InProcessRunner> r(
+      new InProcessRunner(device, op, problem, std::move(templates), protocol, std::move(cache)));
+  // Fresh random inputs (never zeros), one set per validation kind; the
+  // references are computed once and shared by every candidate.
+  for (auto kind : {WorkloadKind::kPoisonedOutput, WorkloadKind::kAccumulate}) {
+    KF_TRY_ASSIGN(w, upload_workload(device, op, problem, workload_seed + static_cast<int>(kind), kind));
+    r->workloads_->runs.push_back(std::move(w));
+  }
+  return r;
+}
+
+const TemplateSource* InProcessRunner::find(const std::string& name) const {
+  for (const TemplateSource* t : templates_) {
+    if (t->manifest.name == name) return t;
+  }
+  return nullptr;
+}
+
+Result<CompiledKernel> InProcessRunner::compile(const TemplateSource& tpl, const Instance& inst, bool* cache_hit) {
+  auto build = [&] { return device_.compiler().compile(inst.source, inst.kernel_name, ""); };
+  if (!cache_) return build();
+  const std::string hash = tpl.hash(prelude_text(device_.info().backend));
+  return cache_->get_or_compile(make_cache_key(hash, inst, problem_, device_.info(), ""), build, cache_hit);
+}
+
+Result<Evaluation> InProcessRunner::evaluate(const std::string& template_name, const Config& cfg, double best_ms,
+                                             const std::function<void(std::string_view)>& on_phase) {
+  const TemplateSource* tpl = find(template_name);
+  if (!tpl) return Error::bad_input("no template named '" + template_name + "' in this tuning run");
+  const std::string name = cfg.canonical_name();
+  const DeviceInfo& info = device_.info();
+  Evaluation e;
+  auto fail = [&](CandidateStatus status, const std::string& reason) {
+    e.status = status;
+    e.reason = reason;
+  };
+
+  auto t_compile = Clock::now();
+  auto inst = instantiate(*tpl, prelude_text(info.backend), op_, cfg, problem_, info.limits());
+  if (!inst.ok()) {
+    fail(inst.error().code == ErrorCode::kResource ? CandidateStatus::kResourceLimit : CandidateStatus::kNotSupported,
+         inst.error().message);
+    return e;
+  }
+  auto compiled = compile(*tpl, *inst, &e.cache_hit);
+  e.compile_s = seconds_since(t_compile);
+  if (!compiled.ok()) {
+    e.compile_log = compiled.error().context;
+    fail(status_for(compiled.error().code), compiled.error().message);
+    return e;
+  }
+  e.compile_ms = compiled->compile_ms;
+  e.compile_log = compiled->log;
+  e.resources = compiled->resources.to_json();
+  // Compile-only pruning: what the compiler reports (spills, registers,
+  // shared memory, the occupancy they allow) can rule a candidate out before
+  // any launch (docs/backends.md, "Occupancy").
+  if (auto why = prune_reason(compiled->resources, info, threads_per_block(inst->geometry))) {
+    fail(CandidateStatus::kResourceLimit, "pruned before launch: " + *why);
+    return e;
+  }
+  if (on_phase) on_phase("compiled");
+  auto kernel = device_.load(*compiled);
+  if (!kernel.ok()) {
+    fail(failure_status(kernel.error()), kernel.error().message);
+    return e;
+  }
+
+  // Validate before timing: every validation run must pass.
+  auto t_val = Clock::now();
+  for (auto& w : workloads_->runs) {
+    const HostTensor& out = w.host.tensors[w.host.output];
+    Buffer& out_buf = *w.buffers[w.host.output];
+    Status st_write = device_.write(out_buf, out.bytes.data(), out.bytes.size());
+    auto launched = st_write.ok() ? device_.launch(**kernel, w.args, inst->geometry) : Result<double>(st_write.error());
+    if (!launched.ok()) {
+      fail(failure_status(launched.error()), launched.error().message);
+      break;
+    }
+    std::vector<float> result(out.elements());
+    Status st_read = device_.read(out_buf, result.data(), result.size() * sizeof(float));
+    if (!st_read.ok()) {
+      fail(failure_status(st_read.error()), st_read.error().message);
+      break;
+    }
+    ValidationResult v = validate_output(result.data(), result.size(), w.reference);
+    e.error_norm = std::max(e.error_norm, v.error_norm);
+    e.error_ratio = std::max(e.error_ratio, v.error_ratio);
+    if (!v.passed) {
+      fail(CandidateStatus::kWrongResult, "wrong result: template " + template_name + " config " + name +
+                                              " problem " + problem_.key() + " (" + std::string(kind_name(w.kind)) +
+                                              "): " + v.describe() + "; rerun: " +
+                                              rerun_command(problem_, template_name, name));
+      break;
+    }
+  }
+  e.validate_s = seconds_since(t_val);
+  if (e.status != CandidateStatus::kOk) return e;
+
+  auto t_meas = Clock::now();
+  auto timing = measure(device_, **kernel, workloads_->runs[0].args, inst->geometry, protocol_, best_ms);
+  e.measure_s = seconds_since(t_meas);
+  if (!timing.ok()) {
+    fail(failure_status(timing.error()), timing.error().message);
+    return e;
+  }
+  e.timing = std::move(*timing);
+  if (e.timing.stop == "cut") {
+    e.reason = "cut after " + std::to_string(e.timing.count) + " repetitions: fastest " +
+               std::to_string(e.timing.min_ms) + " ms > " + std::to_string(protocol_.cut_ratio) + " x best " +
+               std::to_string(best_ms) + " ms";
+  }
+  return e;
+}
+
+Result<std::vector<TimingStats>> InProcessRunner::retime(const std::vector<FinalistRef>& refs) {
+  const DeviceInfo& info = device_.info();
+  std::vector<std::unique_ptr<Kernel>> kernels;
+  std::vector<Finalist> finalists;
+  for (const FinalistRef& f : refs) {
+    const TemplateSource* tpl = find(f.template_name);
+    if (!tpl) return Error::bad_input("no template named '" + f.template_name + "' in this tuning run");
+    KF_TRY_ASSIGN(cfg, Config::parse(f.config));
+    KF_TRY_ASSIGN(inst, instantiate(*tpl, prelude_text(info.backend), op_, cfg, problem_, info.limits()));
+    KF_TRY_ASSIGN(compiled, compile(*tpl, inst, nullptr));
+    KF_TRY_ASSIGN(kernel, device_.load(compiled));
+    finalists.push_back({kernel.get(), &workloads_->runs[0].args, inst.geometry});
+    kernels.push_back(std::move(kernel));
+  }
+  return measure_interleaved(device_, finalists, protocol_);
+}
+
+}  // namespace kforge

@@ -1,0 +1,52 @@
+// Runs candidates in this process on one device: the workloads (two
+// validation runs with their double-precision references) are uploaded once
+// and shared by every candidate.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "backend.hpp"
+#include "binary_cache.hpp"
+#include "candidate_runner.hpp"
+#include "operator.hpp"
+
+namespace kforge {
+
+class InProcessRunner final : public CandidateRunner {
+ public:
+  /// Uploads the workloads for `problem` (normalized) seeded by
+  /// `workload_seed`. `templates` must outlive the runner; `cache`, when
+  /// set, serves and stores compiled binaries.
+  static Result<std::unique_ptr<InProcessRunner>> create(Device& device, const Operator& op,
+                                                         const Problem& problem,
+                                                         std::vector<const TemplateSource*> templates,
+                                                         std::uint64_t workload_seed,
+                                                         const MeasurementProtocol& protocol,
+                                                         std::optional<BinaryCache> cache);
+  ~InProcessRunner() override;
+
+  Result<Evaluation> evaluate(const std::string& template_name, const Config& config, double best_ms,
+                              const std::function<void(std::string_view)>& on_phase = {}) override;
+  Result<std::vector<TimingStats>> retime(const std::vector<FinalistRef>& finalists) override;
+
+ private:
+  struct Workloads;
+  InProcessRunner(Device& device, const Operator& op, Problem problem,
+                  std::vector<const TemplateSource*> templates, const MeasurementProtocol& protocol,
+                  std::optional<BinaryCache> cache);
+  const TemplateSource* find(const std::string& name) const;
+  /// Instantiates and compiles (through the cache when there is one).
+  Result<CompiledKernel> compile(const TemplateSource& tpl, const Instance& inst, bool* cache_hit);
+
+  Device& device_;
+  const Operator& op_;
+  Problem problem_;
+  std::vector<const TemplateSource*> templates_;
+  MeasurementProtocol protocol_;
+  std::optional<BinaryCache> cache_;
+  std::unique_ptr<Workloads> workloads_;
+};
+
+}  // namespace kforge

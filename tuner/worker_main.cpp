@@ -1,0 +1,121 @@
+// The worker process: one tuning context, many candidates.
+#include "worker_main.hpp"
+
+#include <memory>
+
+#include "device_registry.hpp"
+#include "in_process_runner.hpp"
+#include "template_catalog.hpp"
+#include "worker_protocol.hpp"
+
+namespace kforge {
+
+namespace {
+
+/// What the worker holds between requests.
+struct WorkerContext {
+  std::unique_ptr<Device> device;
+  TemplateCatalog catalog;
+  std::unique_ptr<InProcessRunner> runner;
+};
+
+Result<std::unique_ptr<WorkerContext>> make_context(const RunnerSetup& s) {
+  auto ctx = std::make_unique<WorkerContext>();
+  KF_TRY_ASSIGN(catalog, TemplateCatalog::builtin());
+  ctx->catalog = std::move(catalog);
+  for (const auto& origin : s.template_origins) {
+    if (origin.rfind("builtin:", 0) != 0) KF_TRY(ctx->catalog.add_dir(origin));
+  }
+  std::vector<const TemplateSource*> templates;
+  for (const auto& origin : s.template_origins) {
+    const TemplateSource* found = nullptr;
+    for (const auto& t : ctx->catalog.all()) {
+      if (t.origin == origin) found = &t;
+    }
+    if (!found) return Error::not_found("worker: no template from '" + origin + "'");
+    templates.push_back(found);
+  }
+  const Operator* op = find_operator(s.problem.op);
+  if (!op) return Error::not_found("worker: no operator '" + s.problem.op + "'");
+  KF_TRY_ASSIGN(device, open_device(s.device_selector));
+  ctx->device = std::move(device);
+  std::optional<BinaryCache> cache;
+  if (!s.cache_dir.empty()) {
+    KF_TRY_ASSIGN(c, BinaryCache::open(s.cache_dir));
+    cache.emplace(std::move(c));
+  }
+  KF_TRY_ASSIGN(runner, InProcessRunner::create(*ctx->device, *op, s.problem, std::move(templates),
+                                                s.workload_seed, s.protocol, std::move(cache)));
+  ctx->runner = std::move(runner);
+  return ctx;
+}
+
+nlohmann::json error_message(const Error& e) {
+  return {{"type", "error"}, {"message", e.message + (e.context.empty() ? "" : ": " + e.context)}};
+}
+
+}  // namespace
+
+int run_tuner_worker(int fd) {
+  MessageChannel channel(fd);
+  nlohmann::json m;
+  if (channel.receive(m) != MessageChannel::Wait::kMessage || m.value("type", "") != "setup") return 2;
+  auto setup = setup_from_json(m);
+  if (!setup.ok()) {
+    (void)channel.send(error_message(setup.error()));
+    return 2;
+  }
+  auto ctx = make_context(*setup);
+  if (!ctx.ok()) {
+    (void)channel.send(error_message(ctx.error()));
+    return 1;
+  }
+  if (!channel.send({{"type", "ready"}}).ok()) return 1;
+  InProcessRunner& runner = *(*ctx)->runner;
+
+  while (channel.receive(m) == MessageChannel::Wait::kMessage) {
+    const std::string type = m.value("type", "");
+    if (type == "quit") return 0;
+    if (type == "evaluate") {
+      auto cfg = Config::parse(m.value("config", ""));
+      if (!cfg.ok()) {
+        (void)channel.send(error_message(cfg.error()));
+        continue;
+      }
+      auto e = runner.evaluate(m.value("template", ""), *cfg, m.value("best_ms", 0.0), [&](std::string_view phase) {
+        (void)channel.send({{"type", "phase"}, {"phase", phase}});
+      });
+      if (!e.ok()) {
+        (void)channel.send(error_message(e.error()));
+        continue;
+      }
+      nlohmann::json reply = to_json(*e);
+      reply["type"] = "evaluation";
+      // A crash status here is a sticky device error: the context is gone,
+      // so this worker leaves and the tuner starts a fresh one.
+      const bool restart = e->status == CandidateStatus::kCrash;
+      reply["restart"] = restart;
+      if (!channel.send(reply).ok() || restart) return restart ? 3 : 1;
+      continue;
+    }
+    if (type == "retime") {
+      std::vector<FinalistRef> refs;
+      for (const auto& f : m.value("finalists", nlohmann::json::array())) {
+        refs.push_back({f.value("template", ""), f.value("config", "")});
+      }
+      auto stats = runner.retime(refs);
+      if (!stats.ok()) {
+        (void)channel.send(error_message(stats.error()));
+        continue;
+      }
+      nlohmann::json timings = nlohmann::json::array();
+      for (const auto& t : *stats) timings.push_back(to_json(t));
+      (void)channel.send({{"type", "retimed"}, {"timings", timings}});
+      continue;
+    }
+    (void)channel.send(error_message(Error::bad_input("worker: unknown request type '" + type + "'")));
+  }
+  return 0;
+}
+
+}  // namespace kforge

@@ -1,0 +1,188 @@
+// Serialization and framing of the tuner <-> worker messages.
+#include "worker_protocol.hpp"
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <limits>
+
+namespace kforge {
+
+namespace {
+
+/// A number field; JSON has no NaN (nlohmann writes it as null), so null reads back as NaN.
+double number(const nlohmann::json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end()) return 0.0;
+  if (it->is_null()) return std::numeric_limits<double>::quiet_NaN();
+  return it->get<double>();
+}
+
+}  // namespace
+
+nlohmann::json to_json(const TimingStats& t) {
+  return {{"median_ms", t.median_ms}, {"p20_ms", t.p20_ms},   {"p80_ms", t.p80_ms},
+          {"min_ms", t.min_ms},       {"max_ms", t.max_ms},   {"count", t.count},
+          {"samples_ms", t.samples_ms},
+          {"ci", {{"low_ms", t.ci.low_ms}, {"high_ms", t.ci.high_ms}, {"coverage", t.ci.coverage}}},
+          {"stop", t.stop}};
+}
+
+TimingStats timing_from_json(const nlohmann::json& j) {
+  TimingStats t;
+  t.median_ms = number(j, "median_ms");
+  t.p20_ms = number(j, "p20_ms");
+  t.p80_ms = number(j, "p80_ms");
+  t.min_ms = number(j, "min_ms");
+  t.max_ms = number(j, "max_ms");
+  t.count = j.value("count", std::int64_t{0});
+  for (const auto& v : j.value("samples_ms", nlohmann::json::array())) {
+    t.samples_ms.push_back(v.is_null() ? std::numeric_limits<double>::quiet_NaN() : v.get<double>());
+  }
+  if (j.contains("ci")) {
+    t.ci.low_ms = number(j["ci"], "low_ms");
+    t.ci.high_ms = number(j["ci"], "high_ms");
+    t.ci.coverage = number(j["ci"], "coverage");
+  }
+  t.stop = j.value("stop", std::string());
+  return t;
+}
+
+nlohmann::json to_json(const Evaluation& e) {
+  return {{"status", status_name(e.status)}, {"reason", e.reason},           {"timing", to_json(e.timing)},
+          {"error_norm", e.error_norm},      {"error_ratio", e.error_ratio}, {"compile_ms", e.compile_ms},
+          {"cache_hit", e.cache_hit},        {"compile_log", e.compile_log}, {"resources", e.resources},
+          {"compile_s", e.compile_s},        {"validate_s", e.validate_s},   {"measure_s", e.measure_s}};
+}
+
+Evaluation evaluation_from_json(const nlohmann::json& j) {
+  Evaluation e;
+  e.status = parse_status(j.value("status", std::string("crash"))).value_or(CandidateStatus::kCrash);
+  e.reason = j.value("reason", std::string());
+  if (j.contains("timing")) e.timing = timing_from_json(j["timing"]);
+  e.error_norm = number(j, "error_norm");
+  e.error_ratio = number(j, "error_ratio");
+  e.compile_ms = number(j, "compile_ms");
+  e.cache_hit = j.value("cache_hit", false);
+  e.compile_log = j.value("compile_log", std::string());
+  e.resources = j.contains("resources") ? j["resources"] : nlohmann::json();
+  e.compile_s = number(j, "compile_s");
+  e.validate_s = number(j, "validate_s");
+  e.measure_s = number(j, "measure_s");
+  return e;
+}
+
+nlohmann::json protocol_to_json(const MeasurementProtocol& p) {
+  return {{"warmup", p.warmup},           {"min_reps", p.min_reps},         {"max_reps", p.max_reps},
+          {"budget_ms", p.budget_ms},     {"flush_cache", p.flush_cache},   {"ci_rel_width", p.ci_rel_width},
+          {"cut_ratio", p.cut_ratio},     {"cut_after", p.cut_after},       {"finalists", p.finalists},
+          {"finalist_rounds", p.finalist_rounds}};
+}
+
+MeasurementProtocol protocol_from_json(const nlohmann::json& j) {
+  MeasurementProtocol p;
+  p.warmup = j.value("warmup", p.warmup);
+  p.min_reps = j.value("min_reps", p.min_reps);
+  p.max_reps = j.value("max_reps", p.max_reps);
+  p.budget_ms = j.value("budget_ms", p.budget_ms);
+  p.flush_cache = j.value("flush_cache", p.flush_cache);
+  p.ci_rel_width = j.value("ci_rel_width", p.ci_rel_width);
+  p.cut_ratio = j.value("cut_ratio", p.cut_ratio);
+  p.cut_after = j.value("cut_after", p.cut_after);
+  p.finalists = j.value("finalists", p.finalists);
+  p.finalist_rounds = j.value("finalist_rounds", p.finalist_rounds);
+  return p;
+}
+
+nlohmann::json to_json(const RunnerSetup& s) {
+  const Problem& p = s.problem;
+  return {{"device", s.device_selector},
+          {"problem",
+           {{"op", p.op},
+            {"dims", p.dims},
+            {"dtype", dtype_name(p.dtype)},
+            {"layout", p.layout.name()},
+            {"epilogue", p.epilogue.name()},
+            {"attrs", p.attrs}}},
+          {"templates", s.template_origins},
+          {"workload_seed", s.workload_seed},
+          {"protocol", protocol_to_json(s.protocol)},
+          {"cache_dir", s.cache_dir}};
+}
+
+Result<RunnerSetup> setup_from_json(const nlohmann::json& j) {
+  try {
+    RunnerSetup s;
+    s.device_selector = j.at("device").get<std::string>();
+    const auto& p = j.at("problem");
+    s.problem.op = p.at("op").get<std::string>();
+    s.problem.dims = p.at("dims").get<std::map<std::string, std::int64_t>>();
+    auto dtype = parse_dtype(p.at("dtype").get<std::string>());
+    if (!dtype) return Error::bad_input("worker setup: bad problem.dtype " + p.at("dtype").dump());
+    s.problem.dtype = *dtype;
+    auto layout = parse_layout(p.at("layout").get<std::string>());
+    if (!layout) return Error::bad_input("worker setup: bad problem.layout " + p.at("layout").dump());
+    s.problem.layout = *layout;
+    KF_TRY_ASSIGN(epilogue, parse_epilogue(p.at("epilogue").get<std::string>()));
+    s.problem.epilogue = epilogue;
+    s.problem.attrs = p.at("attrs").get<std::map<std::string, std::string>>();
+    s.template_origins = j.at("templates").get<std::vector<std::string>>();
+    s.workload_seed = j.at("workload_seed").get<std::uint64_t>();
+    s.protocol = protocol_from_json(j.at("protocol"));
+    s.cache_dir = j.value("cache_dir", std::string());
+    return s;
+  } catch (const nlohmann::json::exception& e) {
+    return Error::bad_input(std::string("worker setup: ") + e.what());
+  }
+}
+
+MessageChannel::~MessageChannel() {
+  if (fd_ >= 0) close(fd_);
+}
+
+Status MessageChannel::send(const nlohmann::json& message) {
+  const std::string line = message.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  std::size_t done = 0;
+  while (done < line.size()) {
+    ssize_t n = write(fd_, line.data() + done, line.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return Error{ErrorCode::kInternal, "worker channel: write failed", std::strerror(errno)};
+    done += static_cast<std::size_t>(n);
+  }
+  return ok_status();
+}
+
+MessageChannel::Wait MessageChannel::receive(std::chrono::steady_clock::time_point deadline,
+                                             nlohmann::json& message) {
+  using namespace std::chrono;
+  for (;;) {
+    if (auto nl = buffer_.find('\n'); nl != std::string::npos) {
+      std::string line = buffer_.substr(0, nl);
+      buffer_.erase(0, nl + 1);
+      message = nlohmann::json::parse(line, nullptr, false);
+      if (message.is_discarded()) return Wait::kClosed;  // a garbled peer is as good as gone
+      return Wait::kMessage;
+    }
+    const auto left = duration_cast<milliseconds>(deadline - steady_clock::now()).count();
+    if (left <= 0) return Wait::kTimedOut;
+    pollfd pfd{fd_, POLLIN, 0};
+    int r = poll(&pfd, 1, static_cast<int>(std::min<long long>(left, INT_MAX)));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return Wait::kClosed;
+    if (r == 0) return Wait::kTimedOut;
+    char chunk[65536];
+    ssize_t n = read(fd_, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return Wait::kClosed;
+    buffer_.append(chunk, static_cast<std::size_t>(n));
+  }
+}
+
+MessageChannel::Wait MessageChannel::receive(nlohmann::json& message) {
+  return receive(std::chrono::steady_clock::time_point::max(), message);
+}
+
+}  // namespace kforge

@@ -1,0 +1,55 @@
+// The messages between the tuner and its worker process: one JSON object
+// per line over a socket pair (docs/measurement.md, "Isolation").
+//
+//   tuner -> worker   {"type":"setup", ...RunnerSetup}
+//                     {"type":"evaluate","template":T,"config":C,"best_ms":B}
+//                     {"type":"retime","finalists":[{"template":T,"config":C},...]}
+//   worker -> tuner   {"type":"ready"} | {"type":"error","message":M}
+//                     {"type":"phase","phase":"compiled"}   (then launches begin)
+//                     {"type":"evaluation", ...Evaluation, "restart":bool}
+//                     {"type":"retimed","timings":[...]}
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "candidate_runner.hpp"
+#include "result.hpp"
+
+namespace kforge {
+
+nlohmann::json to_json(const TimingStats& t);
+TimingStats timing_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const Evaluation& e);
+Evaluation evaluation_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const RunnerSetup& s);
+/// kBadInput naming the field when the message lacks or garbles one.
+Result<RunnerSetup> setup_from_json(const nlohmann::json& j);
+nlohmann::json protocol_to_json(const MeasurementProtocol& p);
+MeasurementProtocol protocol_from_json(const nlohmann::json& j);
+
+/// One end of the socket pair: newline-delimited JSON messages.
+class MessageChannel {
+ public:
+  explicit MessageChannel(int fd) : fd_(fd) {}
+  MessageChannel(const MessageChannel&) = delete;
+  MessageChannel& operator=(const MessageChannel&) = delete;
+  ~MessageChannel();
+
+  Status send(const nlohmann::json& message);
+  enum class Wait { kMessage, kClosed, kTimedOut };
+  /// Waits until `deadline` for the next message. kClosed: the other end is
+  /// gone (end of file or a read error); kTimedOut: nothing came in time.
+  Wait receive(std::chrono::steady_clock::time_point deadline, nlohmann::json& message);
+  /// Waits without a deadline.
+  Wait receive(nlohmann::json& message);
+
+ private:
+  int fd_;
+  std::string buffer_;
+};
+
+}  // namespace kforge

@@ -1,0 +1,206 @@
+// The supervisor side of the worker process: spawn, talk, time out, reap.
+#include "worker_runner.hpp"
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <sstream>
+
+#include "worker_protocol.hpp"
+
+namespace kforge {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+Clock::time_point after(double seconds) {
+  return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+}
+
+std::string seconds_text(double s) {
+  std::ostringstream o;
+  o.precision(3);
+  o << s << " s";
+  return o.str();
+}
+
+}  // namespace
+
+double WorkerTimeouts::launch_limit_s(const MeasurementProtocol& p, double best_ms) const {
+  // Two validation launches, warm-up, every repetition, each with a cache flush.
+  // The timing budget is a cap the protocol itself enforces (after min_reps),
+  // so it is added once; the launches' expected time is what scales.
+  const double launches = 2.0 + p.warmup + p.max_reps;
+  const double expected_s = best_ms > 0 ? launches * best_ms * 1e-3 : 0.0;
+  return launch_floor_s + p.budget_ms * 1e-3 + launch_factor * expected_s;
+}
+
+struct WorkerRunner::Worker {
+  pid_t pid = -1;
+  std::unique_ptr<MessageChannel> channel;
+};
+
+WorkerRunner::WorkerRunner(RunnerSetup setup, std::vector<std::string> command, WorkerTimeouts timeouts)
+    : setup_(std::move(setup)), command_(std::move(command)), timeouts_(timeouts) {}
+
+WorkerRunner::~WorkerRunner() {
+  if (worker_) {
+    (void)worker_->channel->send({{"type", "quit"}});
+    // A worker that does not leave promptly is killed, never waited on.
+    const auto deadline = after(2.0);
+    int status = 0;
+    while (waitpid(worker_->pid, &status, WNOHANG) == 0) {
+      if (Clock::now() > deadline) {
+        stop_worker(true);
+        return;
+      }
+      usleep(10000);
+    }
+  }
+}
+
+std::string WorkerRunner::stop_worker(bool kill_first) {
+  if (!worker_) return "";
+  if (kill_first) kill(worker_->pid, SIGKILL);
+  worker_->channel.reset();  // closing our end makes a live worker's next read fail
+  int status = 0;
+  pid_t r;
+  do {
+    r = waitpid(worker_->pid, &status, 0);
+  } while (r < 0 && errno == EINTR);
+  worker_.reset();
+  if (r < 0) return "";
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    return "killed by signal " + std::to_string(sig) + " (" + strsignal(sig) + ")";
+  }
+  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  return "";
+}
+
+Status WorkerRunner::ensure_worker() {
+  if (worker_) return ok_status();
+  if (command_.empty()) return Error::internal("worker runner: no worker command");
+  int fds[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
+    return Error{ErrorCode::kInternal, "worker runner: socketpair failed", std::strerror(errno)};
+  }
+  // argv is built before fork: the child only calls async-signal-safe functions.
+  std::vector<std::string> args = command_;
+  args.push_back("3");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return Error{ErrorCode::kInternal, "worker runner: fork failed", std::strerror(errno)};
+  }
+  if (pid == 0) {
+    // The worker dies with the tuner; its stdout goes to stderr so that it
+    // can never corrupt the tuner's own (JSON) output.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(126);
+    if (dup2(fds[1], 3) < 0 || dup2(2, 1) < 0) _exit(126);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  close(fds[1]);
+  worker_ = std::make_unique<Worker>();
+  worker_->pid = pid;
+  worker_->channel = std::make_unique<MessageChannel>(fds[0]);
+  if (started_++ > 0) ++restarts_;
+
+  nlohmann::json setup = to_json(setup_);
+  setup["type"] = "setup";
+  Status sent = worker_->channel->send(setup);
+  nlohmann::json reply;
+  auto wait = sent.ok() ? worker_->channel->receive(after(timeouts_.setup_s), reply) : MessageChannel::Wait::kClosed;
+  if (wait == MessageChannel::Wait::kMessage && reply.value("type", "") == "ready") return ok_status();
+  std::string why;
+  if (wait == MessageChannel::Wait::kMessage) {
+    why = reply.value("message", reply.dump());
+  } else if (wait == MessageChannel::Wait::kTimedOut) {
+    why = "no answer within " + seconds_text(timeouts_.setup_s);
+  }
+  const std::string ended = stop_worker(wait != MessageChannel::Wait::kClosed);
+  return Error{ErrorCode::kInternal,
+               "tuner worker (" + command_.front() + ") failed to start: " + (why.empty() ? ended : why), ended};
+}
+
+Result<Evaluation> WorkerRunner::evaluate(const std::string& template_name, const Config& config, double best_ms,
+                                          const std::function<void(std::string_view)>& on_phase) {
+  KF_TRY(ensure_worker());
+  const std::string name = config.canonical_name();
+  KF_TRY(worker_->channel->send(
+      {{"type", "evaluate"}, {"template", template_name}, {"config", name}, {"best_ms", best_ms}}));
+  std::string phase = "compile";
+  double limit = timeouts_.compile_s;
+  auto deadline = after(limit);
+  for (;;) {
+    nlohmann::json m;
+    const auto wait = worker_->channel->receive(deadline, m);
+    if (wait == MessageChannel::Wait::kMessage) {
+      const std::string type = m.value("type", "");
+      if (type == "phase") {
+        phase = "launch";
+        limit = timeouts_.launch_limit_s(setup_.protocol, best_ms);
+        deadline = after(limit);
+        if (on_phase) on_phase(m.value("phase", ""));
+        continue;
+      }
+      if (type == "evaluation") {
+        Evaluation e = evaluation_from_json(m);
+        if (m.value("restart", false)) stop_worker(true);
+        return e;
+      }
+      stop_worker(true);
+      return Error::internal("tuner worker: unexpected message " + m.dump());
+    }
+    Evaluation e;
+    if (wait == MessageChannel::Wait::kTimedOut) {
+      e.status = CandidateStatus::kTimeout;
+      const std::string ended = stop_worker(true);
+      e.reason = "no result within " + seconds_text(limit) + " in the " + phase + " phase (template " +
+                 template_name + " config " + name + "); the worker was killed and a new one continues";
+    } else {
+      e.status = CandidateStatus::kCrash;
+      const std::string ended = stop_worker(false);
+      e.reason = "the worker process " + (ended.empty() ? std::string("ended") : ended) + " in the " + phase +
+                 " phase (template " + template_name + " config " + name + "); a new worker continues";
+    }
+    return e;
+  }
+}
+
+Result<std::vector<TimingStats>> WorkerRunner::retime(const std::vector<FinalistRef>& finalists) {
+  KF_TRY(ensure_worker());
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& f : finalists) list.push_back({{"template", f.template_name}, {"config", f.config}});
+  KF_TRY(worker_->channel->send({{"type", "retime"}, {"finalists", list}}));
+  const double limit = static_cast<double>(finalists.size()) *
+                       (timeouts_.compile_s + timeouts_.launch_limit_s(setup_.protocol, 0) +
+                        setup_.protocol.finalist_rounds * timeouts_.launch_floor_s);
+  nlohmann::json m;
+  const auto wait = worker_->channel->receive(after(limit), m);
+  if (wait != MessageChannel::Wait::kMessage || m.value("type", "") != "retimed") {
+    const std::string ended = stop_worker(true);
+    return Error{ErrorCode::kLaunch, "tuner worker: re-timing the finalists failed",
+                 wait == MessageChannel::Wait::kMessage ? m.value("message", m.dump()) : ended};
+  }
+  std::vector<TimingStats> out;
+  for (const auto& t : m.at("timings")) out.push_back(timing_from_json(t));
+  return out;
+}
+
+}  // namespace kforge

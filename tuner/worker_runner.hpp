@@ -1,0 +1,61 @@
+// Runs candidates in a supervised worker process (docs/measurement.md,
+// "Isolation"). The worker is a fresh exec of `command` (the kforge binary's
+// hidden `__worker` entry, tuner/worker_main.hpp), so it never inherits the
+// tuner's device state. A candidate that kills the worker (a segfault, an
+// abort, a sticky device error) is recorded as `crash`; one that runs past
+// its timeout is recorded as `timeout` and the worker is killed, not waited
+// for. Either way the next candidate gets a new worker.
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "candidate_runner.hpp"
+
+namespace kforge {
+
+/// Timeouts of the worker's phases, seconds.
+struct WorkerTimeouts {
+  double setup_s = 600;    ///< open the device, upload inputs, compute the references
+  double compile_s = 300;  ///< generate and compile one candidate
+  /// Launch phase (validation and timing), after the binary is ready:
+  /// launch_floor_s + the protocol's timing budget + launch_factor x the run
+  /// time expected from the best median so far (validations, warm-up, every
+  /// repetition). Before any candidate has a time, no third term.
+  double launch_floor_s = 20;
+  double launch_factor = 10;
+
+  /// The launch-phase limit for a candidate given the best median so far.
+  double launch_limit_s(const MeasurementProtocol& p, double best_ms) const;
+};
+
+class WorkerRunner final : public CandidateRunner {
+ public:
+  /// `command`: argv of the worker; the socket's descriptor number is appended.
+  WorkerRunner(RunnerSetup setup, std::vector<std::string> command, WorkerTimeouts timeouts);
+  ~WorkerRunner() override;
+
+  Result<Evaluation> evaluate(const std::string& template_name, const Config& config, double best_ms,
+                              const std::function<void(std::string_view)>& on_phase = {}) override;
+  Result<std::vector<TimingStats>> retime(const std::vector<FinalistRef>& finalists) override;
+
+  int restarts() const { return restarts_; }  ///< workers started after a crash or timeout
+
+ private:
+  struct Worker;
+  /// Starts a worker and sends it the setup, unless one is running.
+  Status ensure_worker();
+  /// Kills (SIGKILL) and reaps the worker; "" or how it ended ("killed by SIGSEGV").
+  std::string stop_worker(bool kill_first);
+
+  RunnerSetup setup_;
+  std::vector<std::string> command_;
+  WorkerTimeouts timeouts_;
+  std::unique_ptr<Worker> worker_;
+  int started_ = 0, restarts_ = 0;
+};
+
+}  // namespace kforge
