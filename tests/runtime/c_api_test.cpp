@@ -29,6 +29,8 @@ struct Opened {
     kforge_options o;
     kforge_options_init(&o);
     o.user_db = db.c_str();
+    static const kforge::test::TempDir binaries;  // never the user's binary cache
+    o.binary_cache_dir = binaries.path().c_str();
     o.on_warning = collect;
     o.user_data = &warnings;
     const kforge_status s = kforge_open(&o, &lookup);
