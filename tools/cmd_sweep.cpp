@@ -10,6 +10,7 @@
 #include "database.hpp"
 #include "operator.hpp"
 #include "progress_printer.hpp"
+#include "runner_options.hpp"
 #include "sweep_plan.hpp"
 #include "tune_setup.hpp"
 #include "tuner.hpp"
@@ -23,6 +24,7 @@ struct SweepOptions {
   std::string shard = "1/1";
   bool dry_run = false;
   bool quiet = false;
+  RunnerOptions runner;  ///< worker process, timeouts, binary cache: as for tune
 };
 
 /// What became of one task.
@@ -252,6 +254,7 @@ void run_sweep(const CommonOptions& o, const SweepOptions& s) {
     req.seed = t.budget.seed;
     req.protocol = protocol;
     req.command_line = command_line();
+    apply_runner_options(s.runner, req);
     Tuner tuner(*device, *db, *find_operator(t.problem.op));
     auto summary = tuner.run(req, [&](const TuneEvent& e) { progress(e); });
     TaskReport r;
@@ -306,6 +309,7 @@ void add_sweep_command(CLI::App& app, CommonOptions& o) {
       ->capture_default_str();
   cmd->add_flag("--dry-run", s->dry_run, "List the shard's tasks and their budgets; tune nothing");
   cmd->add_flag("--quiet", s->quiet, "No progress output");
+  add_runner_flags(*cmd, s->runner);
   cmd->callback([&o, s] { run_sweep(o, *s); });
 }
 

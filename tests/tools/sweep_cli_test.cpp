@@ -157,7 +157,7 @@ TEST_CASE("sweep: two shards merged, a rerun, and a SIGKILL at a random point wi
   CHECK(stored(part).rows == expected.rows);
 }
 
-TEST_CASE("sweep: bad input exits 2 with one line naming the plan field; --dry-run lists a shard", "[cli]") {
+TEST_CASE("sweep: bad input exits 2 with one line naming the plan field, and --dry-run lists a shard", "[cli]") {
   test::TempDir dir;
   const std::string plan = dir.file("plan.json");
   test::write_file(plan, R"({"schema_version": 1, "entries": [{"op": "gemm", "shapes": ["M=8,N=8"]}]})");
