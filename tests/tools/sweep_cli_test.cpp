@@ -84,11 +84,12 @@ TEST_CASE("sweep: two shards merged, a rerun, and a SIGKILL at a random point wi
           "[cli][opencl]") {
   test::TempDir dir;
   const std::string plan = dir.file("plan.json");
+  const std::string cache = " --cache-dir " + dir.file("cache");  // never the user's binary cache
   test::write_file(plan, kPlan);
   const std::string full = dir.file("full.db"), a = dir.file("a.db"), b = dir.file("b.db"), c = dir.file("c.db");
   const std::string part = dir.file("part.db");
 
-  auto r = test::run_kforge("sweep " + plan + " --quiet --db " + full);
+  auto r = test::run_kforge("sweep " + plan + cache + " --quiet --db " + full);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("3 tasks, 3 ran, 0 skipped (finished earlier), 0 failed") != std::string::npos);
@@ -97,8 +98,8 @@ TEST_CASE("sweep: two shards merged, a rerun, and a SIGKILL at a random point wi
   REQUIRE(std::set<Row>(expected.rows.begin(), expected.rows.end()).size() == kRows);
 
   // Two shards into two databases, merged.
-  REQUIRE(test::run_kforge("sweep " + plan + " --quiet --shard 1/2 --db " + a).exit_code == 0);
-  REQUIRE(test::run_kforge("sweep " + plan + " --quiet --shard 2/2 --db " + b).exit_code == 0);
+  REQUIRE(test::run_kforge("sweep " + plan + cache + " --quiet --shard 1/2 --db " + a).exit_code == 0);
+  REQUIRE(test::run_kforge("sweep " + plan + cache + " --quiet --shard 2/2 --db " + b).exit_code == 0);
   const Stored sa = stored(a), sb = stored(b);
   // index mod 2: gemm and layernorm in shard 1, softmax in shard 2
   CHECK(problems_of(sa).size() == 2);
@@ -110,7 +111,7 @@ TEST_CASE("sweep: two shards merged, a rerun, and a SIGKILL at a random point wi
   CHECK(stored(c).rows == expected.rows);
 
   // A finished sweep's rerun skips every task and stores nothing more.
-  auto again = test::run_kforge("sweep " + plan + " --json --db " + full);
+  auto again = test::run_kforge("sweep " + plan + cache + " --json --db " + full);
   REQUIRE(again.exit_code == 0);
   const auto j = nlohmann::json::parse(again.out);
   REQUIRE(j["tasks"].size() == 3);
@@ -125,7 +126,7 @@ TEST_CASE("sweep: two shards merged, a rerun, and a SIGKILL at a random point wi
   std::random_device rd;
   const std::size_t kill_after = 1 + rd() % (kRows - 2);  // 1..kRows-2
   INFO("kill after " << kill_after << " rows");
-  const std::string cmd = "exec " + std::string(KFORGE_CLI) + " sweep " + plan + " --quiet --db " + part +
+  const std::string cmd = "exec " + std::string(KFORGE_CLI) + " sweep " + plan + cache + " --quiet --db " + part +
                           " >/dev/null 2>&1";
   const char* argv[] = {"/bin/sh", "-c", cmd.c_str(), nullptr};
   pid_t pid = 0;
@@ -143,7 +144,7 @@ TEST_CASE("sweep: two shards merged, a rerun, and a SIGKILL at a random point wi
   REQUIRE(before.rows.size() >= kill_after);
   REQUIRE(before.rows.size() < kRows);  // killed mid-way
 
-  auto resumed = test::run_kforge("sweep " + plan + " --json --db " + part);
+  auto resumed = test::run_kforge("sweep " + plan + cache + " --json --db " + part);
   INFO(resumed.err);
   REQUIRE(resumed.exit_code == 0);
   const auto jr = nlohmann::json::parse(resumed.out);
@@ -160,8 +161,9 @@ TEST_CASE("sweep: two shards merged, a rerun, and a SIGKILL at a random point wi
 TEST_CASE("sweep: bad input exits 2 with one line naming the plan field, and --dry-run lists a shard", "[cli]") {
   test::TempDir dir;
   const std::string plan = dir.file("plan.json");
+  const std::string cache = " --cache-dir " + dir.file("cache");  // never the user's binary cache
   test::write_file(plan, R"({"schema_version": 1, "entries": [{"op": "gemm", "shapes": ["M=8,N=8"]}]})");
-  auto r = test::run_kforge("sweep " + plan + " --db " + dir.file("x.db"));
+  auto r = test::run_kforge("sweep " + plan + cache + " --db " + dir.file("x.db"));
   CHECK(r.exit_code == 2);
   CHECK(r.err == "kforge: error: " + plan + ": entries[0].shapes[0]: \"M=8,N=8\": gemm: dimension K is missing\n");
   CHECK_FALSE(std::filesystem::exists(dir.file("x.db")));
@@ -175,18 +177,18 @@ TEST_CASE("sweep: bad input exits 2 with one line naming the plan field, and --d
   test::write_file(tpl + "/manifest.json", manifest.dump());
   test::write_file(plan, R"({"schema_version": 1, "entries": [{"op": "gemm", "shapes": ["M=8,N=8,K=8"],
                              "dtypes": ["f32", "f16"]}]})");
-  auto no_template = test::run_kforge("sweep " + plan + " --template " + tpl + " --db " + dir.file("x.db"));
+  auto no_template = test::run_kforge("sweep " + plan + cache + " --template " + tpl + " --db " + dir.file("x.db"));
   CHECK(no_template.exit_code == 2);
   CHECK(no_template.err ==
         "kforge: error: " + plan + ": entries[0].dtypes[1]: no gemm template for opencl takes dtype \"f16\"\n");
   CHECK_FALSE(std::filesystem::exists(dir.file("x.db")));
 
   test::write_file(plan, kPlan);
-  auto shard = test::run_kforge("sweep " + plan + " --shard 3/2 --dry-run");
+  auto shard = test::run_kforge("sweep " + plan + cache + " --shard 3/2 --dry-run");
   CHECK(shard.exit_code == 2);
   CHECK(shard.err == "kforge: error: --shard: '3/2' is not I/N with 1 <= I <= N (e.g. 2/4)\n");
 
-  auto dry = test::run_kforge("sweep " + plan + " --shard 2/2 --dry-run --json");
+  auto dry = test::run_kforge("sweep " + plan + cache + " --shard 2/2 --dry-run --json");
   REQUIRE(dry.exit_code == 0);
   const auto j = nlohmann::json::parse(dry.out);
   CHECK(j["plan_tasks"] == 3);

@@ -184,7 +184,7 @@ TEST_CASE("Every bad field is one line naming the file, the JSON path and the va
   }
 }
 
-TEST_CASE("--shard I/N: read strictly", "[unit][sweep]") {
+TEST_CASE("The shard flag I/N is read strictly", "[unit][sweep]") {
   auto s = parse_shard("2/4");
   REQUIRE(s.ok());
   CHECK(s->index == 2);
