@@ -56,15 +56,10 @@ Result<std::unique_ptr<Lookup>> Lookup::open(const LookupOptions& options, Devic
       new Lookup(std::move(sources), device, std::move(catalog), options.on_warning));
   if (options.env_overrides) lookup->read_env_overrides();
   if (options.use_binary_cache) {
-    const std::string dir =
+    // Opened (and created) at the first prepare: a lookup that only selects
+    // touches no cache directory.
+    lookup->binary_cache_dir_ =
         options.binary_cache_dir.empty() ? BinaryCache::default_dir() : options.binary_cache_dir;
-    auto cache = BinaryCache::open(dir);
-    if (cache.ok()) {
-      lookup->binary_cache_.emplace(std::move(*cache));
-      lookup->binary_cache_dir_ = dir;
-    } else {
-      lookup->warn_once("binary cache", cache.error().message + "; kernels are compiled without it");
-    }
   }
   return lookup;
 }
@@ -203,6 +198,27 @@ Result<std::unique_ptr<Kernel>> Lookup::load_or_compile(const TemplateSource& tp
                                                         const Problem& problem, PreparedKernel& prepared) {
   const std::string options;  // what the tuner compiles with too: its binaries are hits here
   auto compile = [&] { return device_.compiler().compile(inst.source, inst.kernel_name, options); };
+  if (!binary_cache_ && !binary_cache_tried_) {
+    binary_cache_tried_ = true;
+    std::string dir;
+    {
+      std::shared_lock read(kernel_mutex_);
+      dir = binary_cache_dir_;
+    }
+    if (!dir.empty()) {
+      auto cache = BinaryCache::open(dir);
+      if (cache.ok()) {
+        binary_cache_.emplace(std::move(*cache));
+      } else {
+        {
+          std::unique_lock write(kernel_mutex_);
+          binary_cache_dir_.clear();
+        }
+        std::lock_guard lock(select_mutex_);  // warned_ is the select path's
+        warn_once("binary cache", cache.error().message + "; kernels are compiled without it");
+      }
+    }
+  }
   if (!binary_cache_) {
     prepared.origin = "compiled";
     KF_TRY_ASSIGN(compiled, compile());
@@ -256,6 +272,9 @@ KernelStats Lookup::kernel_stats() const {
   return kernel_stats_;
 }
 
-const std::string& Lookup::binary_cache_dir() const { return binary_cache_dir_; }
+std::string Lookup::binary_cache_dir() const {
+  std::shared_lock read(kernel_mutex_);
+  return binary_cache_dir_;
+}
 
 }  // namespace kforge

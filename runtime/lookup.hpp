@@ -88,8 +88,9 @@ struct LookupOptions {
   bool env_overrides = true;
   /// Directory of the on-disk binary cache; "" means BinaryCache::default_dir()
   /// ($KFORGE_CACHE_DIR, else $XDG_CACHE_HOME/kforge/binaries, else
-  /// $HOME/.cache/kforge/binaries). A directory that cannot be created or
-  /// written is a warning, and the lookup compiles without it.
+  /// $HOME/.cache/kforge/binaries). Opened at the first prepare(); a
+  /// directory that cannot be created or written is then a warning, and the
+  /// lookup compiles without it.
   std::string binary_cache_dir;
   /// false: the disk cache is neither read nor written; each kernel is
   /// compiled once per lookup.
@@ -161,8 +162,10 @@ class Lookup {
   /// (for tests and benchmarks).
   std::size_t compiled_count() const;
   KernelStats kernel_stats() const;
-  /// The binary cache's directory; "" when it is off or could not be opened.
-  const std::string& binary_cache_dir() const;
+  /// The binary cache's directory; "" when it is off, or when the first
+  /// prepare() could not open it (the cache is opened, and its directory
+  /// created, only when a kernel is first needed).
+  std::string binary_cache_dir() const;
 
  private:
   struct Override {
@@ -197,8 +200,9 @@ class Lookup {
   std::unordered_map<std::string, std::unique_ptr<Kernel>> kernels_;           ///< by binary key
   std::mutex compile_mutex_;
   std::mutex launch_mutex_;
-  std::optional<BinaryCache> binary_cache_;  ///< used under compile_mutex_
-  std::string binary_cache_dir_;
+  std::optional<BinaryCache> binary_cache_;  ///< opened at the first prepare; under compile_mutex_
+  bool binary_cache_tried_ = false;          ///< under compile_mutex_
+  std::string binary_cache_dir_;             ///< under kernel_mutex_
   KernelStats kernel_stats_;  ///< under kernel_mutex_
 };
 

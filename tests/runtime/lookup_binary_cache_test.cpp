@@ -194,9 +194,25 @@ TEST_CASE("an unusable binary cache directory is a warning; kernels still compil
   write_file(file, "not a directory");
   o.binary_cache_dir = file + "/binaries";
   auto lookup = open_lookup(o, **device, catalog_with());
+  const Selection sel = select_ok(*lookup, gemm(33, 17, 9));
+  CHECK(w.seen.empty());  // selecting touches no cache directory
+  check_launch(*lookup, **device, sel);
   CHECK(lookup->binary_cache_dir().empty());
   CHECK(w.count("binary cache: cannot create directory '" + o.binary_cache_dir + "'") == 1);
-  const Selection sel = select_ok(*lookup, gemm(33, 17, 9));
-  check_launch(*lookup, **device, sel);
   CHECK(lookup->kernel_stats().compiles == 1);
+}
+
+TEST_CASE("a lookup that only selects creates no binary cache directory", "[lookup][opencl][binary_cache]") {
+  TempDir dir;
+  auto device = open_device("auto");
+  REQUIRE(device.ok());
+  Warnings w;
+  LookupOptions o = w.options(tuned_copy(**device, dir));
+  o.binary_cache_dir = dir.file("binaries");
+  auto lookup = open_lookup(o, **device, catalog_with());
+  const Selection sel = select_ok(*lookup, gemm(33, 17, 9));
+  CHECK(lookup->binary_cache_dir() == o.binary_cache_dir);
+  CHECK_FALSE(std::filesystem::exists(o.binary_cache_dir));
+  REQUIRE(lookup->prepare(sel).ok());
+  CHECK(std::filesystem::exists(o.binary_cache_dir));
 }
