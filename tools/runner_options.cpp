@@ -38,12 +38,18 @@ void add_runner_flags(CLI::App& cmd, RunnerOptions& r) {
                  "On-disk binary cache shared with later runs and the runtime (default: $KFORGE_CACHE_DIR, "
                  "else ~/.cache/kforge/binaries)");
   cmd.add_flag("--no-cache", r.no_cache, "Compile every candidate; neither read nor write the binary cache");
+  cmd.add_option("--compile-threads", r.compile_threads,
+                 "Threads compiling the next candidates in a batch between timed runs (0: from the cores and "
+                 "available memory; -1: compile each candidate on its own)")
+      ->check(CLI::Range(-1, 256))
+      ->capture_default_str();
 }
 
 void apply_runner_options(const RunnerOptions& r, TuneRequest& request) {
   if (!r.in_process) request.worker_command = {self_executable(), "__worker"};
   request.timeouts.launch_floor_s = r.launch_timeout_s;
   request.timeouts.compile_s = r.compile_timeout_s;
+  request.compile_threads = r.compile_threads;
   if (!r.no_cache) request.cache_dir = r.cache_dir.empty() ? BinaryCache::default_dir() : r.cache_dir;
 }
 

@@ -17,6 +17,7 @@ struct RunnerOptions {
   double compile_timeout_s = WorkerTimeouts{}.compile_s;
   std::string cache_dir;    ///< empty: BinaryCache::default_dir()
   bool no_cache = false;
+  int compile_threads = 0;  ///< 0: from cores and memory; -1: no compiling ahead
 };
 
 void add_runner_flags(CLI::App& cmd, RunnerOptions& r);

@@ -47,12 +47,21 @@ struct RunnerSetup {
   std::uint64_t workload_seed = 0;
   MeasurementProtocol protocol;
   std::string cache_dir;  ///< on-disk binary cache; empty: none
+  int compile_threads = 0;  ///< precompile threads; 0: from cores and memory
 };
 
-/// One finalist for interleaved re-timing.
-struct FinalistRef {
+/// A candidate by name: template and canonical configuration.
+struct CandidateRef {
   std::string template_name;
   std::string config;
+};
+
+/// What compiling a batch ahead of measurement did.
+struct PrecompileReport {
+  int compiled = 0;    ///< binaries ready (compiled now or taken from the cache)
+  int failed = 0;      ///< instantiation or compile failed; evaluate() reports why
+  int cache_hits = 0;
+  double wall_s = 0;   ///< elapsed time of the whole batch
 };
 
 class CandidateRunner {
@@ -67,7 +76,11 @@ class CandidateRunner {
   virtual Result<Evaluation> evaluate(const std::string& template_name, const Config& config, double best_ms,
                                       const std::function<void(std::string_view)>& on_phase = {}) = 0;
   /// Re-times the finalists interleaved (A B C A B C ...): one TimingStats each.
-  virtual Result<std::vector<TimingStats>> retime(const std::vector<FinalistRef>& finalists) = 0;
+  virtual Result<std::vector<TimingStats>> retime(const std::vector<CandidateRef>& finalists) = 0;
+  /// Compiles `batch` on a thread pool before any of them is measured, so
+  /// that compiles never overlap a timed launch and run in parallel with
+  /// each other; evaluate() then uses the ready binaries.
+  virtual Result<PrecompileReport> precompile(const std::vector<CandidateRef>& batch) = 0;
 };
 
 }  // namespace kforge

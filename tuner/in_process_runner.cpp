@@ -1,8 +1,12 @@
 // Compile (or cache hit), prune, validate, time: one candidate in this process.
 #include "in_process_runner.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <thread>
 
 #include "builtin_templates.hpp"
 #include "instance.hpp"
@@ -82,9 +86,11 @@ InProcessRunner::~InProcessRunner() = default;
 
 Result<std::unique_ptr<InProcessRunner>> InProcessRunner::create(
     Device& device, const Operator& op, const Problem& problem, std::vector<const TemplateSource*> templates,
-    std::uint64_t workload_seed, const MeasurementProtocol& protocol, std::optional<BinaryCache> cache) {
+    std::uint64_t workload_seed, const MeasurementProtocol& protocol, std::optional<BinaryCache> cache,
+    int compile_threads) {
   std::unique_ptr<InProcessRunner> r(
       new InProcessRunner(device, op, problem, std::move(templates), protocol, std::move(cache)));
+  r->compile_threads_ = InProcessRunner::compile_threads(compile_threads);
   // Fresh random inputs (never zeros), one set per validation kind; the
   // references are computed once and shared by every candidate.
   for (auto kind : {WorkloadKind::kPoisonedOutput, WorkloadKind::kAccumulate}) {
@@ -127,7 +133,14 @@ Result<Evaluation> InProcessRunner::evaluate(const std::string& template_name, c
          inst.error().message);
     return e;
   }
-  auto compiled = compile(*tpl, *inst, &e.cache_hit);
+  Result<CompiledKernel> compiled = Error::internal("not compiled");
+  if (auto it = ready_.find({template_name, name}); it != ready_.end()) {
+    compiled = std::move(it->second.compiled);  // compiled ahead: its time is in the batch's
+    e.cache_hit = it->second.cache_hit;
+    ready_.erase(it);
+  } else {
+    compiled = compile(*tpl, *inst, &e.cache_hit);
+  }
   e.compile_s = seconds_since(t_compile);
   if (!compiled.ok()) {
     e.compile_log = compiled.error().context;
@@ -198,11 +211,11 @@ Result<Evaluation> InProcessRunner::evaluate(const std::string& template_name, c
   return e;
 }
 
-Result<std::vector<TimingStats>> InProcessRunner::retime(const std::vector<FinalistRef>& refs) {
+Result<std::vector<TimingStats>> InProcessRunner::retime(const std::vector<CandidateRef>& refs) {
   const DeviceInfo& info = device_.info();
   std::vector<std::unique_ptr<Kernel>> kernels;
   std::vector<Finalist> finalists;
-  for (const FinalistRef& f : refs) {
+  for (const CandidateRef& f : refs) {
     const TemplateSource* tpl = find(f.template_name);
     if (!tpl) return Error::bad_input("no template named '" + f.template_name + "' in this tuning run");
     KF_TRY_ASSIGN(cfg, Config::parse(f.config));
@@ -213,6 +226,64 @@ Result<std::vector<TimingStats>> InProcessRunner::retime(const std::vector<Final
     kernels.push_back(std::move(kernel));
   }
   return measure_interleaved(device_, finalists, protocol_);
+}
+
+int InProcessRunner::compile_threads(int requested) {
+  if (requested > 0) return requested;
+  const long cores = static_cast<long>(std::max(1u, std::thread::hardware_concurrency()));
+  const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  const long by_memory = pages > 0 && page > 0 ? static_cast<long>((static_cast<double>(pages) * page) / (1L << 30)) : cores;
+  return static_cast<int>(std::max(1L, std::min(cores, by_memory)));
+}
+
+Result<PrecompileReport> InProcessRunner::precompile(const std::vector<CandidateRef>& batch) {
+  const auto t0 = Clock::now();
+  const DeviceInfo& info = device_.info();
+  struct Job {
+    std::pair<std::string, std::string> key;
+    const TemplateSource* tpl = nullptr;
+    Instance inst;
+    std::optional<Ready> out;
+  };
+  std::vector<Job> jobs;
+  for (const CandidateRef& c : batch) {
+    std::pair<std::string, std::string> key{c.template_name, c.config};
+    if (ready_.count(key)) continue;
+    const TemplateSource* tpl = find(c.template_name);
+    auto cfg = tpl ? Config::parse(c.config) : Result<Config>(Error::not_found(c.template_name));
+    if (!cfg.ok()) continue;
+    // Instances that fail to generate are left to evaluate(), which records why.
+    auto inst = instantiate(*tpl, prelude_text(info.backend), op_, *cfg, problem_, info.limits());
+    if (!inst.ok()) continue;
+    jobs.push_back({std::move(key), tpl, std::move(*inst), std::nullopt});
+  }
+  // Workers take jobs in order; nothing else runs on the device meanwhile.
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t i = next++; i < jobs.size(); i = next++) {
+      bool hit = false;
+      auto compiled = compile(*jobs[i].tpl, jobs[i].inst, &hit);
+      jobs[i].out.emplace(Ready{std::move(compiled), hit});
+    }
+  };
+  const int threads = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(compile_threads_), jobs.size()));
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+
+  PrecompileReport report;
+  for (auto& j : jobs) {
+    if (j.out->compiled.ok()) {
+      ++report.compiled;
+    } else {
+      ++report.failed;
+    }
+    if (j.out->cache_hit) ++report.cache_hits;
+    ready_.emplace(std::move(j.key), std::move(*j.out));
+  }
+  report.wall_s = seconds_since(t0);
+  return report;
 }
 
 }  // namespace kforge

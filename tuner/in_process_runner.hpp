@@ -3,8 +3,10 @@
 // and shared by every candidate.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "backend.hpp"
@@ -24,12 +26,18 @@ class InProcessRunner final : public CandidateRunner {
                                                          std::vector<const TemplateSource*> templates,
                                                          std::uint64_t workload_seed,
                                                          const MeasurementProtocol& protocol,
-                                                         std::optional<BinaryCache> cache);
+                                                         std::optional<BinaryCache> cache,
+                                                         int compile_threads = 0);
   ~InProcessRunner() override;
 
   Result<Evaluation> evaluate(const std::string& template_name, const Config& config, double best_ms,
                               const std::function<void(std::string_view)>& on_phase = {}) override;
-  Result<std::vector<TimingStats>> retime(const std::vector<FinalistRef>& finalists) override;
+  Result<std::vector<TimingStats>> retime(const std::vector<CandidateRef>& finalists) override;
+  Result<PrecompileReport> precompile(const std::vector<CandidateRef>& batch) override;
+
+  /// Threads for precompile: `requested` if > 0, else the core count capped
+  /// so that each compile has about 1 GiB of available memory; at least 1.
+  static int compile_threads(int requested);
 
  private:
   struct Workloads;
@@ -47,6 +55,13 @@ class InProcessRunner final : public CandidateRunner {
   MeasurementProtocol protocol_;
   std::optional<BinaryCache> cache_;
   std::unique_ptr<Workloads> workloads_;
+  int compile_threads_ = 1;
+  struct Ready {
+    Result<CompiledKernel> compiled;
+    bool cache_hit = false;
+  };
+  /// Binaries compiled ahead by precompile(), by (template, configuration); taken by evaluate().
+  std::map<std::pair<std::string, std::string>, Ready> ready_;
 };
 
 }  // namespace kforge

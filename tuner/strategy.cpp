@@ -2,6 +2,7 @@
 // the portable random generator.
 #include "strategy.hpp"
 
+#include <algorithm>
 #include <numeric>
 
 #include "search_strategies.hpp"
@@ -42,6 +43,10 @@ class OrderedStrategy final : public Strategy {
   std::optional<std::size_t> next(const std::vector<Observation>&) override {
     if (pos_ >= order_.size()) return std::nullopt;
     return order_[pos_++];
+  }
+  std::vector<std::size_t> upcoming(std::size_t n) const override {
+    const std::size_t end = std::min(order_.size(), pos_ + n);
+    return {order_.begin() + static_cast<std::ptrdiff_t>(pos_), order_.begin() + static_cast<std::ptrdiff_t>(end)};
   }
 
  private:

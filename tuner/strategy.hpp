@@ -35,6 +35,12 @@ class Strategy {
   virtual std::string_view name() const = 0;
   /// The next configuration to evaluate; nullopt when the strategy is done.
   virtual std::optional<std::size_t> next(const std::vector<Observation>& history) = 0;
+  /// The next `n` proposals when they do not depend on outcomes (fixed-order
+  /// strategies), so that the tuner can compile them ahead; empty when unknown.
+  virtual std::vector<std::size_t> upcoming(std::size_t n) const {
+    (void)n;
+    return {};
+  }
 };
 
 /// Every strategy proposes `first` (the default configuration) before

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <ctime>
 #include <memory>
+#include <set>
 
 #include "builtin_templates.hpp"
 #include "hash.hpp"
@@ -69,6 +70,7 @@ struct TemplateState {
   std::vector<Observation> history;
   std::map<std::string, ResultRecord> stored;  ///< config -> stored result
   bool exhausted = false;
+  std::set<std::size_t> requested;  ///< sent to be compiled ahead
 };
 
 CandidateOutcome outcome_from_record(const ResultRecord& r) {
@@ -116,7 +118,7 @@ Status Tuner::retime_finalists(CandidateRunner& runner, const MeasurementProtoco
     ok.resize(static_cast<std::size_t>(std::max(protocol.finalists, 0)));
   }
   if (ok.size() < 2 || protocol.finalist_rounds < 1) return ok_status();
-  std::vector<FinalistRef> refs;
+  std::vector<CandidateRef> refs;
   for (const CandidateOutcome* o : ok) refs.push_back({o->template_name, o->config});
   auto stats = runner.retime(refs);
   if (!stats.ok()) return ok_status();  // every result is stored; only the report of the re-timing is lost
@@ -208,11 +210,18 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
   }
   if (request.max_evals > 0) total = std::min<std::size_t>(total, static_cast<std::size_t>(request.max_evals));
 
+  // Batches compiled ahead: twice the compile threads, so each batch keeps them busy.
+  std::size_t compile_ahead =
+      request.compile_threads < 0
+          ? 0
+          : 2 * static_cast<std::size_t>(InProcessRunner::compile_threads(request.compile_threads));
+
   // Where candidates run: a supervised worker process, or this one.
   std::unique_ptr<CandidateRunner> runner;
   WorkerRunner* worker = nullptr;
   if (!request.worker_command.empty()) {
-    RunnerSetup setup{info.selector, problem, {}, workload_seed, request.protocol, request.cache_dir};
+    RunnerSetup setup{info.selector,    problem,           {}, workload_seed, request.protocol,
+                      request.cache_dir, std::max(0, request.compile_threads)};
     for (const auto& st : states) setup.template_origins.push_back(st.tpl->origin);
     auto w = std::make_unique<WorkerRunner>(std::move(setup), request.worker_command, request.timeouts);
     worker = w.get();
@@ -226,7 +235,8 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
     std::vector<const TemplateSource*> tpls;
     for (const auto& st : states) tpls.push_back(st.tpl);
     KF_TRY_ASSIGN(r, InProcessRunner::create(device_, op_, problem, std::move(tpls), workload_seed,
-                                             request.protocol, std::move(cache)));
+                                             request.protocol, std::move(cache),
+                                             std::max(0, request.compile_threads)));
     runner = std::move(r);
   }
 
@@ -270,6 +280,28 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
     const Config& cfg = st.space[*next];
     const std::string name = cfg.canonical_name();
     const auto& m = st.tpl->manifest;
+    if (compile_ahead > 0 && !st.stored.count(name) && !st.requested.count(*next)) {
+      // This candidate and the strategy's next ones, compiled in one batch
+      // between timed runs (docs/measurement.md, "Compile pipeline").
+      std::size_t room = compile_ahead;
+      if (request.max_evals > 0) {
+        room = std::min<std::size_t>(room, static_cast<std::size_t>(request.max_evals) - summary.outcomes.size());
+      }
+      std::vector<std::size_t> picks{*next};
+      for (std::size_t i : st.strategy->upcoming(room > 0 ? room - 1 : 0)) picks.push_back(i);
+      std::vector<CandidateRef> batch;
+      for (std::size_t i : picks) {
+        const std::string n = st.space[i].canonical_name();
+        if (st.stored.count(n) || !st.requested.insert(i).second) continue;
+        batch.push_back({m.name, n});
+      }
+      auto pre = runner->precompile(batch);
+      if (pre.ok()) {
+        summary.compile_s += pre->wall_s;
+      } else {
+        compile_ahead = 0;  // compile each candidate on its own from here on
+      }
+    }
 
     CandidateOutcome o;
     if (auto s = st.stored.find(name); s != st.stored.end()) {

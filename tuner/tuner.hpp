@@ -40,6 +40,10 @@ struct TuneRequest {
   WorkerTimeouts timeouts;
   /// On-disk binary cache shared with later sweeps and the runtime; empty: none.
   std::string cache_dir;
+  /// Threads compiling ahead of measurement (0: from cores and memory); a
+  /// fixed-order strategy's next candidates are compiled in a batch between
+  /// timed runs. Negative: no compiling ahead.
+  int compile_threads = 0;
 };
 
 struct CandidateOutcome {

@@ -45,7 +45,7 @@ Result<std::unique_ptr<WorkerContext>> make_context(const RunnerSetup& s) {
     cache.emplace(std::move(c));
   }
   KF_TRY_ASSIGN(runner, InProcessRunner::create(*ctx->device, *op, s.problem, std::move(templates),
-                                                s.workload_seed, s.protocol, std::move(cache)));
+                                                s.workload_seed, s.protocol, std::move(cache), s.compile_threads));
   ctx->runner = std::move(runner);
   return ctx;
 }
@@ -98,8 +98,25 @@ int run_tuner_worker(int fd) {
       if (!channel.send(reply).ok() || restart) return restart ? 3 : 1;
       continue;
     }
+    if (type == "precompile") {
+      std::vector<CandidateRef> refs;
+      for (const auto& c : m.value("batch", nlohmann::json::array())) {
+        refs.push_back({c.value("template", ""), c.value("config", "")});
+      }
+      auto report = runner.precompile(refs);
+      if (!report.ok()) {
+        (void)channel.send(error_message(report.error()));
+        continue;
+      }
+      (void)channel.send({{"type", "precompiled"},
+                          {"compiled", report->compiled},
+                          {"failed", report->failed},
+                          {"cache_hits", report->cache_hits},
+                          {"wall_s", report->wall_s}});
+      continue;
+    }
     if (type == "retime") {
-      std::vector<FinalistRef> refs;
+      std::vector<CandidateRef> refs;
       for (const auto& f : m.value("finalists", nlohmann::json::array())) {
         refs.push_back({f.value("template", ""), f.value("config", "")});
       }

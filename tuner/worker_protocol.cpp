@@ -110,7 +110,8 @@ nlohmann::json to_json(const RunnerSetup& s) {
           {"templates", s.template_origins},
           {"workload_seed", s.workload_seed},
           {"protocol", protocol_to_json(s.protocol)},
-          {"cache_dir", s.cache_dir}};
+          {"cache_dir", s.cache_dir},
+          {"compile_threads", s.compile_threads}};
 }
 
 Result<RunnerSetup> setup_from_json(const nlohmann::json& j) {
@@ -133,6 +134,7 @@ Result<RunnerSetup> setup_from_json(const nlohmann::json& j) {
     s.workload_seed = j.at("workload_seed").get<std::uint64_t>();
     s.protocol = protocol_from_json(j.at("protocol"));
     s.cache_dir = j.value("cache_dir", std::string());
+    s.compile_threads = j.value("compile_threads", 0);
     return s;
   } catch (const nlohmann::json::exception& e) {
     return Error::bad_input(std::string("worker setup: ") + e.what());

@@ -4,10 +4,12 @@
 //   tuner -> worker   {"type":"setup", ...RunnerSetup}
 //                     {"type":"evaluate","template":T,"config":C,"best_ms":B}
 //                     {"type":"retime","finalists":[{"template":T,"config":C},...]}
+//                     {"type":"precompile","batch":[{"template":T,"config":C},...]}
 //   worker -> tuner   {"type":"ready"} | {"type":"error","message":M}
 //                     {"type":"phase","phase":"compiled"}   (then launches begin)
 //                     {"type":"evaluation", ...Evaluation, "restart":bool}
 //                     {"type":"retimed","timings":[...]}
+//                     {"type":"precompiled","compiled":N,"failed":N,"cache_hits":N,"wall_s":S}
 #pragma once
 
 #include <chrono>

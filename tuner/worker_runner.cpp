@@ -183,7 +183,7 @@ Result<Evaluation> WorkerRunner::evaluate(const std::string& template_name, cons
   }
 }
 
-Result<std::vector<TimingStats>> WorkerRunner::retime(const std::vector<FinalistRef>& finalists) {
+Result<std::vector<TimingStats>> WorkerRunner::retime(const std::vector<CandidateRef>& finalists) {
   KF_TRY(ensure_worker());
   nlohmann::json list = nlohmann::json::array();
   for (const auto& f : finalists) list.push_back({{"template", f.template_name}, {"config", f.config}});
@@ -201,6 +201,27 @@ Result<std::vector<TimingStats>> WorkerRunner::retime(const std::vector<Finalist
   std::vector<TimingStats> out;
   for (const auto& t : m.at("timings")) out.push_back(timing_from_json(t));
   return out;
+}
+
+Result<PrecompileReport> WorkerRunner::precompile(const std::vector<CandidateRef>& batch) {
+  KF_TRY(ensure_worker());
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& c : batch) list.push_back({{"template", c.template_name}, {"config", c.config}});
+  KF_TRY(worker_->channel->send({{"type", "precompile"}, {"batch", list}}));
+  const double limit = static_cast<double>(batch.size()) * timeouts_.compile_s;
+  nlohmann::json m;
+  const auto wait = worker_->channel->receive(after(limit), m);
+  if (wait != MessageChannel::Wait::kMessage || m.value("type", "") != "precompiled") {
+    const std::string ended = stop_worker(wait != MessageChannel::Wait::kClosed);
+    return Error{ErrorCode::kCompile, "tuner worker: compiling a batch ahead failed",
+                 wait == MessageChannel::Wait::kMessage ? m.value("message", m.dump()) : ended};
+  }
+  PrecompileReport r;
+  r.compiled = m.value("compiled", 0);
+  r.failed = m.value("failed", 0);
+  r.cache_hits = m.value("cache_hits", 0);
+  r.wall_s = m.value("wall_s", 0.0);
+  return r;
 }
 
 }  // namespace kforge

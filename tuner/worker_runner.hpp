@@ -40,7 +40,11 @@ class WorkerRunner final : public CandidateRunner {
 
   Result<Evaluation> evaluate(const std::string& template_name, const Config& config, double best_ms,
                               const std::function<void(std::string_view)>& on_phase = {}) override;
-  Result<std::vector<TimingStats>> retime(const std::vector<FinalistRef>& finalists) override;
+  Result<std::vector<TimingStats>> retime(const std::vector<CandidateRef>& finalists) override;
+  /// A worker lost while compiling the batch (a compiler crash) is an error
+  /// here; the tuner then compiles each candidate on its own, where a crash
+  /// costs only that candidate.
+  Result<PrecompileReport> precompile(const std::vector<CandidateRef>& batch) override;
 
   int restarts() const { return restarts_; }  ///< workers started after a crash or timeout
 

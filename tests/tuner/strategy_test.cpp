@@ -38,6 +38,33 @@ TEST_CASE("random is a seeded permutation with the default first", "[strategy]")
   CHECK_FALSE(std::is_sorted(sorted.begin(), sorted.end()));
 }
 
+TEST_CASE("fixed-order strategies announce their next proposals; adaptive ones do not", "[strategy]") {
+  for (const char* name : {"exhaustive", "random"}) {
+    INFO(name);
+    auto s = make_strategy(name, 30, 7, 5);
+    REQUIRE(s.ok());
+    std::vector<Observation> history;
+    auto first = (*s)->next(history);
+    REQUIRE(first);
+    history.push_back({*first, true, 1.0});
+    const auto ahead = (*s)->upcoming(10);
+    REQUIRE(ahead.size() == 10);
+    for (std::size_t expected : ahead) {
+      auto i = (*s)->next(history);
+      REQUIRE(i);
+      CHECK(*i == expected);
+      history.push_back({*i, true, 1.0});
+    }
+    drain(**s);
+    CHECK((*s)->upcoming(4).empty());
+  }
+  for (const char* name : {"annealing", "model"}) {
+    auto s = make_strategy(name, 30, 7, 5);
+    REQUIRE(s.ok());
+    CHECK((*s)->upcoming(4).empty());
+  }
+}
+
 TEST_CASE("a default outside the space is not proposed", "[strategy]") {
   auto order = drain(*make_strategy("exhaustive", 3, 3, 1).value());
   CHECK(order == std::vector<std::size_t>{0, 1, 2});
