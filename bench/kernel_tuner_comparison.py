@@ -1,0 +1,253 @@
+#!/usr/bin/env python3
+"""Tuning throughput of `kforge tune` against Kernel Tuner on the same kernel,
+parameter space and problem, in the same run, on one OpenCL device (PoCL).
+
+The space is the built-in GEMM template gemm_simt_tiled with fewer values per
+parameter (a user-template copy, bench/restricted_template.py), so that both
+tools run every valid configuration of it (kforge: --strategy exhaustive;
+Kernel Tuner: brute_force). Kernel Tuner gets the source kforge's generator
+builds: the problem-type defines (KF_KERNEL_NAME, KF_DTYPE_F32, KF_TRANS_*,
+KF_BIAS, KF_ACTIVATION), templates/prelude/opencl.h and the template, with the
+tunables as tune_params, the manifest's launch geometry (block BN/TN x BM/TM,
+grid ceil(N/BN) x ceil(M/BM)) and constraints, and an answer check against
+numpy (the same alpha 1.5, beta 0 as kforge's workload).
+
+kforge runs twice: with an empty binary cache (cold) and again with that cache
+and a fresh database (warm); Kernel Tuner, which has no binary cache of its
+own, runs twice as well. Each tool gets its own empty PoCL kernel cache
+(POCL_CACHE_DIR), kept from its cold run to its warm run, so "cold" means every
+candidate compiles and "warm" means every disk cache the tool benefits from is
+filled.
+Kernel Tuner needs pyopencl and kernel_tuner; the script installs them into
+bench/.venv (pip, --system-site-packages) on first use and runs Kernel Tuner
+there.
+
+    bench/kernel_tuner_comparison.py [--kforge build/kforge] [--size 512]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_env import ROOT, context, finish, run_json, utc_now  # noqa: E402
+import restricted_template  # noqa: E402
+
+VENV = os.path.join(ROOT, "bench", ".venv")
+TEMPLATE = "gemm/simt_tiled"
+NAME = "gemm_simt_tiled_bench"
+# 36 valid configurations at 4096 threads / 512 KiB local memory.
+SPACE = {"BM": [32, 64], "BN": [32, 64], "BK": [8, 16], "TM": [2, 4], "TN": [2, 4], "VW": [1, 4], "PAD": [0]}
+
+
+def venv_python():
+    py = os.path.join(VENV, "bin", "python")
+    if not os.path.exists(py):
+        subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", VENV], check=True)
+    ok = subprocess.run([py, "-c", "import pyopencl, kernel_tuner"], capture_output=True).returncode == 0
+    if not ok:
+        subprocess.run([py, "-m", "pip", "install", "-q", "pyopencl", "kernel_tuner"], check=True)
+    return py
+
+
+def kernel_tuner_run(args):
+    """Runs inside bench/.venv: tunes the space with Kernel Tuner, prints JSON."""
+    import numpy as np
+    import kernel_tuner
+    from importlib.metadata import version
+
+    with open(args.manifest) as f:
+        manifest = json.load(f)
+    limits = json.loads(args.limits)
+    tpl_dir = os.path.dirname(args.manifest)
+    with open(os.path.join(ROOT, "templates", "prelude", "opencl.h")) as f:
+        prelude = f.read()
+    with open(os.path.join(tpl_dir, manifest["source"])) as f:
+        body = f.read()
+    source = ("#define KF_KERNEL_NAME gemm_simt_tiled\n#define KF_DTYPE_F32 1\n#define KF_DTYPE_BYTES 4\n"
+              "#define KF_TRANS_A 0\n#define KF_TRANS_B 0\n#define KF_BIAS 0\n#define KF_ACTIVATION 0\n" +
+              prelude + "\n" + body)
+    n = args.size
+    rng = np.random.default_rng(1)
+    a = rng.uniform(-1, 1, (n, n)).astype(np.float32)
+    b = rng.uniform(-1, 1, (n, n)).astype(np.float32)
+    c = np.full((n, n), np.nan, dtype=np.float32)
+    bias = np.full(n, np.nan, dtype=np.float32)
+    alpha, beta = np.float32(1.5), np.float32(0.0)
+    expected = (alpha * (a.astype(np.float64) @ b.astype(np.float64))).astype(np.float32)
+    arguments = [np.int32(n), np.int32(n), np.int32(n), alpha, a, b, beta, c, bias]
+    answer = [None, None, None, None, None, None, None, expected, None]
+
+    def verify(ans, res, atol=None):
+        return bool(np.allclose(res[7], ans[7], rtol=1e-3, atol=1e-3 * np.sqrt(n)))
+
+    tune_params = {p["name"]: p["values"] for p in manifest["parameters"]}
+    # The block is derived from the tile parameters (manifest launch.block).
+    tune_params["block_size_x"] = sorted({bn // tn for bn in tune_params["BN"] for tn in tune_params["TN"]})
+    tune_params["block_size_y"] = sorted({bm // tm for bm in tune_params["BM"] for tm in tune_params["TM"]})
+    exprs = [restricted_template.python_expression(c, limits) for c in manifest["constraints"]]
+
+    def restrict(p):
+        env = dict(p)
+        return (env["block_size_x"] == env["BN"] // env["TN"] and env["block_size_y"] == env["BM"] // env["TM"] and
+                all(eval(e, {}, env) for e in exprs))  # noqa: S307 (the repository's own manifest)
+
+    t0 = time.perf_counter()
+    results, env = kernel_tuner.tune_kernel(
+        "gemm_simt_tiled", source, (n, n), arguments, tune_params, lang="OpenCL",
+        grid_div_x=["BN"], grid_div_y=["BM"], restrictions=restrict, answer=answer, verify=verify,
+        compiler_options=["-cl-std=CL1.2"], strategy="brute_force", device=0, platform=0, quiet=True,
+        verbose=False)
+    wall = time.perf_counter() - t0
+    ok = [r for r in results if isinstance(r.get("time"), float)]
+    best = min(ok, key=lambda r: r["time"]) if ok else None
+    split = {}
+    for key in ("compile_time", "verification_time", "benchmark_time", "framework_time", "strategy_time"):
+        split[key.replace("_time", "")] = sum(r.get(key, 0.0) or 0.0 for r in results) / 1000.0
+    cfg = (lambda r: {k: r[k] for k in manifest_names(manifest)})
+    print(json.dumps({
+        "kernel_tuner_version": version("kernel_tuner"),
+        "pyopencl_version": version("pyopencl"),
+        "iterations": env.get("iterations"),
+        "candidates": len(results),
+        "ok": len(ok),
+        "wall_s": wall,
+        "time_s": split,
+        "winner": {"config": restricted_template.canonical_name(cfg(best)), "median_ms": best["time"]} if best else None,
+        "results": [{"config": restricted_template.canonical_name(cfg(r)),
+                     "time_ms": r["time"] if isinstance(r.get("time"), float) else None} for r in results],
+    }))
+
+
+def manifest_names(manifest):
+    return [p["name"] for p in manifest["parameters"]]
+
+
+def kforge_run(kforge, tpl_dir, size, db, cache, env):
+    cmd = [kforge, "tune", "--op", "gemm", "--shape", f"M={size},N={size},K={size}", "--dtype", "f32", "--layout",
+           "NN", "--template", tpl_dir, "--only-template", NAME, "--strategy", "exhaustive", "--db", db,
+           "--cache-dir", cache, "--json"]
+    t0 = time.perf_counter()
+    r = run_json(cmd, env=env)
+    wall = time.perf_counter() - t0
+    t = r["time_s"]
+    return {
+        "command": " ".join(cmd),
+        "candidates": r["evaluated_now"],
+        "failed": r["failed"],
+        "cache_hits": r["cache_hits"],
+        "wall_s": wall,
+        "time_s": {**t, "overhead": t["total"] - t["compile"] - t["validate"] - t["measure"]},
+        "candidates_per_s": r["evaluated_now"] / wall,
+        "winner": {"config": r["winner"]["config"], "median_ms": r["winner"]["median_ms"]} if r["winner"] else None,
+    }
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--kforge", default=os.path.join(ROOT, "build", "kforge"))
+    ap.add_argument("--device", default="opencl:0")
+    ap.add_argument("--size", type=int, default=512)
+    ap.add_argument("--out", default=os.path.join(ROOT, "bench", "receipts"))
+    ap.add_argument("--kernel-tuner-only", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--manifest", help=argparse.SUPPRESS)
+    ap.add_argument("--limits", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.kernel_tuner_only:
+        return kernel_tuner_run(args)
+
+    kforge = os.path.abspath(args.kforge)
+    py = venv_python()
+    ctx = context(kforge, "kernel_tuner_comparison", {"size": args.size, "space": SPACE})
+    limits = restricted_template.device_limits(ctx["devices"], args.device)
+    with tempfile.TemporaryDirectory() as tmp:
+        tpl_dir, manifest = restricted_template.write(TEMPLATE, NAME, SPACE, tmp)
+        space = restricted_template.valid_configs(manifest, limits)
+        cache = os.path.join(tmp, "cache")
+        # Each tool gets its own empty PoCL kernel cache, kept from its cold run to its warm run.
+        kf_env = dict(os.environ, POCL_CACHE_DIR=os.path.join(tmp, "pocl-kforge"))
+        kt_env = dict(os.environ, POCL_CACHE_DIR=os.path.join(tmp, "pocl-kernel-tuner"))
+        cold = kforge_run(kforge, tpl_dir, args.size, os.path.join(tmp, "cold.db"), cache, kf_env)
+        print(f"kforge cold: {cold['candidates']} in {cold['wall_s']:.1f} s", file=sys.stderr)
+        warm = kforge_run(kforge, tpl_dir, args.size, os.path.join(tmp, "warm.db"), cache, kf_env)
+        print(f"kforge warm: {warm['candidates']} in {warm['wall_s']:.1f} s", file=sys.stderr)
+        kt_cmd = [py, os.path.abspath(__file__), "--kernel-tuner-only", "--size", str(args.size), "--manifest",
+                  os.path.join(tpl_dir, "manifest.json"), "--limits", json.dumps(limits)]
+        kts = []
+        for label in ("cold", "warm"):
+            kt = run_json(kt_cmd, env=kt_env)
+            kt["candidates_per_s"] = kt["candidates"] / kt["wall_s"]
+            kts.append(kt)
+            print(f"Kernel Tuner {label}: {kt['candidates']} in {kt['wall_s']:.1f} s", file=sys.stderr)
+        kt, kt_warm = kts
+    finish(ctx)
+    ctx["pocl_kernel_cache"] = "one empty POCL_CACHE_DIR per tool, kept from its cold run to its warm run"
+    ctx["kernel_tuner_version"] = kt["kernel_tuner_version"]
+    ctx["pyopencl_version"] = kt["pyopencl_version"]
+    receipt = {
+        "context": ctx,
+        "valid_configurations": len(space),
+        "kforge_cold": cold,
+        "kforge_warm": warm,
+        "kernel_tuner": kt,
+        "kernel_tuner_warm": kt_warm,
+        "ratio_cold": cold["candidates_per_s"] / kt["candidates_per_s"],
+        "ratio_warm": warm["candidates_per_s"] / kt_warm["candidates_per_s"],
+        "same_winner": bool(cold["winner"] and kt["winner"] and cold["winner"]["config"] == kt["winner"]["config"]),
+    }
+    stamp = utc_now().strftime("%Y%m%dT%H%M%SZ")
+    os.makedirs(args.out, exist_ok=True)
+    base = os.path.join(args.out, f"kernel_tuner_comparison-{stamp}")
+    with open(base + ".json", "w") as f:
+        json.dump(receipt, f, indent=2)
+    md = markdown(receipt)
+    with open(base + ".md", "w") as f:
+        f.write(md)
+    print(md)
+    print(f"receipt: {os.path.relpath(base, ROOT)}.json / .md")
+
+
+def markdown(r):
+    c = r["context"]
+    kt = r["kernel_tuner"]
+    lines = [
+        f"# kforge vs Kernel Tuner: GEMM {c['size']}^3 f32 NN, {r['valid_configurations']} configurations",
+        "",
+        f"{c['date']}, kforge {c['git_revision']}, Kernel Tuner {kt['kernel_tuner_version']} (pyopencl "
+        f"{kt['pyopencl_version']}), device {c['devices'][0]['name']} ({c['devices'][0]['runtime_version']}), "
+        f"CPU {c['cpu']} x{c['cpu_count']}, load average {c['load_average_at_start'][0]:.1f} at start, "
+        f"{c['load_average_at_end'][0]:.1f} at end (a shared machine: ratios within this run are what count). "
+        f"Space: {json.dumps(c['space'])}.",
+        "",
+        "| tool | candidates | wall s | cand/s | compile s | validate s | measure s | overhead s | cache hits | winner | winner ms |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for label, k in (("kforge, binary cache cold", r["kforge_cold"]), ("kforge, binary cache warm", r["kforge_warm"])):
+        t = k["time_s"]
+        w = k["winner"] or {}
+        lines.append(f"| {label} | {k['candidates']} | {k['wall_s']:.1f} | {k['candidates_per_s']:.2f} | "
+                     f"{t['compile']:.1f} | {t['validate']:.1f} | {t['measure']:.1f} | "
+                     f"{k['wall_s'] - t['compile'] - t['validate'] - t['measure']:.1f} | {k['cache_hits']} | "
+                     f"{w.get('config', '-')} | {w.get('median_ms', 0):.3f} |")
+    for label, kt in (("cold", r["kernel_tuner"]), ("PoCL cache warm", r["kernel_tuner_warm"])):
+        t = kt["time_s"]
+        w = kt["winner"] or {}
+        lines.append(f"| Kernel Tuner {kt['kernel_tuner_version']}, {label} (brute_force, {kt['iterations']} "
+                     f"iterations, mean) | {kt['candidates']} | {kt['wall_s']:.1f} | {kt['candidates_per_s']:.2f} | "
+                     f"{t['compile']:.1f} | {t['verification']:.1f} | {t['benchmark']:.1f} | "
+                     f"{kt['wall_s'] - t['compile'] - t['verification'] - t['benchmark']:.1f} | - | "
+                     f"{w.get('config', '-')} | {w.get('median_ms', 0):.3f} |")
+    lines += ["", f"Ratio kforge / Kernel Tuner candidates per second: cold {r['ratio_cold']:.2f}x, "
+              f"warm {r['ratio_warm']:.2f}x (goal >= 3x). Same winner: {'yes' if r['same_winner'] else 'no'}.",
+              "", "kforge wall s is the whole `kforge tune` process (start, database, search, finalists' "
+              "re-timing); overhead = wall - compile - validate - measure. Kernel Tuner wall s is the "
+              "tune_kernel call (Python start and imports excluded); its overhead = wall - compile - "
+              "verification - benchmark.", ""]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()
