@@ -134,7 +134,10 @@ def kforge_run(kforge, tpl_dir, size, db, cache, env):
     r = run_json(cmd, env=env)
     wall = time.perf_counter() - t0
     t = r["time_s"]
+    shown = run_json([kforge, "show", "--results", "--json", "--db", db], env=env)
     return {
+        "results": [{"config": x["config"], "median_ms": x["median_ms"] if x["status"] == "ok" else None}
+                    for x in shown["results"] if x["template"] == NAME],
         "command": " ".join(cmd),
         "candidates": r["evaluated_now"],
         "failed": r["failed"],
@@ -196,6 +199,14 @@ def main():
         "kernel_tuner_warm": kt_warm,
         "ratio_cold": cold["candidates_per_s"] / kt["candidates_per_s"],
         "ratio_warm": warm["candidates_per_s"] / kt_warm["candidates_per_s"],
+        "kernel_tuner_time_of_kforge_winner_ms": {
+            label: {x["config"]: x["time_ms"] for x in kt_run["results"]}.get((k["winner"] or {}).get("config"))
+            for label, k, kt_run in (("cold", cold, kt), ("warm", warm, kt_warm))},
+        "kforge_median_of_kernel_tuner_winner_ms": {
+            label: {x["config"]: x["median_ms"] for x in k["results"]}.get((kt_run["winner"] or {}).get("config"))
+            for label, k, kt_run in (("cold", cold, kt), ("warm", warm, kt_warm))},
+        "same_winner_warm": bool(warm["winner"] and kt_warm["winner"] and
+                                 warm["winner"]["config"] == kt_warm["winner"]["config"]),
         "same_winner": bool(cold["winner"] and kt["winner"] and cold["winner"]["config"] == kt["winner"]["config"]),
     }
     stamp = utc_now().strftime("%Y%m%dT%H%M%SZ")
@@ -241,11 +252,16 @@ def markdown(r):
                      f"{kt['wall_s'] - t['compile'] - t['verification'] - t['benchmark']:.1f} | - | "
                      f"{w.get('config', '-')} | {w.get('median_ms', 0):.3f} |")
     lines += ["", f"Ratio kforge / Kernel Tuner candidates per second: cold {r['ratio_cold']:.2f}x, "
-              f"warm {r['ratio_warm']:.2f}x (goal >= 3x). Same winner: {'yes' if r['same_winner'] else 'no'}.",
+              f"warm {r['ratio_warm']:.2f}x (goal >= 3x). Same winner: cold {'yes' if r['same_winner'] else 'no'}, "
+              f"warm {'yes' if r['same_winner_warm'] else 'no'}. Each tool's time for the other's winner "
+              f"(cold, warm): Kernel Tuner ms of kforge's winner {r['kernel_tuner_time_of_kforge_winner_ms']}, "
+              f"kforge median ms of Kernel Tuner's winner {r['kforge_median_of_kernel_tuner_winner_ms']}.",
               "", "kforge wall s is the whole `kforge tune` process (start, database, search, finalists' "
               "re-timing); overhead = wall - compile - validate - measure. Kernel Tuner wall s is the "
               "tune_kernel call (Python start and imports excluded); its overhead = wall - compile - "
-              "verification - benchmark.", ""]
+              "verification - benchmark. kforge times a candidate adaptively (5-30 repetitions, median, "
+              "docs/measurement.md) and re-times finalists; Kernel Tuner runs 7 iterations and reports the mean.",
+              ""]
     return "\n".join(lines)
 
 
