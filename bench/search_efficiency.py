@@ -17,7 +17,7 @@
    optimum median / best median found in the first ceil(p * space)
    candidates (0 when none succeeded), median over the seeds.
 
-    bench/search_efficiency.py [--kforge build/kforge] [--size 128] [--seeds 10]
+    bench/search_efficiency.py [--kforge build/kforge] [--size 128] [--seeds 10] [--space JSON]
 """
 import argparse
 import json
@@ -73,14 +73,16 @@ def main():
     ap.add_argument("--device", default="opencl:0")
     ap.add_argument("--size", type=int, default=128)
     ap.add_argument("--seeds", type=int, default=10)
+    ap.add_argument("--space", type=json.loads, default=SPACE,
+                    help="parameter values as JSON, e.g. '{\"BM\": [32, 64], ...}' (default: the 69-configuration space)")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "receipts"))
     args = ap.parse_args()
 
     kforge = os.path.abspath(args.kforge)
-    ctx = context(kforge, "search_efficiency", {"size": args.size, "space": SPACE, "seeds": args.seeds})
+    ctx = context(kforge, "search_efficiency", {"size": args.size, "space": args.space, "seeds": args.seeds})
     limits = restricted_template.device_limits(ctx["devices"], args.device)
     with tempfile.TemporaryDirectory() as tmp:
-        tpl_dir, manifest = restricted_template.write(TEMPLATE, NAME, SPACE, tmp)
+        tpl_dir, manifest = restricted_template.write(TEMPLATE, NAME, args.space, tmp)
         n_space = len(restricted_template.valid_configs(manifest, limits))
         base = problem_args(args.size, tpl_dir) + ["--device", args.device]
         landscape_db = os.path.join(tmp, "landscape.db")
