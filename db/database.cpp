@@ -433,6 +433,43 @@ Result<std::set<std::string>> Database::stored_configs(std::int64_t device_id,
   }
 }
 
+Status Database::refresh_winner(std::int64_t device_id, std::int64_t template_id, std::int64_t problem_id,
+                                const std::string& now) {
+  // The fastest ok result of the triple (ties: the earliest); updated_at
+  // moves only when the winner or its time changes.
+  KF_TRY_ASSIGN(win, Statement::prepare(
+                         db_, path_,
+                         "INSERT INTO winners (device_id, problem_id, template_id, result_id, "
+                         "config, median_ms, updated_at) SELECT device_id, problem_id, "
+                         "template_id, id, config, median_ms, ? FROM results WHERE device_id = ? "
+                         "AND template_id = ? AND problem_id = ? AND status = 'ok' AND median_ms "
+                         "IS NOT NULL ORDER BY median_ms, id LIMIT 1 "
+                         "ON CONFLICT (device_id, problem_id, template_id) DO UPDATE SET "
+                         "result_id = excluded.result_id, config = excluded.config, "
+                         "median_ms = excluded.median_ms, updated_at = excluded.updated_at "
+                         "WHERE result_id <> excluded.result_id OR median_ms <> excluded.median_ms"));
+  win.bind_text(now).bind_int(device_id).bind_int(template_id).bind_int(problem_id);
+  return win.run();
+}
+
+Status Database::replace_timing(const ResultRecord& r) {
+  const std::string now = now_utc();
+  KF_TRY_ASSIGN(tx, Transaction::begin(db_, path_));
+  KF_TRY_ASSIGN(up, Statement::prepare(db_, path_,
+                                       "UPDATE results SET median_ms = ?, p20_ms = ?, p80_ms = ?, min_ms = ?, "
+                                       "max_ms = ?, count = ?, samples_json = ?, reason = ? WHERE device_id = ? "
+                                       "AND template_id = ? AND problem_id = ? AND config = ? AND status = 'ok'"));
+  up.bind_real(r.median_ms).bind_real(r.p20_ms).bind_real(r.p80_ms).bind_real(r.min_ms).bind_real(r.max_ms);
+  up.bind_int(r.count).bind_text(r.samples_json).bind_text(r.reason);
+  up.bind_int(r.device_id).bind_int(r.template_id).bind_int(r.problem_id).bind_text(r.config);
+  KF_TRY(up.run());
+  if (sqlite3_changes(db_) == 0) {
+    return Error::not_found(path_ + ": no ok result of configuration '" + r.config + "' to re-time");
+  }
+  KF_TRY(refresh_winner(r.device_id, r.template_id, r.problem_id, now));
+  return tx.commit();
+}
+
 Result<bool> Database::add_result(const ResultRecord& r) {
   const std::string now = now_utc();
   KF_TRY_ASSIGN(tx, Transaction::begin(db_, path_));
@@ -452,23 +489,7 @@ Result<bool> Database::add_result(const ResultRecord& r) {
   ins.bind_text(r.compile_log).bind_text(r.created_at.empty() ? now : r.created_at);
   KF_TRY(ins.run());
   const bool inserted = sqlite3_changes(db_) > 0;
-  if (inserted && r.status == "ok") {
-    // The fastest ok result of the triple (ties: the earliest); updated_at
-    // moves only when the winner changes.
-    KF_TRY_ASSIGN(win, Statement::prepare(
-                           db_, path_,
-                           "INSERT INTO winners (device_id, problem_id, template_id, result_id, "
-                           "config, median_ms, updated_at) SELECT device_id, problem_id, "
-                           "template_id, id, config, median_ms, ? FROM results WHERE device_id = ? "
-                           "AND template_id = ? AND problem_id = ? AND status = 'ok' AND median_ms "
-                           "IS NOT NULL ORDER BY median_ms, id LIMIT 1 "
-                           "ON CONFLICT (device_id, problem_id, template_id) DO UPDATE SET "
-                           "result_id = excluded.result_id, config = excluded.config, "
-                           "median_ms = excluded.median_ms, updated_at = excluded.updated_at "
-                           "WHERE result_id <> excluded.result_id"));
-    win.bind_text(now).bind_int(r.device_id).bind_int(r.template_id).bind_int(r.problem_id);
-    KF_TRY(win.run());
-  }
+  if (inserted && r.status == "ok") KF_TRY(refresh_winner(r.device_id, r.template_id, r.problem_id, now));
   KF_TRY(tx.commit());
   return inserted;
 }

@@ -54,6 +54,12 @@ class Database {
   /// template) in the same transaction. A result already stored for the same
   /// (device, template, problem, config) is kept and the new one ignored.
   Result<bool> add_result(const ResultRecord& r);
+  /// Replaces the timing (median, percentiles, min, max, count, samples) and
+  /// the reason of the stored ok result of (device, template version,
+  /// problem, config) with r's, and refreshes the winner of its (device,
+  /// problem, template), in one transaction: how re-timed finalists become
+  /// the results the winner is chosen from. kNotFound when no such ok result.
+  Status replace_timing(const ResultRecord& r);
 
   struct ResultFilter {
     std::optional<std::string> device_key, problem_key, template_name;
@@ -106,6 +112,9 @@ class Database {
   static Result<MigrateReport> migrate(const std::string& path);
 
  private:
+  /// Makes the fastest ok result of the triple its winner (ties: the earliest).
+  Status refresh_winner(std::int64_t device_id, std::int64_t template_id, std::int64_t problem_id,
+                        const std::string& now);
   Database(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
   sqlite3* db_;
   std::string path_;

@@ -37,6 +37,12 @@ nlohmann::json outcome_json(const CandidateOutcome& o, double flops) {
   return j;
 }
 
+nlohmann::json skipped_json(const TuneSummary& s) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& [name, reason] : s.skipped_templates) j.push_back({{"template", name}, {"reason", reason}});
+  return j;
+}
+
 }  // namespace
 
 void add_tune_command(CLI::App& app, CommonOptions& o) {
@@ -107,6 +113,7 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
                           {"time_s", {{"total", s.total_s}, {"compile", s.compile_s}, {"validate", s.validate_s},
                                       {"measure", s.measure_s}}},
                           {"cache_hits", s.cache_hits},
+                          {"skipped_templates", skipped_json(s)},
                           {"worker_restarts", s.worker_restarts},
                           {"stop_reason", s.stop_reason},
                           {"winner", nullptr},
@@ -126,6 +133,7 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
       print_json(j);
       return;
     }
+    for (const auto& [name, reason] : s.skipped_templates) std::cout << "\nskipped " << name << ": " << reason;
     std::cout << "\n" << problem.key() << " on " << device->info().name << " (" << device->info().selector
               << "): " << s.evaluated + s.reused << " candidates (" << s.reused << " already stored), "
               << s.failed << " failed, " << fmt(s.total_s, 3) << " s\n";

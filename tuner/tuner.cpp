@@ -9,6 +9,7 @@
 #include <memory>
 #include <set>
 
+#include "arch_guard.hpp"
 #include "builtin_templates.hpp"
 #include "hash.hpp"
 #include "instance.hpp"
@@ -105,8 +106,8 @@ std::string rerun_command(const Problem& p, const std::string& template_name,
 
 Tuner::Tuner(Device& device, Database& db, const Operator& op) : device_(device), db_(db), op_(op) {}
 
-Status Tuner::retime_finalists(CandidateRunner& runner, const MeasurementProtocol& protocol,
-                               TuneSummary& summary) {
+Status Tuner::retime_finalists(CandidateRunner& runner, const MeasurementProtocol& protocol, TuneSummary& summary,
+                               const std::function<Status(const CandidateOutcome&, const TimingStats&)>& store) {
   std::vector<const CandidateOutcome*> ok;
   for (const auto& o : summary.outcomes) {
     if (o.status == CandidateStatus::kOk && o.timing.median_ms > 0) ok.push_back(&o);
@@ -121,12 +122,23 @@ Status Tuner::retime_finalists(CandidateRunner& runner, const MeasurementProtoco
   std::vector<CandidateRef> refs;
   for (const CandidateOutcome* o : ok) refs.push_back({o->template_name, o->config});
   auto stats = runner.retime(refs);
-  if (!stats.ok()) return ok_status();  // every result is stored; only the report of the re-timing is lost
-  // The interleaved re-timing is reported beside each finalist. The declared
-  // winner stays the one the database stores (fastest stored median), so that
-  // `tune` and the runtime lookup always name the same configuration.
-  for (std::size_t i = 0; i < ok.size() && i < stats->size(); ++i) summary.finalists.push_back({*ok[i], (*stats)[i]});
-  summary.winner = *ok.front();
+  if (!stats.ok() || stats->size() != ok.size()) return ok_status();  // the search's results stand
+  for (std::size_t i = 0; i < ok.size(); ++i) {
+    KF_TRY(store(*ok[i], (*stats)[i]));
+    summary.finalists.push_back({*ok[i], (*stats)[i]});
+  }
+  // The winner as stored: every ok result with its stored median, the
+  // finalists' being their interleaved ones.
+  std::optional<CandidateOutcome> winner;
+  for (const auto& o : summary.outcomes) {
+    if (o.status != CandidateStatus::kOk || o.timing.median_ms <= 0) continue;
+    CandidateOutcome c = o;
+    for (const auto& f : summary.finalists) {
+      if (f.outcome.template_name == o.template_name && f.outcome.config == o.config) c.timing = f.interleaved;
+    }
+    if (!winner || c.timing.median_ms < winner->timing.median_ms) winner = std::move(c);
+  }
+  summary.winner = winner;
   return ok_status();
 }
 
@@ -172,10 +184,17 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
 
   // Per-template spaces and strategies.
   std::vector<TemplateState> states;
+  std::vector<std::pair<std::string, std::string>> skipped;
   std::size_t total = 0;
   for (const TemplateSource* tpl : request.templates) {
     const auto& m = tpl->manifest;
     if (!m.supports(problem.dtype) || !m.supports(problem.layout)) continue;
+    // A target-specific template whose guard fails here is never compiled
+    // nor launched; the portable templates are tuned instead.
+    if (Status guard = check_arch_guard(m, info.backend, info.arch); !guard.ok()) {
+      skipped.emplace_back(m.name, guard.error().message);
+      continue;
+    }
     TemplateState st;
     st.tpl = tpl;
     KF_TRY_ASSIGN(template_id, db_.put_template({0, m.name, m.op, tpl->hash(prelude), tpl->manifest_text}));
@@ -204,9 +223,12 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
     states.push_back(std::move(st));
   }
   if (states.empty()) {
+    std::string why;
+    for (const auto& [name, reason] : skipped) why += "; " + reason;
     return Error{ErrorCode::kUnsupported,
                  "no template of " + problem.op + " supports dtype " + std::string(dtype_name(problem.dtype)) +
-                     " and layout " + problem.layout.name(), {}};
+                     " and layout " + problem.layout.name() + " on " + info.backend + " " + info.arch + why,
+                 {}};
   }
   if (request.max_evals > 0) total = std::min<std::size_t>(total, static_cast<std::size_t>(request.max_evals));
 
@@ -242,6 +264,7 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
 
   TuneSummary summary;
   summary.sweep_id = sweep_id;
+  summary.skipped_templates = skipped;
   std::map<std::string, int> failures;
   std::optional<CandidateOutcome> best;
   auto emit = [&](TuneEvent::Kind kind, const CandidateOutcome* o) {
@@ -365,7 +388,28 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
     emit(TuneEvent::Kind::kCandidate, &summary.outcomes.back());
   }
   summary.winner = best;
-  if (summary.evaluated > 0) KF_TRY(retime_finalists(*runner, request.protocol, summary));
+  if (summary.evaluated > 0) {
+    auto store = [&](const CandidateOutcome& o, const TimingStats& t) -> Status {
+      ResultRecord rec;
+      for (const auto& st : states) {
+        if (st.tpl->manifest.name == o.template_name) rec.template_id = st.template_id;
+      }
+      rec.device_id = device_id;
+      rec.problem_id = problem_id;
+      rec.config = o.config;
+      rec.median_ms = t.median_ms;
+      rec.p20_ms = t.p20_ms;
+      rec.p80_ms = t.p80_ms;
+      rec.min_ms = t.min_ms;
+      rec.max_ms = t.max_ms;
+      rec.count = t.count;
+      rec.samples_json = nlohmann::json(t.samples_ms).dump();
+      rec.reason = "finalist re-timed interleaved (" + std::to_string(t.count) + " rounds); search median " +
+                   std::to_string(o.timing.median_ms) + " ms";
+      return db_.replace_timing(rec);
+    };
+    KF_TRY(retime_finalists(*runner, request.protocol, summary, store));
+  }
   if (worker) summary.worker_restarts = worker->restarts();
   KF_TRY(db_.finish_sweep(sweep_id, utc_now()));
   summary.total_s = seconds_since(t0);

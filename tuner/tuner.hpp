@@ -82,11 +82,15 @@ struct TuneSummary {
   std::optional<CandidateOutcome> default_result;  ///< primary template's default configuration
   std::string stop_reason;
   /// The fastest candidates re-timed interleaved (A B C A B C ...), when this
-  /// run evaluated anything; the winner is the fastest of them by that
-  /// re-timing and carries its interleaved timing.
+  /// run evaluated anything. Their interleaved timings replace their stored
+  /// results, so the winner (the fastest stored median, as the database and
+  /// the runtime see it) is decided by the re-timing.
   std::vector<FinalistTiming> finalists;  ///< which stop condition ended the search; empty when the space ran out
   /// Wall time split, seconds, of this run's evaluations.
   double compile_s = 0, validate_s = 0, measure_s = 0, total_s = 0;
+  /// Templates left out because their architecture guard fails on this
+  /// device: (template, the guard's reason).
+  std::vector<std::pair<std::string, std::string>> skipped_templates;
   int cache_hits = 0;       ///< binaries taken from the on-disk cache
   int worker_restarts = 0;  ///< workers started after a crash or timeout
 };
@@ -98,7 +102,11 @@ class Tuner {
                           const std::function<void(const TuneEvent&)>& on_event = {});
 
  private:
-  Status retime_finalists(CandidateRunner& runner, const MeasurementProtocol& protocol, TuneSummary& summary);
+  /// Re-times the fastest candidates interleaved, stores each one's
+  /// interleaved timing as its result through `store`, and declares the
+  /// winner from the results as stored.
+  Status retime_finalists(CandidateRunner& runner, const MeasurementProtocol& protocol, TuneSummary& summary,
+                          const std::function<Status(const CandidateOutcome&, const TimingStats&)>& store);
 
   Device& device_;
   Database& db_;

@@ -118,3 +118,29 @@ TEST_CASE("isolation: the binary cache serves a second run, and a corrupt entry 
 }
 
 }  // namespace kforge::test
+
+namespace kforge::test {
+
+TEST_CASE("guards: a template whose architecture guard fails is skipped with its reason", "[guard]") {
+  TempDir tmp;
+  const std::string data = std::string(KFORGE_TEST_DATA_DIR) + "/templates/";
+  const auto r = run_kforge("tune --template " + data + "gemm_guarded --template " + data +
+                            "gemm_naive_planted --shape M=16,N=16,K=8 --max-evals 2 --min-reps 2 --max-reps 2 --db " +
+                            tmp.file("g.db") + " --no-cache --json");
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["skipped_templates"].size() == 1);
+  CHECK(j["skipped_templates"][0]["template"] == "gemm_guarded");
+  CHECK_THAT(j["skipped_templates"][0]["reason"].get<std::string>(),
+             Catch::Contains("gemm_guarded requires sm_80+"));
+  CHECK(j["winner"]["template"] == "gemm_naive_planted");
+
+  // Alone, it leaves nothing to tune: a one-line error with the guard's reason.
+  const auto alone = run_kforge("tune --template " + data + "gemm_guarded --shape M=16,N=16,K=8 --db " +
+                                tmp.file("h.db") + " --no-cache");
+  CHECK(alone.exit_code != 0);
+  CHECK_THAT(alone.err, Catch::Contains("requires sm_80+"));
+}
+
+}  // namespace kforge::test
