@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,11 +28,27 @@ struct ResourceReport {
 
 struct CompiledKernel {
   std::string kernel_name;
+  /// The binary; empty while deferred (see fetch_binary).
   std::vector<std::uint8_t> binary;
   std::string log;
   std::string options;
   ResourceReport resources;
   double compile_ms = 0.0;
+  /// The backend's built program, when its compiler keeps one: the same
+  /// device's load() uses it directly instead of rebuilding from `binary`.
+  std::shared_ptr<void> program;
+  /// Produces the binary on demand where handing one out is costly (PoCL
+  /// generates machine code for it, several times the build itself); unset
+  /// when `binary` is filled at compile time.
+  std::function<Result<std::vector<std::uint8_t>>()> fetch_binary;
+
+  /// Fills `binary` through fetch_binary if it was deferred.
+  Status ensure_binary() {
+    if (!binary.empty() || !fetch_binary) return ok_status();
+    KF_TRY_ASSIGN(b, fetch_binary());
+    binary = std::move(b);
+    return ok_status();
+  }
 };
 
 class Compiler {

@@ -258,7 +258,16 @@ std::optional<CompiledKernel> BinaryCache::get(const BinaryCacheKey& key) {
   return k;
 }
 
-Status BinaryCache::put(const BinaryCacheKey& key, const CompiledKernel& kernel) {
+Status BinaryCache::put(const BinaryCacheKey& key, const CompiledKernel& compiled) {
+  // A deferred binary is fetched here, only for what is actually stored.
+  const CompiledKernel* with_binary = &compiled;
+  CompiledKernel fetched;
+  if (compiled.binary.empty() && compiled.fetch_binary) {
+    fetched = compiled;
+    KF_TRY(fetched.ensure_binary());
+    with_binary = &fetched;
+  }
+  const CompiledKernel& kernel = *with_binary;
   const std::string path = entry_path(key);
   const std::string parent = std::filesystem::path(path).parent_path().string();
   std::error_code ec;

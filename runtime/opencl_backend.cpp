@@ -424,6 +424,29 @@ Result<KernelHandle> build_and_create(cl_program program, cl_device_id device,
   return kernel;
 }
 
+/// A program built from source by OpenClCompiler, kept for load() on the
+/// same context; released with the last CompiledKernel copy that holds it.
+struct BuiltProgram {
+  BuiltProgram(cl_program p, cl_context c) : program(p), context(c) {}
+  ~BuiltProgram() { clReleaseProgram(program); }
+  BuiltProgram(const BuiltProgram&) = delete;
+  BuiltProgram& operator=(const BuiltProgram&) = delete;
+  cl_program program;
+  cl_context context;
+};
+
+/// The program's binary (CL_PROGRAM_BINARIES); on PoCL this generates machine code.
+Result<std::vector<std::uint8_t>> program_binary(cl_program program) {
+  std::size_t size = 0;
+  cl_int err = clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr);
+  if (err != CL_SUCCESS) return cl_error(ErrorCode::kCompile, "CL_PROGRAM_BINARY_SIZES", err);
+  std::vector<std::uint8_t> binary(size);
+  unsigned char* ptr = binary.data();
+  err = clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof ptr, &ptr, nullptr);
+  if (err != CL_SUCCESS) return cl_error(ErrorCode::kCompile, "CL_PROGRAM_BINARIES", err);
+  return binary;
+}
+
 class OpenClCompiler final : public Compiler {
  public:
   OpenClCompiler(cl_context context, cl_device_id device, std::string name, std::string version)
@@ -447,8 +470,12 @@ class OpenClCompiler final : public Compiler {
     KF_TRY_ASSIGN(kernel, build_and_create(program.get(), device_, kernel_name, out.options,
                                            out.log));
     out.resources = kernel_resources(kernel.get(), device_);
-    KF_TRY_ASSIGN(binary, program_binary(program.get()));
-    out.binary = std::move(binary);
+    // The binary is fetched only when asked for (binary cache, runtime):
+    // PoCL generates machine code to hand one out, which costs more than the
+    // build. Meanwhile this device's load() uses the built program.
+    auto built = std::make_shared<BuiltProgram>(program.release(), context_);
+    out.fetch_binary = [built] { return program_binary(built->program); };
+    out.program = built;
     out.compile_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     return out;
@@ -461,16 +488,6 @@ class OpenClCompiler final : public Compiler {
   }
 
  private:
-  Result<std::vector<std::uint8_t>> program_binary(cl_program program) const {
-    std::size_t size = 0;
-    cl_int err = clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr);
-    if (err != CL_SUCCESS) return cl_error(ErrorCode::kCompile, "CL_PROGRAM_BINARY_SIZES", err);
-    std::vector<std::uint8_t> binary(size);
-    unsigned char* ptr = binary.data();
-    err = clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof ptr, &ptr, nullptr);
-    if (err != CL_SUCCESS) return cl_error(ErrorCode::kCompile, "CL_PROGRAM_BINARIES", err);
-    return binary;
-  }
 
   cl_context context_;  // owned by the OpenClDevice, which owns this compiler
   cl_device_id device_;
@@ -562,6 +579,22 @@ class OpenClDevice final : public Device {
 /// drivers accept their own binaries) and creates the kernel.
 Result<std::unique_ptr<Kernel>> OpenClDevice::load(const CompiledKernel& compiled) {
   const std::string& name = compiled.kernel_name;
+  // Built by this device's compiler in this process: use the program as is.
+  if (auto built = std::static_pointer_cast<BuiltProgram>(compiled.program);
+      built && built->context == context_.get()) {
+    cl_int err = CL_SUCCESS;
+    KernelHandle kernel(clCreateKernel(built->program, name.c_str(), &err));
+    if (err != CL_SUCCESS) return cl_error(ErrorCode::kCompile, "load of " + name + ": clCreateKernel", err);
+    clRetainProgram(built->program);
+    ResourceReport res = kernel_resources(kernel.get(), device_);
+    return std::unique_ptr<Kernel>(
+        std::make_unique<OpenClKernel>(name, ProgramHandle(built->program), std::move(kernel), res));
+  }
+  if (compiled.binary.empty() && compiled.fetch_binary) {
+    CompiledKernel with_binary = compiled;
+    KF_TRY(with_binary.ensure_binary());
+    return load(with_binary);
+  }
   if (compiled.binary.empty()) {
     return Error{ErrorCode::kBadInput, "load of " + name + ": empty binary", {}};
   }

@@ -107,11 +107,21 @@ const TemplateSource* InProcessRunner::find(const std::string& name) const {
   return nullptr;
 }
 
-Result<CompiledKernel> InProcessRunner::compile(const TemplateSource& tpl, const Instance& inst, bool* cache_hit) {
+Result<CompiledKernel> InProcessRunner::compile(const TemplateSource& tpl, const Instance& inst, bool* cache_hit,
+                                                bool store) {
+  if (cache_hit) *cache_hit = false;
   auto build = [&] { return device_.compiler().compile(inst.source, inst.kernel_name, ""); };
   if (!cache_) return build();
   const std::string hash = tpl.hash(prelude_text(device_.info().backend));
-  return cache_->get_or_compile(make_cache_key(hash, inst, problem_, device_.info(), ""), build, cache_hit);
+  const BinaryCacheKey key = make_cache_key(hash, inst, problem_, device_.info(), "");
+  if (auto hit = cache_->get(key)) {
+    if (cache_hit) *cache_hit = true;
+    return std::move(*hit);
+  }
+  KF_TRY_ASSIGN(built, build());
+  // A cache that cannot be written costs speed, not correctness.
+  if (store || !built.binary.empty()) (void)cache_->put(key, built);
+  return built;
 }
 
 Result<Evaluation> InProcessRunner::evaluate(const std::string& template_name, const Config& cfg, double best_ms,
@@ -220,7 +230,7 @@ Result<std::vector<TimingStats>> InProcessRunner::retime(const std::vector<Candi
     if (!tpl) return Error::bad_input("no template named '" + f.template_name + "' in this tuning run");
     KF_TRY_ASSIGN(cfg, Config::parse(f.config));
     KF_TRY_ASSIGN(inst, instantiate(*tpl, prelude_text(info.backend), op_, cfg, problem_, info.limits()));
-    KF_TRY_ASSIGN(compiled, compile(*tpl, inst, nullptr));
+    KF_TRY_ASSIGN(compiled, compile(*tpl, inst, nullptr, /*store=*/true));
     KF_TRY_ASSIGN(kernel, device_.load(compiled));
     finalists.push_back({kernel.get(), &workloads_->runs[0].args, inst.geometry});
     kernels.push_back(std::move(kernel));

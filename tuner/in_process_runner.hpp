@@ -45,8 +45,12 @@ class InProcessRunner final : public CandidateRunner {
                   std::vector<const TemplateSource*> templates, const MeasurementProtocol& protocol,
                   std::optional<BinaryCache> cache);
   const TemplateSource* find(const std::string& name) const;
-  /// Instantiates and compiles (through the cache when there is one).
-  Result<CompiledKernel> compile(const TemplateSource& tpl, const Instance& inst, bool* cache_hit);
+  /// Compiles, or takes the binary from the cache when there is one. A new
+  /// binary is stored when it is at hand (NVRTC, hipRTC) or when `store`
+  /// (finalists: what the runtime will serve), since handing out a PoCL
+  /// binary costs more than building the program.
+  Result<CompiledKernel> compile(const TemplateSource& tpl, const Instance& inst, bool* cache_hit,
+                                 bool store = false);
 
   Device& device_;
   const Operator& op_;

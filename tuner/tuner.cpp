@@ -139,6 +139,14 @@ Status Tuner::retime_finalists(CandidateRunner& runner, const MeasurementProtoco
     if (!winner || c.timing.median_ms < winner->timing.median_ms) winner = std::move(c);
   }
   summary.winner = winner;
+  if (summary.default_result) {
+    for (const auto& f : summary.finalists) {
+      if (f.outcome.template_name == summary.default_result->template_name &&
+          f.outcome.config == summary.default_result->config) {
+        summary.default_result->timing = f.interleaved;  // as stored
+      }
+    }
+  }
   return ok_status();
 }
 
