@@ -15,12 +15,12 @@
 #include "device_registry.hpp"
 #include "gemm_operator.hpp"
 #include "lookup.hpp"
+#include "planted_template.hpp"
 #include "test_util.hpp"
 #include "tuner.hpp"
 
 namespace kforge::test {
 
-inline const std::string kPlanted = std::string(KFORGE_TEST_DATA_DIR) + "/templates/gemm_naive_planted";
 
 inline Problem gemm(std::int64_t m, std::int64_t n, std::int64_t k) {
   return Problem{"gemm", {{"M", m}, {"N", n}, {"K", k}, {"batch", 1}}, Dtype::kF32, Layout{}, {}, {}};
@@ -37,24 +37,6 @@ inline TemplateCatalog catalog_with(const std::vector<std::string>& dirs = {kPla
   return std::move(*c);
 }
 
-/// A copy of the planted template under `dir`/`name`, renamed, with its
-/// manifest edited by `edit` (a JSON text substitution: from -> to).
-inline std::string planted_variant(const TempDir& dir, const std::string& name,
-                                   const std::string& from, const std::string& to) {
-  const auto out = dir.path() / name;
-  std::filesystem::create_directories(out);
-  std::filesystem::copy(kPlanted, out, std::filesystem::copy_options::recursive);
-  const std::string manifest_path = (out / "manifest.json").string();
-  std::string m = read_file(manifest_path);
-  m.replace(m.find("\"name\": \"gemm_naive_planted\""), 28, "\"name\": \"" + name + "\"");
-  if (!from.empty()) {
-    const auto at = m.find(from);
-    REQUIRE(at != std::string::npos);
-    m.replace(at, from.size(), to);
-  }
-  write_file(manifest_path, m);
-  return out.string();
-}
 
 /// Tunes every configuration of template `name` for `p` into `db_path`.
 inline void tune_into(const std::string& db_path, Device& device, const TemplateCatalog& catalog,

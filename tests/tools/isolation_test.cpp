@@ -12,6 +12,7 @@
 
 #include "cli_util.hpp"
 #include "database.hpp"
+#include "planted_template.hpp"
 
 namespace kforge::test {
 
@@ -124,9 +125,11 @@ namespace kforge::test {
 
 TEST_CASE("guards: a template whose architecture guard fails is skipped with its reason", "[guard]") {
   TempDir tmp;
-  const std::string data = std::string(KFORGE_TEST_DATA_DIR) + "/templates/";
-  const auto r = run_kforge("tune --template " + data + "gemm_guarded --template " + data +
-                            "gemm_naive_planted --shape M=16,N=16,K=8 --max-evals 2 --min-reps 2 --max-reps 2 --db " +
+  // The planted template behind a guard no CPU device meets.
+  const std::string guarded =
+      planted_variant(tmp, "gemm_guarded", "\"dtypes\"", "\"arch_guard\": [\"sm_80+\"],\n  \"dtypes\"");
+  const auto r = run_kforge("tune --template " + guarded + " --template " + kPlanted +
+                            " --shape M=16,N=16,K=8 --max-evals 2 --min-reps 2 --max-reps 2 --db " +
                             tmp.file("g.db") + " --no-cache --json");
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
@@ -138,7 +141,7 @@ TEST_CASE("guards: a template whose architecture guard fails is skipped with its
   CHECK(j["winner"]["template"] == "gemm_naive_planted");
 
   // Alone, it leaves nothing to tune: a one-line error with the guard's reason.
-  const auto alone = run_kforge("tune --template " + data + "gemm_guarded --shape M=16,N=16,K=8 --db " +
+  const auto alone = run_kforge("tune --template " + guarded + " --shape M=16,N=16,K=8 --db " +
                                 tmp.file("h.db") + " --no-cache");
   CHECK(alone.exit_code != 0);
   CHECK_THAT(alone.err, Catch::Contains("requires sm_80+"));
