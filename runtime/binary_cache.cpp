@@ -300,7 +300,7 @@ Status BinaryCache::put(const BinaryCacheKey& key, const CompiledKernel& compile
 
 Result<CompiledKernel> BinaryCache::get_or_compile(const BinaryCacheKey& key,
                                                    const std::function<Result<CompiledKernel>()>& compile,
-                                                   bool* hit) {
+                                                   bool* hit, Store store) {
   if (auto k = get(key)) {
     if (hit) *hit = true;
     return std::move(*k);
@@ -308,7 +308,7 @@ Result<CompiledKernel> BinaryCache::get_or_compile(const BinaryCacheKey& key,
   if (hit) *hit = false;
   KF_TRY_ASSIGN(k, compile());
   // A cache that cannot be written costs speed, not correctness.
-  (void)put(key, k);
+  if (store == Store::kAlways || !k.binary.empty()) (void)put(key, k);
   return k;
 }
 

@@ -74,11 +74,16 @@ class BinaryCache {
   std::optional<CompiledKernel> get(const BinaryCacheKey& key);
   /// Stores `kernel` under `key`, replacing any entry. Atomic for readers.
   Status put(const BinaryCacheKey& key, const CompiledKernel& kernel);
-  /// get, or else compile() and put its result (a failed compile is not cached).
-  /// `hit` (optional) says which happened.
+  /// Which compiled kernels get_or_compile stores.
+  enum class Store {
+    kAlways,    ///< every one, fetching a deferred binary (CompiledKernel::fetch_binary)
+    kWhenFree,  ///< only those whose binary came with the compile (NVRTC, hipRTC), not deferred ones
+  };
+  /// get, or else compile() and put its result per `store` (a failed compile
+  /// is not cached). `hit` (optional) says which happened.
   Result<CompiledKernel> get_or_compile(const BinaryCacheKey& key,
                                         const std::function<Result<CompiledKernel>()>& compile,
-                                        bool* hit = nullptr);
+                                        bool* hit = nullptr, Store store = Store::kAlways);
 
   /// Path of the entry for `key` (present or not), for tests and tools.
   std::string entry_path(const BinaryCacheKey& key) const;

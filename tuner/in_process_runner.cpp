@@ -113,15 +113,8 @@ Result<CompiledKernel> InProcessRunner::compile(const TemplateSource& tpl, const
   auto build = [&] { return device_.compiler().compile(inst.source, inst.kernel_name, ""); };
   if (!cache_) return build();
   const std::string hash = tpl.hash(prelude_text(device_.info().backend));
-  const BinaryCacheKey key = make_cache_key(hash, inst, problem_, device_.info(), "");
-  if (auto hit = cache_->get(key)) {
-    if (cache_hit) *cache_hit = true;
-    return std::move(*hit);
-  }
-  KF_TRY_ASSIGN(built, build());
-  // A cache that cannot be written costs speed, not correctness.
-  if (store || !built.binary.empty()) (void)cache_->put(key, built);
-  return built;
+  return cache_->get_or_compile(make_cache_key(hash, inst, problem_, device_.info(), ""), build, cache_hit,
+                                store ? BinaryCache::Store::kAlways : BinaryCache::Store::kWhenFree);
 }
 
 Result<Evaluation> InProcessRunner::evaluate(const std::string& template_name, const Config& cfg, double best_ms,

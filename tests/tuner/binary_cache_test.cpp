@@ -159,6 +159,41 @@ TEST_CASE("binary cache: a failed compile is returned and not cached", "[binary_
   CHECK_FALSE(std::filesystem::exists(cache->entry_path(sample_key())));
 }
 
+TEST_CASE("binary cache: a deferred binary is fetched only where the policy stores it", "[binary_cache][unit]") {
+  test::TempDir dir;
+  auto cache = BinaryCache::open(dir.file("c"));
+  REQUIRE(cache.ok());
+  int fetched = 0;
+  auto deferred = [&]() -> Result<CompiledKernel> {
+    CompiledKernel k = sample_kernel();
+    const std::vector<std::uint8_t> bytes = k.binary;
+    k.binary.clear();
+    k.fetch_binary = [&fetched, bytes]() -> Result<std::vector<std::uint8_t>> {
+      ++fetched;
+      return bytes;
+    };
+    return k;
+  };
+  bool hit = true;
+  REQUIRE(cache->get_or_compile(sample_key(), deferred, &hit, BinaryCache::Store::kWhenFree).ok());
+  CHECK_FALSE(hit);
+  CHECK(fetched == 0);
+  CHECK_FALSE(std::filesystem::exists(cache->entry_path(sample_key())));
+
+  REQUIRE(cache->get_or_compile(sample_key(), deferred, &hit, BinaryCache::Store::kAlways).ok());
+  CHECK(fetched == 1);
+  auto got = cache->get(sample_key());
+  REQUIRE(got.has_value());
+  CHECK(got->binary == sample_kernel().binary);
+
+  // A binary that came with the compile is stored under either policy.
+  BinaryCacheKey other = sample_key();
+  other.config = "BK16_BM32_BN32";
+  REQUIRE(cache->get_or_compile(other, [] { return Result<CompiledKernel>(sample_kernel()); }, nullptr,
+                                BinaryCache::Store::kWhenFree).ok());
+  CHECK(cache->get(other).has_value());
+}
+
 TEST_CASE("binary cache: concurrent writer processes leave one whole entry", "[binary_cache][unit]") {
   test::TempDir dir;
   const std::string cdir = dir.file("c");
