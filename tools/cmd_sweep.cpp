@@ -11,6 +11,7 @@
 #include "operator.hpp"
 #include "progress_printer.hpp"
 #include "runner_options.hpp"
+#include "sweep_eta.hpp"
 #include "sweep_plan.hpp"
 #include "tune_setup.hpp"
 #include "tuner.hpp"
@@ -231,13 +232,25 @@ void run_sweep(const CommonOptions& o, const SweepOptions& s) {
   std::set<std::pair<std::string, std::string>> versions;
   for (const auto& rec : unwrap(db->templates())) versions.insert({rec.name, rec.hash});
 
+  // Tasks finished by earlier sweeps are known before the first starts, so
+  // the estimate of the time left counts only the tasks this run tunes.
+  std::vector<std::int64_t> finished(tasks.size());  // 0: not finished
+  std::vector<double> budgets_s;
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    finished[i] = finished_by(earlier, versions, tasks[i], device_key, templates[i], backend,
+                              protocol_for(tasks[i].budget));
+    if (!finished[i]) budgets_s.push_back(tasks[i].budget.time_budget_s);
+  }
+  SweepEta eta(std::move(budgets_s));
   ProgressPrinter progress(s.quiet || o.json);
+  progress.set_sweep_eta(&eta);
   std::vector<TaskReport> reports;
+  std::size_t tuned = 0;
   for (std::size_t i = 0; i < tasks.size(); ++i) {
     const SweepTask& t = tasks[i];
     progress.set_task(i + 1, tasks.size(), t.key);
     const MeasurementProtocol protocol = protocol_for(t.budget);
-    if (auto id = finished_by(earlier, versions, t, device_key, templates[i], backend, protocol)) {
+    if (auto id = finished[i]) {
       TaskReport r = stored_report(*db, t, device_key, templates[i], backend);
       r.sweep_id = id;
       progress.note(t.key + ": finished by sweep " + std::to_string(id) + ", skipped");
@@ -256,7 +269,10 @@ void run_sweep(const CommonOptions& o, const SweepOptions& s) {
     req.command_line = command_line();
     apply_runner_options(s.runner, req);
     Tuner tuner(*device, *db, *find_operator(t.problem.op));
+    eta.start(tuned++);
+    const auto task_t0 = std::chrono::steady_clock::now();
     auto summary = tuner.run(req, [&](const TuneEvent& e) { progress(e); });
+    eta.finish(std::chrono::duration<double>(std::chrono::steady_clock::now() - task_t0).count());
     TaskReport r;
     r.task = &t;
     if (!summary.ok()) {

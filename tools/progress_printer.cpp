@@ -29,9 +29,27 @@ void ProgressPrinter::operator()(const TuneEvent& e) {
   const double rate = e.elapsed_s > 0 ? static_cast<double>(e.done) / e.elapsed_s : 0.0;
   const double eta = rate > 0 ? static_cast<double>(e.total - std::min(e.done, e.total)) / rate : 0.0;
   std::string best = e.best ? e.best->config + " " + std::to_string(e.best->timing.median_ms) + " ms" : "-";
+  // The whole sweep: this task's estimate plus the tasks after it.
+  std::string sweep;
+  if (sweep_eta_) {
+    if (auto left = sweep_eta_->remaining_s(e.elapsed_s, eta)) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "sweep eta %.0fs", *left);
+      sweep = buf;
+    }
+  }
   if (e.kind == TuneEvent::Kind::kStart) {
-    if (task_.empty()) std::fprintf(stderr, "tuning %zu candidates\n", e.total);
-    else std::fprintf(stderr, "%s%s: tuning %zu candidates\n", task_.c_str(), key_.c_str(), e.total);
+    if (task_.empty()) {
+      std::fprintf(stderr, "tuning %zu candidates\n", e.total);
+    } else {
+      std::fprintf(stderr, "%s%s: tuning %zu candidates", task_.c_str(), key_.c_str(), e.total);
+      // At a task's start only finished tasks give an estimate.
+      if (auto left = sweep_eta_ ? sweep_eta_->remaining_at_start_s() : std::nullopt) {
+        std::fprintf(stderr, " (sweep: %zu tasks left with this one, about %.0fs)", sweep_eta_->tasks_after_current() + 1,
+                     *left);
+      }
+      std::fputc('\n', stderr);
+    }
     return;
   }
   if (e.kind == TuneEvent::Kind::kDone) {
@@ -39,8 +57,8 @@ void ProgressPrinter::operator()(const TuneEvent& e) {
     return;
   }
   if (tty_) {
-    std::fprintf(stderr, "\r\033[K%s[%zu/%zu] %.2f cand/s  best %s  failed:%s  eta %.0fs", task_.c_str(), e.done,
-                 e.total, rate, best.c_str(), failures.c_str(), eta);
+    std::fprintf(stderr, "\r\033[K%s[%zu/%zu] %.2f cand/s  best %s  failed:%s  eta %.0fs%s%s", task_.c_str(), e.done,
+                 e.total, rate, best.c_str(), failures.c_str(), eta, sweep.empty() ? "" : "  ", sweep.c_str());
   } else {
     const auto& o = *e.outcome;
     std::string what = o.status == CandidateStatus::kOk ? std::to_string(o.timing.median_ms) + " ms"

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "sweep_eta.hpp"
 #include "tuner.hpp"
 
 namespace kforge::cli {
@@ -16,6 +17,9 @@ class ProgressPrinter {
   /// Within a sweep: prefixes every line with "task INDEX/COUNT" (1-based)
   /// and names the task's problem when its tuning starts.
   void set_task(std::size_t index, std::size_t count, std::string key);
+  /// Within a sweep: the estimate of the whole sweep's time left, shown
+  /// after the task's own. Must outlive the printer; nullptr: none.
+  void set_sweep_eta(const SweepEta* eta) { sweep_eta_ = eta; }
   /// One line outside any candidate (a task skipped or failed), kept clear of the live line.
   void note(const std::string& line);
 
@@ -24,6 +28,7 @@ class ProgressPrinter {
   bool tty_;
   std::string task_;  ///< "task 2/5 " within a sweep, else empty
   std::string key_;
+  const SweepEta* sweep_eta_ = nullptr;
 };
 
 }  // namespace kforge::cli
