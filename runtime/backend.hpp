@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "clock_reader.hpp"
 #include "device_info.hpp"
 #include "instance.hpp"
 #include "result.hpp"
@@ -104,6 +105,9 @@ class Device {
   /// Evicts the last-level cache (writes a buffer larger than it) so the next
   /// timed launch starts cold.
   virtual Status flush_cache() = 0;
+  /// Reads this device's clocks (owned by the device, made on first call), or
+  /// nullptr where they cannot be read (no NVML, no cpufreq): not an error.
+  virtual ClockReader* clock_reader() { return nullptr; }
 };
 
 }  // namespace kforge

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "cuda_api.hpp"
+#include "nvml_api.hpp"
 #include "sticky_error.hpp"
 
 namespace kforge {
@@ -313,6 +314,18 @@ class CudaDevice final : public Device {
     return ok_status();
   }
 
+  /// NVML's view of this GPU, found by its UUID (nvml_api.hpp); none without NVML.
+  ClockReader* clock_reader() override {
+    if (!clocks_tried_) {
+      cuda::CUuuid uuid{};
+      if (api_.cuDeviceGetUuid(&uuid, dev_) == cuda::kSuccess) {
+        if (auto r = nvml::open_nvml_clock_reader(uuid_text(uuid)); r.ok()) clocks_ = std::move(r).value();
+      }
+      clocks_tried_ = true;
+    }
+    return clocks_.get();
+  }
+
  private:
   /// Makes the context current on this thread; after a sticky error every
   /// call fails with it again.
@@ -343,6 +356,8 @@ class CudaDevice final : public Device {
   std::unique_ptr<Buffer> flush_buffer_;
   unsigned flush_pattern_ = 0;
   std::optional<Error> sticky_;
+  std::unique_ptr<ClockReader> clocks_;
+  bool clocks_tried_ = false;
 };
 
 }  // namespace

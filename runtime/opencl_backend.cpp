@@ -2,6 +2,8 @@
 // buffers, launches timed with profiling events, cache flush.
 #include "opencl_backend.hpp"
 
+#include "cpu_clock_reader.hpp"
+
 #include <sys/utsname.h>
 
 #include <CL/cl.h>
@@ -549,6 +551,15 @@ class OpenClDevice final : public Device {
 
   Status flush_cache() override;
 
+  /// A CPU device runs on the host's cores: their clock (cpu_clock_reader.hpp).
+  ClockReader* clock_reader() override {
+    if (!clocks_tried_ && info_.device_type == "cpu") {
+      if (auto r = make_cpu_clock_reader(); r.ok()) clocks_ = std::move(r).value();
+    }
+    clocks_tried_ = true;
+    return clocks_.get();
+  }
+
  private:
   Result<const OpenClBuffer*> checked_buffer(const Buffer& b, std::size_t bytes,
                                              const char* what) const {
@@ -573,6 +584,8 @@ class OpenClDevice final : public Device {
   MemHandle flush_buffer_;
   std::size_t flush_bytes_ = 0;
   cl_uint flush_pattern_ = 0;
+  std::unique_ptr<ClockReader> clocks_;
+  bool clocks_tried_ = false;
 };
 
 /// Rebuilds the program from the binary compile() returned (PoCL and GPU

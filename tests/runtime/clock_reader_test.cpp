@@ -1,0 +1,179 @@
+// Clock readers: NVML through a fake libnvidia-ml (fake_nvml.cpp) loaded with
+// dlopen, reason decoding and the throttled flag; the host CPU reader on a
+// crafted sysfs tree, a crafted /proc/cpuinfo and this machine.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "cpu_clock_reader.hpp"
+#include "nvml_api.hpp"
+#include "test_util.hpp"
+
+using namespace kforge;
+
+namespace {
+
+/// Points the fake NVML at a script for the life of the object.
+class FakeNvmlScript {
+ public:
+  explicit FakeNvmlScript(const std::string& text) {
+    test::write_file(dir_.file("script"), text);
+    setenv("KFORGE_FAKE_NVML_SCRIPT", dir_.file("script").c_str(), 1);
+  }
+  ~FakeNvmlScript() { unsetenv("KFORGE_FAKE_NVML_SCRIPT"); }
+
+ private:
+  test::TempDir dir_;
+};
+
+const std::string kDevice = "device GPU-0c1d2e3f 00000000:17:00.0\n";
+
+}  // namespace
+
+TEST_CASE("NVML reason bits decode by name", "[clocks][unit]") {
+  CHECK(nvml::reason_names(0).empty());
+  CHECK(nvml::reason_names(0x1) == std::vector<std::string>{"gpu_idle"});
+  CHECK(nvml::reason_names(0x24) == std::vector<std::string>{"sw_power_cap", "sw_thermal_slowdown"});
+  CHECK(nvml::reason_names(0x1c8) ==
+        std::vector<std::string>{"hw_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown",
+                                 "display_clock_setting"});
+  CHECK(nvml::reason_names(0x10 | 0x2) == std::vector<std::string>{"applications_clocks_setting", "sync_boost"});
+  CHECK(nvml::reason_names(0x400) == std::vector<std::string>{"reason_0x400"});
+}
+
+TEST_CASE("the NVML reader reads clocks and flags throttling reasons only", "[clocks][unit]") {
+  FakeNvmlScript script(kDevice +
+                        "sample 1980 2619 45 350000 0\n"
+                        "sample 1755 2619 88 699000 20\n"     // SW thermal slowdown
+                        "sample 1410 2619 60 120000 11\n"     // idle + sync boost: not throttling
+                        "sample 1200 2619 61 700000 4\n"      // SW power cap
+                        "sample 1980 2619 50 300000 2\n"      // application clocks: not throttling
+                        "sample 900 2619 95 400000 48\n");    // HW slowdown + HW thermal
+  auto reader = nvml::open_nvml_clock_reader("GPU-0c1d2e3f", KFORGE_FAKE_NVML);
+  REQUIRE(reader.ok());
+  CHECK((*reader)->source() == "nvml");
+
+  auto s = (*reader)->read();
+  REQUIRE(s.ok());
+  CHECK(s->core_mhz == 1980);
+  CHECK(s->memory_mhz == 2619);
+  CHECK(s->temperature_c == 45);
+  CHECK(s->power_w == Approx(350.0));
+  CHECK(s->reasons_known);
+  CHECK(s->reasons.empty());
+  CHECK_FALSE(s->throttled);
+
+  s = (*reader)->read();
+  CHECK(s->core_mhz == 1755);
+  CHECK(s->reasons_mask == 0x20);
+  CHECK(s->reasons == std::vector<std::string>{"sw_thermal_slowdown"});
+  CHECK(s->throttled);
+
+  s = (*reader)->read();
+  CHECK(s->reasons == std::vector<std::string>{"gpu_idle", "sync_boost"});
+  CHECK_FALSE(s->throttled);
+
+  s = (*reader)->read();
+  CHECK(s->reasons == std::vector<std::string>{"sw_power_cap"});
+  CHECK(s->throttled);
+
+  s = (*reader)->read();
+  CHECK(s->reasons == std::vector<std::string>{"applications_clocks_setting"});
+  CHECK_FALSE(s->throttled);
+
+  s = (*reader)->read();
+  CHECK(s->core_mhz == 900);
+  CHECK(s->reasons == std::vector<std::string>{"hw_slowdown", "hw_thermal_slowdown"});
+  CHECK(s->throttled);
+}
+
+TEST_CASE("the NVML reader finds the GPU by PCI bus id and falls back to the throttle-reasons symbol",
+          "[clocks][unit]") {
+  FakeNvmlScript script(kDevice + "sample 1500 1200 70 250000 40\n");
+  auto legacy = nvml::NvmlApi::load(KFORGE_FAKE_NVML_LEGACY);
+  REQUIRE(legacy.ok());
+  CHECK((*legacy)->current_reasons_symbol == "nvmlDeviceGetCurrentClocksThrottleReasons");
+  CHECK(nvml::NvmlApi::load(KFORGE_FAKE_NVML).value()->current_reasons_symbol ==
+        "nvmlDeviceGetCurrentClocksEventReasons");
+
+  auto reader = nvml::open_nvml_clock_reader("00000000:17:00.0", KFORGE_FAKE_NVML_LEGACY);
+  REQUIRE(reader.ok());
+  auto s = (*reader)->read();
+  REQUIRE(s.ok());
+  CHECK(s->core_mhz == 1500);
+  CHECK(s->reasons == std::vector<std::string>{"hw_thermal_slowdown"});
+  CHECK(s->throttled);
+}
+
+TEST_CASE("without NVML, its symbols or the device there is no reader, with the reason", "[clocks][unit]") {
+  FakeNvmlScript script(kDevice + "sample 1500 1200 70 250000 0\n");
+  auto missing = nvml::open_nvml_clock_reader("GPU-0c1d2e3f", "/nonexistent/libnvidia-ml.so.1");
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.error().code == ErrorCode::kNotFound);
+  CHECK(missing.error().message.find("NVML (libnvidia-ml.so.1) not found") == 0);
+
+  // A library that loads but is not NVML.
+  auto not_nvml = nvml::open_nvml_clock_reader("GPU-0c1d2e3f", "libc.so.6");
+  REQUIRE_FALSE(not_nvml.ok());
+  CHECK(not_nvml.error().code == ErrorCode::kNotFound);
+  CHECK(not_nvml.error().message == "symbol nvmlInit_v2 not found in libc.so.6");
+
+  auto other_gpu = nvml::open_nvml_clock_reader("GPU-99999999", KFORGE_FAKE_NVML);
+  REQUIRE_FALSE(other_gpu.ok());
+  CHECK(other_gpu.error().message == "NVML has no device GPU-99999999: Not Found (6)");
+}
+
+TEST_CASE("KFORGE_NVML_LIBRARY chooses the NVML library", "[clocks][unit]") {
+  FakeNvmlScript script(kDevice + "sample 1234 1200 70 250000 0\n");
+  setenv("KFORGE_NVML_LIBRARY", KFORGE_FAKE_NVML, 1);
+  auto reader = nvml::open_nvml_clock_reader("GPU-0c1d2e3f");
+  unsetenv("KFORGE_NVML_LIBRARY");
+  REQUIRE(reader.ok());
+  CHECK((*reader)->read().value().core_mhz == 1234);
+}
+
+TEST_CASE("the CPU reader averages cpufreq over cores, else /proc/cpuinfo", "[clocks][unit]") {
+  test::TempDir dir;
+  const std::string cpuinfo = dir.file("cpuinfo");
+  test::write_file(cpuinfo, "processor\t: 0\ncpu MHz\t\t: 2000.000\n\nprocessor\t: 1\ncpu MHz\t\t: 3000.500\n");
+
+  SECTION("cpufreq, in kHz, wins where present") {
+    for (const auto& [cpu, khz] : {std::pair{"cpu0", "1200000"}, {"cpu1", "1800000"}, {"cpu12", "2400000"}}) {
+      std::filesystem::create_directories(dir.path() / "cpu" / cpu / "cpufreq");
+      test::write_file((dir.path() / "cpu" / cpu / "cpufreq" / "scaling_cur_freq").string(), khz);
+    }
+    std::filesystem::create_directories(dir.path() / "cpu" / "cpufreq");  // the policy directory, not a core
+    auto reader = make_cpu_clock_reader((dir.path() / "cpu").string(), cpuinfo);
+    REQUIRE(reader.ok());
+    CHECK((*reader)->source() == "cpufreq");
+    auto s = (*reader)->read();
+    REQUIRE(s.ok());
+    CHECK(s->core_mhz == Approx(1800.0));
+    CHECK_FALSE(s->reasons_known);
+    CHECK_FALSE(s->throttled);
+  }
+  SECTION("/proc/cpuinfo's cpu MHz lines otherwise") {
+    auto reader = make_cpu_clock_reader(dir.file("no-cpufreq"), cpuinfo);
+    REQUIRE(reader.ok());
+    CHECK((*reader)->source() == "/proc/cpuinfo");
+    CHECK((*reader)->read().value().core_mhz == Approx(2500.25));
+  }
+  SECTION("neither: no reader") {
+    test::write_file(cpuinfo, "processor\t: 0\n");
+    auto reader = make_cpu_clock_reader(dir.file("no-cpufreq"), cpuinfo);
+    REQUIRE_FALSE(reader.ok());
+    CHECK(reader.error().code == ErrorCode::kNotFound);
+  }
+}
+
+TEST_CASE("the CPU reader reads a plausible clock on this machine", "[clocks][unit]") {
+  auto reader = make_cpu_clock_reader();
+  REQUIRE(reader.ok());  // every Linux has /proc/cpuinfo; x86 and most ARM kernels print cpu MHz or cpufreq
+  auto s = (*reader)->read();
+  REQUIRE(s.ok());
+  INFO((*reader)->source() << ": " << s->core_mhz << " MHz");
+  CHECK(s->core_mhz > 100);
+  CHECK(s->core_mhz < 10000);
+  CHECK_FALSE(s->throttled);
+}
