@@ -1,0 +1,135 @@
+// Replays kforge's search strategies over a recorded landscape without a
+// device: the landscape (configuration -> median ms, null when it failed)
+// comes from a search_efficiency receipt, the strategies are the tuner's own
+// (make_strategy), seeded the way `kforge tune` seeds them. Prints, per
+// strategy, the median over seeds of optimum / best found after 5%, 10% and
+// 25% of the space, like bench/search_efficiency.py, in milliseconds of CPU
+// instead of minutes of PoCL: a tool to iterate on a strategy, not a receipt.
+//
+//   kforge_bench_strategy_replay RECEIPT.json [--seeds N] [--noise SIGMA]
+//
+// --noise SIGMA multiplies every median by exp(SIGMA * z), z standard normal
+// drawn per configuration and seed, to see how a strategy fares when the
+// landscape is measured again (the default 0 replays it as recorded).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "config.hpp"
+#include "hash.hpp"
+#include "strategy.hpp"
+
+using namespace kforge;
+
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::cerr << "usage: kforge_bench_strategy_replay RECEIPT.json [--seeds N] [--noise SIGMA]\n";
+    return 2;
+  }
+  int seeds = 10;
+  double noise = 0.0;
+  std::vector<std::string> strategies = {"random", "annealing", "model"};
+  for (int i = 2; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i];
+    if (flag == "--seeds") seeds = std::stoi(argv[i + 1]);
+    else if (flag == "--noise") noise = std::stod(argv[i + 1]);
+    else if (flag == "--strategy") strategies = {argv[i + 1]};
+    else {
+      std::cerr << "kforge_bench_strategy_replay: unknown flag " << flag << "\n";
+      return 2;
+    }
+  }
+  std::ifstream in(argv[1]);
+  if (!in) {
+    std::cerr << argv[1] << ": cannot open\n";
+    return 2;
+  }
+  const auto receipt = nlohmann::ordered_json::parse(in);
+  const std::string template_name = "gemm_simt_tiled_search";
+  // Space order as recorded (the exhaustive sweep's order); the default is
+  // what every strategy proposed first.
+  std::vector<std::string> names;
+  std::vector<double> base_ms;
+  SpaceFeatures features;
+  for (const auto& [name, ms] : receipt.at("landscape").items()) {
+    auto cfg = Config::parse(name);
+    if (!cfg.ok()) {
+      std::cerr << argv[1] << ": landscape: " << cfg.error().message << "\n";
+      return 2;
+    }
+    std::vector<double> row;
+    for (const auto& [p, v] : cfg->values) row.push_back(static_cast<double>(v));
+    features.push_back(std::move(row));
+    names.push_back(name);
+    base_ms.push_back(ms.is_null() ? -1.0 : ms.get<double>());
+  }
+  const std::string def = receipt.at("runs").at(0).at("order").at(0).get<std::string>();
+  const std::size_t first =
+      static_cast<std::size_t>(std::find(names.begin(), names.end(), def) - names.begin());
+  const std::size_t n = names.size();
+  const std::vector<double> fractions = {0.05, 0.10, 0.25};
+  std::printf("%zu configurations, default %s, %d seeds, noise %.3f\n", n, def.c_str(), seeds, noise);
+  for (const auto& strategy : strategies) {
+    std::vector<std::vector<double>> reached(fractions.size());
+    int hits = 0;
+    for (int seed = 1; seed <= seeds; ++seed) {
+      std::vector<double> ms = base_ms;
+      if (noise > 0) {
+        SplitMix64 rng(0x5eed0000ull + static_cast<std::uint64_t>(seed));
+        for (double& t : ms) {
+          const double u1 = std::max(rng.uniform(), 1e-12), u2 = rng.uniform();
+          const double z = std::sqrt(-2 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+          if (t > 0) t *= std::exp(noise * z);
+        }
+      }
+      double optimum = 1e300;
+      for (double t : ms) {
+        if (t > 0) optimum = std::min(optimum, t);
+      }
+      const auto tuner_seed = static_cast<std::uint64_t>(seed) ^ Hasher().add(template_name).value();
+      auto s = make_strategy(strategy, features, first, tuner_seed);
+      if (!s.ok()) {
+        std::cerr << s.error().message << "\n";
+        return 2;
+      }
+      std::vector<Observation> history;
+      std::vector<double> trace;
+      double best = 1e300;
+      const auto budget = static_cast<std::size_t>(std::ceil(fractions.back() * static_cast<double>(n)));
+      while (history.size() < budget) {
+        auto i = (*s)->next(history);
+        if (!i) break;
+        const double t = ms[*i];
+        history.push_back({*i, t > 0, t > 0 ? t : 0.0});
+        if (t > 0) best = std::min(best, t);
+        trace.push_back(best);
+      }
+      for (std::size_t f = 0; f < fractions.size(); ++f) {
+        const auto k = static_cast<std::size_t>(std::ceil(fractions[f] * static_cast<double>(n)));
+        const double b = trace.empty() ? 1e300 : trace[std::min(k, trace.size()) - 1];
+        reached[f].push_back(b < 1e300 ? optimum / b : 0.0);
+      }
+      hits += reached[1].back() >= 0.95;
+    }
+    std::printf("%-10s", strategy.c_str());
+    for (auto& r : reached) std::printf("  %.3f", median(r));
+    std::printf("   (10%%: %d/%d seeds >= 0.95)\n", hits, seeds);
+  }
+  return 0;
+}
