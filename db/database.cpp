@@ -11,6 +11,8 @@
 #include <string_view>
 #include <utility>
 
+#include <nlohmann/json.hpp>
+
 #include "schema.hpp"
 
 namespace kforge {
@@ -455,12 +457,23 @@ Status Database::refresh_winner(std::int64_t device_id, std::int64_t template_id
 Status Database::replace_timing(const ResultRecord& r) {
   const std::string now = now_utc();
   KF_TRY_ASSIGN(tx, Transaction::begin(db_, path_));
+  // The re-timing's clock record (r.resources_json's "clocks") replaces the
+  // stored one; without one, stored clocks describe samples no longer stored.
+  const auto given = nlohmann::json::parse(r.resources_json.empty() ? "{}" : r.resources_json, nullptr, false);
+  const bool clocks = given.is_object() && given.contains("clocks") && !given["clocks"].is_null();
+  const std::string set_clocks =
+      clocks ? "resources_json = json_set(CASE WHEN json_valid(resources_json) THEN resources_json ELSE '{}' END, "
+               "'$.clocks', json(?)) "
+             : "resources_json = CASE WHEN json_valid(resources_json) AND json_type(resources_json, '$.clocks') "
+               "IS NOT NULL THEN json_remove(resources_json, '$.clocks') ELSE resources_json END ";
   KF_TRY_ASSIGN(up, Statement::prepare(db_, path_,
                                        "UPDATE results SET median_ms = ?, p20_ms = ?, p80_ms = ?, min_ms = ?, "
-                                       "max_ms = ?, count = ?, samples_json = ?, reason = ? WHERE device_id = ? "
+                                       "max_ms = ?, count = ?, samples_json = ?, reason = ?, " + set_clocks +
+                                       "WHERE device_id = ? "
                                        "AND template_id = ? AND problem_id = ? AND config = ? AND status = 'ok'"));
   up.bind_real(r.median_ms).bind_real(r.p20_ms).bind_real(r.p80_ms).bind_real(r.min_ms).bind_real(r.max_ms);
   up.bind_int(r.count).bind_text(r.samples_json).bind_text(r.reason);
+  if (clocks) up.bind_text(given["clocks"].dump());
   up.bind_int(r.device_id).bind_int(r.template_id).bind_int(r.problem_id).bind_text(r.config);
   KF_TRY(up.run());
   if (sqlite3_changes(db_) == 0) {

@@ -59,6 +59,8 @@ class Database {
   /// problem, config) with r's, and refreshes the winner of its (device,
   /// problem, template), in one transaction: how re-timed finalists become
   /// the results the winner is chosen from. kNotFound when no such ok result.
+  /// The clock record under "clocks" in r.resources_json replaces the stored
+  /// one (none: the stored one is removed); other resources stay.
   Status replace_timing(const ResultRecord& r);
 
   struct ResultFilter {

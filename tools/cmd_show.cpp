@@ -17,13 +17,16 @@ nlohmann::json result_json(const ResultRecord& r) {
     samples = nlohmann::json::parse(r.samples_json.empty() ? "[]" : r.samples_json);
   } catch (const std::exception&) {
   }
+  // The clock record is stored in resources_json under "clocks" (docs/measurement.md, "Clocks").
+  const auto resources = nlohmann::json::parse(r.resources_json.empty() ? "{}" : r.resources_json, nullptr, false);
+  const nlohmann::json clocks = resources.is_object() && resources.contains("clocks") ? resources["clocks"] : nullptr;
   return {{"id", r.id},           {"sweep_id", r.sweep_id},     {"device_key", r.device_key},
           {"problem", r.problem_key}, {"template", r.template_name}, {"template_hash", r.template_hash},
           {"config", r.config},   {"status", r.status},         {"reason", r.reason},
           {"median_ms", r.median_ms}, {"p20_ms", r.p20_ms},     {"p80_ms", r.p80_ms},
           {"min_ms", r.min_ms},   {"max_ms", r.max_ms},         {"count", r.count},
           {"samples_ms", samples}, {"error_norm", r.error_norm}, {"error_ratio", r.error_ratio},
-          {"compile_ms", r.compile_ms}, {"created_at", r.created_at}};
+          {"compile_ms", r.compile_ms}, {"clocks", clocks},         {"created_at", r.created_at}};
 }
 
 }  // namespace

@@ -34,6 +34,7 @@ nlohmann::json outcome_json(const CandidateOutcome& o, double flops) {
                       {"error_norm", o.error_norm}};
   if (o.timing.median_ms > 0) j["gflops"] = flops / (o.timing.median_ms * 1e-3) / 1e9;
   if (!o.reason.empty()) j["reason"] = o.reason;
+  if (!o.timing.clocks.empty()) j["clocks"] = o.timing.clocks.to_json();
   return j;
 }
 
@@ -126,7 +127,8 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
                                   {"config", f.outcome.config},
                                   {"search_median_ms", f.outcome.timing.median_ms},
                                   {"interleaved_median_ms", f.interleaved.median_ms},
-                                  {"interleaved_count", f.interleaved.count}});
+                                  {"interleaved_count", f.interleaved.count},
+                                  {"interleaved_clocks", f.interleaved.clocks.to_json()}});
       }
       if (s.winner && s.default_result && s.default_result->status == CandidateStatus::kOk)
         j["speedup_vs_default"] = s.default_result->timing.median_ms / s.winner->timing.median_ms;

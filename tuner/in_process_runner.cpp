@@ -214,6 +214,7 @@ Result<Evaluation> InProcessRunner::evaluate(const std::string& template_name, c
   return e;
 }
 
+  if (const std::string n = e.timing.clocks.note(); !n.empty()) e.reason += (e.reason.empty() ? "" : "; ") + n;
 Result<std::vector<TimingStats>> InProcessRunner::retime(const std::vector<CandidateRef>& refs) {
   const DeviceInfo& info = device_.info();
   std::vector<std::unique_ptr<Kernel>> kernels;

@@ -1,4 +1,5 @@
-// Runs the timing protocol: adaptive repetitions, early cut, interleaved finalists.
+// Runs the timing protocol: adaptive repetitions, early cut, interleaved
+// finalists, the device's clocks read after each timed launch.
 #include "measurement.hpp"
 
 #include <algorithm>
@@ -24,6 +25,14 @@ nlohmann::json MeasurementProtocol::to_json() const {
 Result<TimingStats> measure(Device& device, Kernel& kernel, const std::vector<KernelArg>& args,
                             const LaunchGeometry& geometry, const MeasurementProtocol& protocol,
                             double best_ms) {
+  return measure(device, kernel, args, geometry, protocol, best_ms, device.clock_reader());
+}
+
+Result<TimingStats> measure(Device& device, Kernel& kernel, const std::vector<KernelArg>& args,
+                            const LaunchGeometry& geometry, const MeasurementProtocol& protocol,
+                            double best_ms, ClockReader* clocks) {
+  ClockRecord record;
+  if (clocks) record.source = clocks->source();
   for (int i = 0; i < protocol.warmup; ++i) {
     KF_TRY_ASSIGN(ms, device.launch(kernel, args, geometry));
     (void)ms;
@@ -36,6 +45,7 @@ Result<TimingStats> measure(Device& device, Kernel& kernel, const std::vector<Ke
     if (protocol.flush_cache) KF_TRY(device.flush_cache());
     KF_TRY_ASSIGN(ms, device.launch(kernel, args, geometry));
     samples.push_back(ms);
+    if (clocks) record.add(clocks->read());
     fastest = i == 0 ? ms : std::min(fastest, ms);
     const int n = i + 1;
     if (protocol.cut_ratio > 0 && best_ms > 0 && n >= protocol.cut_after && n < protocol.max_reps &&
@@ -65,12 +75,20 @@ Result<TimingStats> measure(Device& device, Kernel& kernel, const std::vector<Ke
   }
   TimingStats stats = TimingStats::from_samples(std::move(samples));
   stats.stop = stop;
+  stats.clocks = std::move(record);
   return stats;
 }
 
 Result<std::vector<TimingStats>> measure_interleaved(Device& device, const std::vector<Finalist>& finalists,
                                                      const MeasurementProtocol& protocol) {
+  return measure_interleaved(device, finalists, protocol, device.clock_reader());
+}
+
+Result<std::vector<TimingStats>> measure_interleaved(Device& device, const std::vector<Finalist>& finalists,
+                                                     const MeasurementProtocol& protocol, ClockReader* clocks) {
   std::vector<std::vector<double>> samples(finalists.size());
+  std::vector<ClockRecord> records(finalists.size());
+  for (auto& r : records) r.source = clocks ? clocks->source() : std::string();
   for (const auto& f : finalists) {  // one warm-up each: caches of code and data in a known state
     KF_TRY_ASSIGN(ms, device.launch(*f.kernel, *f.args, f.geometry));
     (void)ms;
@@ -80,12 +98,14 @@ Result<std::vector<TimingStats>> measure_interleaved(Device& device, const std::
       if (protocol.flush_cache) KF_TRY(device.flush_cache());
       KF_TRY_ASSIGN(ms, device.launch(*finalists[i].kernel, *finalists[i].args, finalists[i].geometry));
       samples[i].push_back(ms);
+      if (clocks) records[i].add(clocks->read());
     }
   }
   std::vector<TimingStats> out;
-  for (auto& s : samples) {
-    out.push_back(TimingStats::from_samples(std::move(s)));
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    out.push_back(TimingStats::from_samples(std::move(samples[i])));
     out.back().stop = "interleaved";
+    out.back().clocks = std::move(records[i]);
   }
   return out;
 }

@@ -34,10 +34,17 @@ struct MeasurementProtocol {
 /// Times one candidate: warm-up, then repetitions until max_reps, the median
 /// is precise enough (ci_rel_width), the budget is spent (after min_reps), or
 /// the candidate is cut for being cut_ratio times slower than `best_ms`
-/// (0: no best yet). TimingStats::stop says which.
+/// (0: no best yet). TimingStats::stop says which. The device's clock reader,
+/// if it has one, is read right after each timed launch (TimingStats::clocks).
 Result<TimingStats> measure(Device& device, Kernel& kernel, const std::vector<KernelArg>& args,
                             const LaunchGeometry& geometry, const MeasurementProtocol& protocol,
                             double best_ms = 0);
+
+/// As above with the clocks read from `clocks` (nullptr: none) instead of the
+/// device's own reader: any reader can watch any device's launches.
+Result<TimingStats> measure(Device& device, Kernel& kernel, const std::vector<KernelArg>& args,
+                            const LaunchGeometry& geometry, const MeasurementProtocol& protocol,
+                            double best_ms, ClockReader* clocks);
 
 /// One finalist of interleaved re-timing.
 struct Finalist {
@@ -48,8 +55,13 @@ struct Finalist {
 
 /// Re-times finalists interleaved: `rounds` rounds of one timed launch of
 /// each in turn (A B C A B C ...), cache flushed before each, so drift in the
-/// machine's state touches every finalist alike. One TimingStats per finalist.
+/// machine's state touches every finalist alike. One TimingStats per finalist,
+/// each with the clocks read after its own launches.
 Result<std::vector<TimingStats>> measure_interleaved(Device& device, const std::vector<Finalist>& finalists,
                                                      const MeasurementProtocol& protocol);
+
+/// As above with the clocks read from `clocks` (nullptr: none).
+Result<std::vector<TimingStats>> measure_interleaved(Device& device, const std::vector<Finalist>& finalists,
+                                                     const MeasurementProtocol& protocol, ClockReader* clocks);
 
 }  // namespace kforge

@@ -1,8 +1,9 @@
-// Percentile summaries.
+// Percentile summaries and the clock record beside them.
 #include "timing_stats.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 
 namespace kforge {
 
@@ -54,6 +55,114 @@ TimingStats TimingStats::from_samples(std::vector<double> samples_ms) {
   s.min_ms = samples_ms.front();
   s.max_ms = samples_ms.back();
   return s;
+}
+
+namespace {
+
+void widen(double& lo, double& hi, double v) {
+  if (v < 0) return;
+  if (lo < 0 || v < lo) lo = v;
+  if (hi < 0 || v > hi) hi = v;
+}
+
+double number_or(const nlohmann::json& j, const char* key, double fallback) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_number() ? it->get<double>() : fallback;
+}
+
+}  // namespace
+
+void ClockRecord::add(const Result<ClockSample>& sample) {
+  if (!sample.ok()) {
+    if (error.empty()) error = sample.error().message;
+    core_mhz.push_back(-1);
+    throttled.push_back(false);
+    return;
+  }
+  const ClockSample& s = *sample;
+  core_mhz.push_back(s.core_mhz);
+  throttled.push_back(s.throttled);
+  widen(memory_mhz_min, memory_mhz_max, s.memory_mhz);
+  double unused = -1;
+  widen(unused, temperature_c_max, s.temperature_c);
+  unused = -1;
+  widen(unused, power_w_max, s.power_w);
+  if (s.reasons_known) reasons_known = true;
+  reasons.insert(s.reasons.begin(), s.reasons.end());
+}
+
+std::int64_t ClockRecord::throttled_count() const {
+  return std::count(throttled.begin(), throttled.end(), true);
+}
+
+std::string ClockRecord::note() const {
+  const std::int64_t n = throttled_count();
+  if (n == 0) return {};
+  std::ostringstream out;
+  out << n << " of " << throttled.size() << " samples throttled (";
+  bool first = true;
+  for (const auto& r : reasons) {
+    if (r == "gpu_idle" || r == "applications_clocks_setting" || r == "display_clock_setting" ||
+        r == "sync_boost") {
+      continue;
+    }
+    out << (first ? "" : ", ") << r;
+    first = false;
+  }
+  out << "); the median includes them";
+  return out.str();
+}
+
+nlohmann::json ClockRecord::to_json() const {
+  if (empty()) return nullptr;
+  std::vector<double> read;
+  for (double v : core_mhz) {
+    if (v > 0) read.push_back(v);
+  }
+  std::sort(read.begin(), read.end());
+  nlohmann::json summary = {
+      {"samples", core_mhz.size()},
+      {"core_mhz_min", read.empty() ? -1.0 : read.front()},
+      {"core_mhz_median", read.empty() ? -1.0 : quantile(read, 0.5)},
+      {"core_mhz_max", read.empty() ? -1.0 : read.back()},
+      {"memory_mhz_min", memory_mhz_min},
+      {"memory_mhz_max", memory_mhz_max},
+      {"temperature_c_max", temperature_c_max},
+      {"power_w_max", power_w_max},
+      {"reasons_known", reasons_known},
+      {"throttled_samples", throttled_count()},
+      {"reasons", reasons},
+  };
+  nlohmann::json j = {{"source", source}, {"core_mhz", core_mhz}, {"throttled", throttled}, {"summary", summary}};
+  if (const std::string n = note(); !n.empty()) j["note"] = n;
+  if (!error.empty()) j["error"] = error;
+  return j;
+}
+
+ClockRecord ClockRecord::from_json(const nlohmann::json& j) {
+  ClockRecord r;
+  if (!j.is_object() || !j.contains("source") || !j["source"].is_string()) return r;
+  r.source = j["source"].get<std::string>();
+  for (const auto& v : j.value("core_mhz", nlohmann::json::array())) r.core_mhz.push_back(v.is_number() ? v.get<double>() : -1.0);
+  for (const auto& v : j.value("throttled", nlohmann::json::array())) r.throttled.push_back(v.is_boolean() && v.get<bool>());
+  nlohmann::json summary = j.value("summary", nlohmann::json::object());
+  if (!summary.is_object()) summary = nlohmann::json::object();
+  r.memory_mhz_min = number_or(summary, "memory_mhz_min", -1);
+  r.memory_mhz_max = number_or(summary, "memory_mhz_max", -1);
+  r.temperature_c_max = number_or(summary, "temperature_c_max", -1);
+  r.power_w_max = number_or(summary, "power_w_max", -1);
+  r.reasons_known = summary.value("reasons_known", false);
+  for (const auto& v : summary.value("reasons", nlohmann::json::array())) {
+    if (v.is_string()) r.reasons.insert(v.get<std::string>());
+  }
+  r.error = j.value("error", std::string());
+  return r;
+}
+
+nlohmann::json resources_with_clocks(nlohmann::json resources, const TimingStats& timing) {
+  if (!resources.is_object()) resources = nlohmann::json::object();
+  if (!timing.clocks.empty()) resources["clocks"] = timing.clocks.to_json();
+  return resources;
 }
 
 }  // namespace kforge

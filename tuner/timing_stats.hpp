@@ -1,9 +1,16 @@
-// Summary of a candidate's timed repetitions.
+// Summary of a candidate's timed repetitions, and the device's clocks read
+// beside them.
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "clock_reader.hpp"
+#include "result.hpp"
 
 namespace kforge {
 
@@ -18,12 +25,42 @@ struct MedianInterval {
 /// samples for that (n < 6 at 95%), [min, max] and its smaller coverage.
 MedianInterval median_interval(std::vector<double> samples_ms, double confidence = 0.95);
 
+/// The clocks read right after each timed launch (docs/measurement.md,
+/// "Clocks"): per sample the core clock and whether it was throttled, and a
+/// summary of the rest. Empty (no source) when the device has no reader.
+struct ClockRecord {
+  std::string source;              ///< ClockReader::source(); empty: clocks not read
+  std::vector<double> core_mhz;    ///< per timed sample, in order; -1 where the read failed
+  std::vector<bool> throttled;     ///< per timed sample
+  double memory_mhz_min = -1, memory_mhz_max = -1;
+  double temperature_c_max = -1, power_w_max = -1;
+  bool reasons_known = false;      ///< the source reports throttle reasons at all
+  std::set<std::string> reasons;   ///< every reason seen, throttling or not ("gpu_idle")
+  std::string error;               ///< the first failed read, if any
+
+  bool empty() const { return source.empty(); }
+  /// Appends the reading taken after one timed sample.
+  void add(const Result<ClockSample>& sample);
+  std::int64_t throttled_count() const;
+  /// "" or "3 of 20 samples throttled (sw_thermal_slowdown); the median
+  /// includes them": the line a result carries when its clocks were held down.
+  std::string note() const;
+  /// {"source", "core_mhz": [...], "throttled": [...], "summary": {...},
+  /// "note"?, "error"?}; null when empty.
+  nlohmann::json to_json() const;
+  /// Reads what to_json wrote (null or garbage: an empty record).
+  static ClockRecord from_json(const nlohmann::json& j);
+};
+
 struct TimingStats {
   double median_ms = 0, p20_ms = 0, p80_ms = 0, min_ms = 0, max_ms = 0;
   std::int64_t count = 0;
   std::vector<double> samples_ms;  ///< in the order they were taken
   MedianInterval ci;               ///< 95% interval of the median
   std::string stop;                ///< why repetitions stopped: "ci", "max_reps", "budget", "cut"
+  /// The device's clocks after each sample. Throttled samples stay in the
+  /// statistics above (nothing is dropped); clocks.note() says so.
+  ClockRecord clocks;
 
   /// Percentiles by linear interpolation between order statistics.
   static TimingStats from_samples(std::vector<double> samples_ms);
@@ -31,5 +68,9 @@ struct TimingStats {
 
 /// The q-quantile (0..1) of `sorted`, linear interpolation; 0 when empty.
 double quantile(const std::vector<double>& sorted, double q);
+
+/// A result's resources_json object with `timing`'s clock record under
+/// "clocks" (unchanged when the record is empty): how the database stores it.
+nlohmann::json resources_with_clocks(nlohmann::json resources, const TimingStats& timing);
 
 }  // namespace kforge

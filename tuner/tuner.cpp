@@ -373,7 +373,7 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
       rec.error_norm = o.error_norm;
       rec.error_ratio = o.error_ratio;
       rec.compile_ms = o.compile_ms;
-      rec.resources_json = resources.is_null() ? "{}" : resources.dump();
+      rec.resources_json = resources_with_clocks(resources, o.timing).dump();
       rec.compile_log = log;
       rec.created_at = utc_now();
       KF_TRY_ASSIGN(inserted, db_.add_result(rec));
@@ -426,3 +426,5 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
 }
 
 }  // namespace kforge
+      rec.resources_json = resources_with_clocks(nullptr, t).dump();  // replaces the search's clocks
+      if (const std::string n = t.clocks.note(); !n.empty()) rec.reason += "; " + n;

@@ -28,7 +28,7 @@ nlohmann::json to_json(const TimingStats& t) {
           {"min_ms", t.min_ms},       {"max_ms", t.max_ms},   {"count", t.count},
           {"samples_ms", t.samples_ms},
           {"ci", {{"low_ms", t.ci.low_ms}, {"high_ms", t.ci.high_ms}, {"coverage", t.ci.coverage}}},
-          {"stop", t.stop}};
+          {"stop", t.stop},           {"clocks", t.clocks.to_json()}};
 }
 
 TimingStats timing_from_json(const nlohmann::json& j) {
@@ -48,6 +48,7 @@ TimingStats timing_from_json(const nlohmann::json& j) {
     t.ci.coverage = number(j["ci"], "coverage");
   }
   t.stop = j.value("stop", std::string());
+  if (j.contains("clocks")) t.clocks = ClockRecord::from_json(j["clocks"]);
   return t;
 }
 

@@ -1,0 +1,90 @@
+// The clock record: summary, note, failed reads, JSON round trip through the
+// worker protocol and into a result's resources_json.
+#include <catch2/catch.hpp>
+
+#include "timing_stats.hpp"
+#include "worker_protocol.hpp"
+
+using namespace kforge;
+
+namespace {
+
+ClockSample sample(double mhz, bool throttled, std::vector<std::string> reasons = {}) {
+  ClockSample s;
+  s.core_mhz = mhz;
+  s.memory_mhz = 2619;
+  s.temperature_c = throttled ? 90 : 60;
+  s.power_w = 300;
+  s.reasons_known = true;
+  s.throttled = throttled;
+  s.reasons = std::move(reasons);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("a clock record summarizes its samples and notes throttling", "[clocks][unit]") {
+  ClockRecord r;
+  CHECK(r.empty());
+  CHECK(r.to_json().is_null());
+  r.source = "nvml";
+  r.add(sample(1980, false));
+  r.add(sample(1500, true, {"hw_slowdown", "gpu_idle"}));
+  r.add(Error{ErrorCode::kLaunch, "nvmlDeviceGetClockInfo(SM): GPU is lost (15)", {}});
+  r.add(sample(1700, false));
+  CHECK(r.core_mhz == std::vector<double>{1980, 1500, -1, 1700});
+  CHECK(r.throttled == std::vector<bool>{false, true, false, false});
+  CHECK(r.throttled_count() == 1);
+  CHECK(r.error == "nvmlDeviceGetClockInfo(SM): GPU is lost (15)");
+  CHECK(r.note() == "1 of 4 samples throttled (hw_slowdown); the median includes them");
+
+  const auto j = r.to_json();
+  CHECK(j["source"] == "nvml");
+  CHECK(j["summary"]["samples"] == 4);
+  CHECK(j["summary"]["core_mhz_min"] == 1500.0);  // failed reads are left out of the summary
+  CHECK(j["summary"]["core_mhz_median"] == 1700.0);
+  CHECK(j["summary"]["core_mhz_max"] == 1980.0);
+  CHECK(j["summary"]["temperature_c_max"] == 90.0);
+  CHECK(j["summary"]["reasons"] == nlohmann::json::array({"gpu_idle", "hw_slowdown"}));
+  CHECK(j["error"] == r.error);
+}
+
+TEST_CASE("unthrottled clocks carry no note", "[clocks][unit]") {
+  ClockRecord r;
+  r.source = "cpufreq";
+  ClockSample s;
+  s.core_mhz = 2400;
+  r.add(s);
+  CHECK(r.note().empty());
+  CHECK_FALSE(r.to_json().contains("note"));
+  CHECK(r.to_json()["summary"]["reasons_known"] == false);
+}
+
+TEST_CASE("clocks survive the worker protocol and land in resources_json", "[clocks][unit]") {
+  TimingStats t = TimingStats::from_samples({1.0, 1.2, 1.1});
+  t.clocks.source = "nvml";
+  t.clocks.add(sample(1980, false));
+  t.clocks.add(sample(1400, true, {"sw_thermal_slowdown"}));
+  t.clocks.add(sample(1900, false, {"gpu_idle"}));
+
+  const TimingStats back = timing_from_json(nlohmann::json::parse(to_json(t).dump()));
+  CHECK(back.clocks.source == "nvml");
+  CHECK(back.clocks.core_mhz == t.clocks.core_mhz);
+  CHECK(back.clocks.throttled == t.clocks.throttled);
+  CHECK(back.clocks.reasons == t.clocks.reasons);
+  CHECK(back.clocks.temperature_c_max == t.clocks.temperature_c_max);
+  CHECK(back.clocks.note() == t.clocks.note());
+  CHECK(back.clocks.to_json() == t.clocks.to_json());
+
+  // No reader: nothing in the message, nothing back.
+  CHECK(timing_from_json(to_json(TimingStats::from_samples({1.0}))).clocks.empty());
+  // Garbage where clocks should be reads as none.
+  auto garbled = to_json(t);
+  garbled["clocks"] = {{"source", 3}};
+  CHECK(timing_from_json(garbled).clocks.empty());
+
+  const auto stored = resources_with_clocks({{"registers", 32}}, t);
+  CHECK(stored["registers"] == 32);
+  CHECK(stored["clocks"] == t.clocks.to_json());
+  CHECK(resources_with_clocks(nullptr, TimingStats{}) == nlohmann::json::object());
+}
