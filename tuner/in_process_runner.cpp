@@ -211,10 +211,10 @@ Result<Evaluation> InProcessRunner::evaluate(const std::string& template_name, c
                std::to_string(e.timing.min_ms) + " ms > " + std::to_string(protocol_.cut_ratio) + " x best " +
                std::to_string(best_ms) + " ms";
   }
+  if (const std::string n = e.timing.clocks.note(); !n.empty()) e.reason += (e.reason.empty() ? "" : "; ") + n;
   return e;
 }
 
-  if (const std::string n = e.timing.clocks.note(); !n.empty()) e.reason += (e.reason.empty() ? "" : "; ") + n;
 Result<std::vector<TimingStats>> InProcessRunner::retime(const std::vector<CandidateRef>& refs) {
   const DeviceInfo& info = device_.info();
   std::vector<std::unique_ptr<Kernel>> kernels;

@@ -412,8 +412,10 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
       rec.max_ms = t.max_ms;
       rec.count = t.count;
       rec.samples_json = nlohmann::json(t.samples_ms).dump();
+      rec.resources_json = resources_with_clocks(nullptr, t).dump();  // replaces the search's clocks
       rec.reason = "finalist re-timed interleaved (" + std::to_string(t.count) + " rounds); search median " +
                    std::to_string(o.timing.median_ms) + " ms";
+      if (const std::string n = t.clocks.note(); !n.empty()) rec.reason += "; " + n;
       return db_.replace_timing(rec);
     };
     KF_TRY(retime_finalists(*runner, request.protocol, summary, store));
@@ -426,5 +428,3 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
 }
 
 }  // namespace kforge
-      rec.resources_json = resources_with_clocks(nullptr, t).dump();  // replaces the search's clocks
-      if (const std::string n = t.clocks.note(); !n.empty()) rec.reason += "; " + n;
