@@ -1,0 +1,106 @@
+// A tuning run whose clocks come from a (fake) NVML reporting throttling:
+// every stored result keeps all its samples, its clock record counts the
+// throttled ones and its reason says so, search and finalists alike. The
+// kernels run on PoCL; the device is PoCL with the NVML reader swapped in.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+
+#include <nlohmann/json.hpp>
+
+#include "database.hpp"
+#include "device_registry.hpp"
+#include "gemm_operator.hpp"
+#include "nvml_api.hpp"
+#include "template_catalog.hpp"
+#include "test_util.hpp"
+#include "tuner.hpp"
+
+using namespace kforge;
+
+namespace {
+
+/// A real device whose clocks are read by another reader.
+class WithClockReader final : public Device {
+ public:
+  WithClockReader(Device& inner, ClockReader& clocks) : inner_(inner), clocks_(clocks) {}
+  const DeviceInfo& info() const override { return inner_.info(); }
+  Compiler& compiler() override { return inner_.compiler(); }
+  Result<std::unique_ptr<Kernel>> load(const CompiledKernel& c) override { return inner_.load(c); }
+  Result<std::unique_ptr<Buffer>> allocate(std::size_t bytes) override { return inner_.allocate(bytes); }
+  Status write(Buffer& dst, const void* src, std::size_t n) override { return inner_.write(dst, src, n); }
+  Status read(const Buffer& src, void* dst, std::size_t n) override { return inner_.read(src, dst, n); }
+  Result<double> launch(Kernel& k, const std::vector<KernelArg>& args, const LaunchGeometry& g) override {
+    return inner_.launch(k, args, g);
+  }
+  Status flush_cache() override { return inner_.flush_cache(); }
+  ClockReader* clock_reader() override { return &clocks_; }
+
+ private:
+  Device& inner_;
+  ClockReader& clocks_;
+};
+
+}  // namespace
+
+TEST_CASE("throttled samples are kept, counted and noted in every stored result", "[tuner][clocks][opencl]") {
+  test::TempDir dir;
+  // SW thermal slowdown on every reading (the last line repeats).
+  test::write_file(dir.file("script"), "device GPU-0c1d2e3f 00000000:17:00.0\nsample 1410 2619 87 690000 20\n");
+  setenv("KFORGE_FAKE_NVML_SCRIPT", dir.file("script").c_str(), 1);
+  auto nvml = nvml::open_nvml_clock_reader("GPU-0c1d2e3f", KFORGE_FAKE_NVML);
+  REQUIRE(nvml.ok());
+  auto pocl = open_device("opencl:0");
+  REQUIRE(pocl.ok());
+  WithClockReader device(**pocl, **nvml);
+  auto catalog = TemplateCatalog::builtin();
+  REQUIRE(catalog.ok());
+  auto db = Database::open(dir.file("t.db"), Database::Mode::kReadWrite);
+  REQUIRE(db.ok());
+  GemmOperator gemm;
+  Tuner tuner(device, **db, gemm);
+
+  TuneRequest req;
+  req.problem.op = "gemm";
+  req.problem.dims = {{"M", 32}, {"N", 32}, {"K", 32}, {"batch", 1}};
+  req.problem.dtype = Dtype::kF32;
+  req.problem.layout = *parse_layout("NN");
+  req.templates = {catalog->find("gemm_simt_tiled")};
+  req.max_evals = 4;
+  req.protocol.warmup = 1;
+  req.protocol.min_reps = 4;
+  req.protocol.max_reps = 4;
+  req.protocol.cut_ratio = 0;  // every search result has all 4 samples
+  req.protocol.finalists = 2;
+  req.protocol.finalist_rounds = 5;
+  auto summary = tuner.run(req, [](const TuneEvent&) {});
+  unsetenv("KFORGE_FAKE_NVML_SCRIPT");
+  REQUIRE(summary.ok());
+  REQUIRE(summary->finalists.size() == 2);
+  for (const auto& f : summary->finalists) CHECK(f.interleaved.clocks.throttled_count() == 5);
+
+  int finalists = 0, ok = 0;
+  const std::vector<ResultRecord> results = (*db)->results().value();
+  for (const auto& r : results) {
+    if (r.status != "ok") continue;
+    ++ok;
+    INFO(r.config << ": " << r.reason << "\n" << r.resources_json);
+    const auto clocks = nlohmann::json::parse(r.resources_json).at("clocks");
+    CHECK(clocks["source"] == "nvml");
+    CHECK(clocks["core_mhz"].size() == static_cast<std::size_t>(r.count));  // every sample kept and read
+    CHECK(clocks["summary"]["throttled_samples"] == r.count);
+    CHECK(clocks["summary"]["reasons"] == nlohmann::json::array({"sw_thermal_slowdown"}));
+    CHECK(clocks["summary"]["temperature_c_max"] == 87.0);
+    const std::string note = std::to_string(r.count) + " of " + std::to_string(r.count) +
+                             " samples throttled (sw_thermal_slowdown); the median includes them";
+    CHECK(r.reason.find(note) != std::string::npos);
+    if (r.reason.rfind("finalist re-timed", 0) == 0) {
+      ++finalists;
+      CHECK(r.count == 5);
+    } else {
+      CHECK(r.count == 4);
+    }
+  }
+  CHECK(ok == 4);
+  CHECK(finalists == 2);
+}
