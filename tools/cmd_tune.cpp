@@ -116,6 +116,7 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
                           {"cache_hits", s.cache_hits},
                           {"skipped_templates", skipped_json(s)},
                           {"worker_restarts", s.worker_restarts},
+                          {"compile_overlap", s.compile_overlap},
                           {"stop_reason", s.stop_reason},
                           {"winner", nullptr},
                           {"default", nullptr}};

@@ -43,6 +43,11 @@ void add_runner_flags(CLI::App& cmd, RunnerOptions& r) {
                  "available memory; -1: compile each candidate on its own)")
       ->check(CLI::Range(-1, 256))
       ->capture_default_str();
+  cmd.add_option("--compile-overlap", r.compile_overlap,
+                 "Compile the next candidates while the device measures: auto (on a GPU, not on a CPU "
+                 "device, whose kernels share the cores with the compiler), on, off")
+      ->check(CLI::IsMember({"auto", "on", "off"}))
+      ->capture_default_str();
 }
 
 void apply_runner_options(const RunnerOptions& r, TuneRequest& request) {
@@ -50,6 +55,9 @@ void apply_runner_options(const RunnerOptions& r, TuneRequest& request) {
   request.timeouts.launch_floor_s = r.launch_timeout_s;
   request.timeouts.compile_s = r.compile_timeout_s;
   request.compile_threads = r.compile_threads;
+  request.compile_overlap = r.compile_overlap == "on"    ? TuneRequest::CompileOverlap::kOn
+                            : r.compile_overlap == "off" ? TuneRequest::CompileOverlap::kOff
+                                                         : TuneRequest::CompileOverlap::kAuto;
   if (!r.no_cache) request.cache_dir = r.cache_dir.empty() ? BinaryCache::default_dir() : r.cache_dir;
 }
 

@@ -18,6 +18,7 @@ struct RunnerOptions {
   std::string cache_dir;    ///< empty: BinaryCache::default_dir()
   bool no_cache = false;
   int compile_threads = 0;  ///< 0: from cores and memory; -1: no compiling ahead
+  std::string compile_overlap = "auto";  ///< auto, on, off: compiling ahead while measuring
 };
 
 void add_runner_flags(CLI::App& cmd, RunnerOptions& r);

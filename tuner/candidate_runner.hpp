@@ -48,6 +48,10 @@ struct RunnerSetup {
   MeasurementProtocol protocol;
   std::string cache_dir;  ///< on-disk binary cache; empty: none
   int compile_threads = 0;  ///< precompile threads; 0: from cores and memory
+  /// Compiling ahead goes on while candidates are measured (a GPU: the
+  /// compiler has the host's cores to itself); false: each batch is compiled
+  /// before the next timed run (a CPU device shares its cores with the compiler).
+  bool compile_overlap = false;
 };
 
 /// A candidate by name: template and canonical configuration.
@@ -56,12 +60,15 @@ struct CandidateRef {
   std::string config;
 };
 
-/// What compiling a batch ahead of measurement did.
+/// What compiling a batch ahead of measurement did. With compile overlap
+/// the batch is only queued: the counts of its outcome are unknown (0).
 struct PrecompileReport {
+  int queued = 0;      ///< candidates handed to the compile threads
   int compiled = 0;    ///< binaries ready (compiled now or taken from the cache)
   int failed = 0;      ///< instantiation or compile failed; evaluate() reports why
   int cache_hits = 0;
-  double wall_s = 0;   ///< elapsed time of the whole batch
+  double wall_s = 0;   ///< time precompile() took: the whole batch, or only queuing it with overlap
+  bool overlapped = false;  ///< queued, compiling while candidates are measured
 };
 
 class CandidateRunner {
@@ -77,9 +84,10 @@ class CandidateRunner {
                                       const std::function<void(std::string_view)>& on_phase = {}) = 0;
   /// Re-times the finalists interleaved (A B C A B C ...): one TimingStats each.
   virtual Result<std::vector<TimingStats>> retime(const std::vector<CandidateRef>& finalists) = 0;
-  /// Compiles `batch` on a thread pool before any of them is measured, so
-  /// that compiles never overlap a timed launch and run in parallel with
-  /// each other; evaluate() then uses the ready binaries.
+  /// Compiles `batch` on a thread pool, in parallel with each other, for
+  /// evaluate() to use. Without compile overlap it returns once the batch
+  /// is compiled, so compiles never overlap a timed launch; with it, it
+  /// returns at once and evaluate() waits only for a binary not yet ready.
   virtual Result<PrecompileReport> precompile(const std::vector<CandidateRef>& batch) = 0;
 };
 

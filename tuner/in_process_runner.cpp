@@ -87,10 +87,12 @@ InProcessRunner::~InProcessRunner() = default;
 Result<std::unique_ptr<InProcessRunner>> InProcessRunner::create(
     Device& device, const Operator& op, const Problem& problem, std::vector<const TemplateSource*> templates,
     std::uint64_t workload_seed, const MeasurementProtocol& protocol, std::optional<BinaryCache> cache,
-    int compile_threads) {
+    int compile_threads, bool compile_overlap) {
   std::unique_ptr<InProcessRunner> r(
       new InProcessRunner(device, op, problem, std::move(templates), protocol, std::move(cache)));
-  r->compile_threads_ = InProcessRunner::compile_threads(compile_threads);
+  r->compile_overlap_ = compile_overlap;
+  r->ahead_ = std::make_unique<CompileQueue<std::pair<std::string, std::string>, Ready>>(
+      InProcessRunner::compile_threads(compile_threads));
   // Fresh random inputs (never zeros), one set per validation kind; the
   // references are computed once and shared by every candidate.
   for (auto kind : {WorkloadKind::kPoisonedOutput, WorkloadKind::kAccumulate}) {
@@ -137,10 +139,11 @@ Result<Evaluation> InProcessRunner::evaluate(const std::string& template_name, c
     return e;
   }
   Result<CompiledKernel> compiled = Error::internal("not compiled");
-  if (auto it = ready_.find({template_name, name}); it != ready_.end()) {
-    compiled = std::move(it->second.compiled);  // compiled ahead: its time is in the batch's
-    e.cache_hit = it->second.cache_hit;
-    ready_.erase(it);
+  // Compiled ahead: its time is in the batch's, or, with compile overlap,
+  // only the wait for a compile still running counts here.
+  if (auto ready = ahead_->take({template_name, name})) {
+    compiled = std::move(ready->compiled);
+    e.cache_hit = ready->cache_hit;
   } else {
     compiled = compile(*tpl, *inst, &e.cache_hit);
   }
@@ -243,48 +246,39 @@ int InProcessRunner::compile_threads(int requested) {
 Result<PrecompileReport> InProcessRunner::precompile(const std::vector<CandidateRef>& batch) {
   const auto t0 = Clock::now();
   const DeviceInfo& info = device_.info();
-  struct Job {
-    std::pair<std::string, std::string> key;
-    const TemplateSource* tpl = nullptr;
-    Instance inst;
-    std::optional<Ready> out;
+  // Outcomes of this batch, counted by the compile threads.
+  struct Counts {
+    std::atomic<int> compiled{0}, failed{0}, cache_hits{0};
   };
-  std::vector<Job> jobs;
+  auto counts = std::make_shared<Counts>();
+  PrecompileReport report;
   for (const CandidateRef& c : batch) {
     std::pair<std::string, std::string> key{c.template_name, c.config};
-    if (ready_.count(key)) continue;
+    if (ahead_->contains(key)) continue;
     const TemplateSource* tpl = find(c.template_name);
     auto cfg = tpl ? Config::parse(c.config) : Result<Config>(Error::not_found(c.template_name));
     if (!cfg.ok()) continue;
     // Instances that fail to generate are left to evaluate(), which records why.
     auto inst = instantiate(*tpl, prelude_text(info.backend), op_, *cfg, problem_, info.limits());
     if (!inst.ok()) continue;
-    jobs.push_back({std::move(key), tpl, std::move(*inst), std::nullopt});
+    auto shared = std::make_shared<Instance>(std::move(*inst));
+    const bool queued = ahead_->submit(key, [this, tpl, shared, counts] {
+      Ready r;
+      r.compiled = compile(*tpl, *shared, &r.cache_hit);
+      ++(r.compiled.ok() ? counts->compiled : counts->failed);
+      if (r.cache_hit) ++counts->cache_hits;
+      return r;
+    });
+    report.queued += queued;
   }
-  // Workers take jobs in order; nothing else runs on the device meanwhile.
-  std::atomic<std::size_t> next{0};
-  auto work = [&] {
-    for (std::size_t i = next++; i < jobs.size(); i = next++) {
-      bool hit = false;
-      auto compiled = compile(*jobs[i].tpl, jobs[i].inst, &hit);
-      jobs[i].out.emplace(Ready{std::move(compiled), hit});
-    }
-  };
-  const int threads = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(compile_threads_), jobs.size()));
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
-
-  PrecompileReport report;
-  for (auto& j : jobs) {
-    if (j.out->compiled.ok()) {
-      ++report.compiled;
-    } else {
-      ++report.failed;
-    }
-    if (j.out->cache_hit) ++report.cache_hits;
-    ready_.emplace(std::move(j.key), std::move(*j.out));
+  if (compile_overlap_) {
+    report.overlapped = true;
+  } else {
+    // Nothing runs on the device until the batch is compiled.
+    ahead_->wait_idle();
+    report.compiled = counts->compiled;
+    report.failed = counts->failed;
+    report.cache_hits = counts->cache_hits;
   }
   report.wall_s = seconds_since(t0);
   return report;

@@ -12,6 +12,7 @@
 #include "backend.hpp"
 #include "binary_cache.hpp"
 #include "candidate_runner.hpp"
+#include "compile_queue.hpp"
 #include "operator.hpp"
 
 namespace kforge {
@@ -27,7 +28,7 @@ class InProcessRunner final : public CandidateRunner {
                                                          std::uint64_t workload_seed,
                                                          const MeasurementProtocol& protocol,
                                                          std::optional<BinaryCache> cache,
-                                                         int compile_threads = 0);
+                                                         int compile_threads = 0, bool compile_overlap = false);
   ~InProcessRunner() override;
 
   Result<Evaluation> evaluate(const std::string& template_name, const Config& config, double best_ms,
@@ -59,13 +60,15 @@ class InProcessRunner final : public CandidateRunner {
   MeasurementProtocol protocol_;
   std::optional<BinaryCache> cache_;
   std::unique_ptr<Workloads> workloads_;
-  int compile_threads_ = 1;
+  bool compile_overlap_ = false;
   struct Ready {
-    Result<CompiledKernel> compiled;
+    Result<CompiledKernel> compiled = Error::internal("not compiled");
     bool cache_hit = false;
   };
-  /// Binaries compiled ahead by precompile(), by (template, configuration); taken by evaluate().
-  std::map<std::pair<std::string, std::string>, Ready> ready_;
+  /// Binaries compiled ahead by precompile(), by (template, configuration);
+  /// taken by evaluate(). Declared last: its threads, which use the members
+  /// above, are joined first.
+  std::unique_ptr<CompileQueue<std::pair<std::string, std::string>, Ready>> ahead_;
 };
 
 }  // namespace kforge

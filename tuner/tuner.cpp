@@ -150,6 +150,15 @@ Status Tuner::retime_finalists(CandidateRunner& runner, const MeasurementProtoco
   return ok_status();
 }
 
+bool compile_overlaps(const TuneRequest& request, const std::string& device_type) {
+  switch (request.compile_overlap) {
+    case TuneRequest::CompileOverlap::kOn: return true;
+    case TuneRequest::CompileOverlap::kOff: return false;
+    case TuneRequest::CompileOverlap::kAuto: break;
+  }
+  return device_type != "cpu";
+}
+
 Result<TuneSummary> Tuner::run(const TuneRequest& request,
                                const std::function<void(const TuneEvent&)>& on_event) {
   const auto t0 = Clock::now();
@@ -245,13 +254,14 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
       request.compile_threads < 0
           ? 0
           : 2 * static_cast<std::size_t>(InProcessRunner::compile_threads(request.compile_threads));
+  const bool overlap = compile_ahead > 0 && compile_overlaps(request, info.device_type);
 
   // Where candidates run: a supervised worker process, or this one.
   std::unique_ptr<CandidateRunner> runner;
   WorkerRunner* worker = nullptr;
   if (!request.worker_command.empty()) {
     RunnerSetup setup{info.selector,    problem,           {}, workload_seed, request.protocol,
-                      request.cache_dir, std::max(0, request.compile_threads)};
+                      request.cache_dir, std::max(0, request.compile_threads), overlap};
     for (const auto& st : states) setup.template_origins.push_back(st.tpl->origin);
     auto w = std::make_unique<WorkerRunner>(std::move(setup), request.worker_command, request.timeouts);
     worker = w.get();
@@ -266,13 +276,14 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
     for (const auto& st : states) tpls.push_back(st.tpl);
     KF_TRY_ASSIGN(r, InProcessRunner::create(device_, op_, problem, std::move(tpls), workload_seed,
                                              request.protocol, std::move(cache),
-                                             std::max(0, request.compile_threads)));
+                                             std::max(0, request.compile_threads), overlap));
     runner = std::move(r);
   }
 
   TuneSummary summary;
   summary.sweep_id = sweep_id;
   summary.skipped_templates = skipped;
+  summary.compile_overlap = overlap;
   std::map<std::string, int> failures;
   std::optional<CandidateOutcome> best;
   auto emit = [&](TuneEvent::Kind kind, const CandidateOutcome* o) {
@@ -311,9 +322,12 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
     const Config& cfg = st.space[*next];
     const std::string name = cfg.canonical_name();
     const auto& m = st.tpl->manifest;
-    if (compile_ahead > 0 && !st.stored.count(name) && !st.requested.count(*next)) {
-      // This candidate and the strategy's next ones, compiled in one batch
-      // between timed runs (docs/measurement.md, "Compile pipeline").
+    // This candidate and the strategy's next ones are compiled ahead
+    // (docs/measurement.md, "Compile pipeline"): without overlap in one batch
+    // between timed runs, when this one is not compiled yet; with overlap the
+    // window slides every turn, so the compile threads stay busy while the
+    // device measures.
+    if (compile_ahead > 0 && !st.stored.count(name) && (overlap || !st.requested.count(*next))) {
       std::size_t room = compile_ahead;
       if (request.max_evals > 0) {
         room = std::min<std::size_t>(room, static_cast<std::size_t>(request.max_evals) - summary.outcomes.size());
@@ -326,7 +340,7 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
         if (st.stored.count(n) || !st.requested.insert(i).second) continue;
         batch.push_back({m.name, n});
       }
-      auto pre = runner->precompile(batch);
+      auto pre = batch.empty() ? Result<PrecompileReport>(PrecompileReport{}) : runner->precompile(batch);
       if (pre.ok()) {
         summary.compile_s += pre->wall_s;
       } else {

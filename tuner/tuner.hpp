@@ -44,7 +44,16 @@ struct TuneRequest {
   /// fixed-order strategy's next candidates are compiled in a batch between
   /// timed runs. Negative: no compiling ahead.
   int compile_threads = 0;
+  /// Whether compiling ahead may go on while candidates are measured. Auto:
+  /// on a GPU or other accelerator, whose timed runs leave the host's cores
+  /// to the compiler; not on a CPU device, whose kernels run on those cores
+  /// (docs/measurement.md, "Compile pipeline").
+  enum class CompileOverlap { kAuto, kOn, kOff } compile_overlap = CompileOverlap::kAuto;
 };
+
+/// Whether `request` compiles while measuring on a device of `device_type`
+/// ("gpu", "cpu", "accelerator").
+bool compile_overlaps(const TuneRequest& request, const std::string& device_type);
 
 struct CandidateOutcome {
   std::string template_name;
@@ -80,12 +89,13 @@ struct TuneSummary {
   std::vector<CandidateOutcome> outcomes;  ///< in evaluation order
   std::optional<CandidateOutcome> winner;
   std::optional<CandidateOutcome> default_result;  ///< primary template's default configuration
-  std::string stop_reason;
+  std::string stop_reason;  ///< which stop condition ended the search; empty when the space ran out
   /// The fastest candidates re-timed interleaved (A B C A B C ...), when this
   /// run evaluated anything. Their interleaved timings replace their stored
   /// results, so the winner (the fastest stored median, as the database and
   /// the runtime see it) is decided by the re-timing.
-  std::vector<FinalistTiming> finalists;  ///< which stop condition ended the search; empty when the space ran out
+  std::vector<FinalistTiming> finalists;
+  bool compile_overlap = false;  ///< compiling ahead went on while candidates were measured
   /// Wall time split, seconds, of this run's evaluations.
   double compile_s = 0, validate_s = 0, measure_s = 0, total_s = 0;
   /// Templates left out because their architecture guard fails on this

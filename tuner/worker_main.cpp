@@ -45,7 +45,8 @@ Result<std::unique_ptr<WorkerContext>> make_context(const RunnerSetup& s) {
     cache.emplace(std::move(c));
   }
   KF_TRY_ASSIGN(runner, InProcessRunner::create(*ctx->device, *op, s.problem, std::move(templates),
-                                                s.workload_seed, s.protocol, std::move(cache), s.compile_threads));
+                                                s.workload_seed, s.protocol, std::move(cache), s.compile_threads,
+                                                s.compile_overlap));
   ctx->runner = std::move(runner);
   return ctx;
 }
@@ -109,6 +110,8 @@ int run_tuner_worker(int fd) {
         continue;
       }
       (void)channel.send({{"type", "precompiled"},
+                          {"queued", report->queued},
+                          {"overlapped", report->overlapped},
                           {"compiled", report->compiled},
                           {"failed", report->failed},
                           {"cache_hits", report->cache_hits},

@@ -112,7 +112,8 @@ nlohmann::json to_json(const RunnerSetup& s) {
           {"workload_seed", s.workload_seed},
           {"protocol", protocol_to_json(s.protocol)},
           {"cache_dir", s.cache_dir},
-          {"compile_threads", s.compile_threads}};
+          {"compile_threads", s.compile_threads},
+          {"compile_overlap", s.compile_overlap}};
 }
 
 Result<RunnerSetup> setup_from_json(const nlohmann::json& j) {
@@ -136,6 +137,7 @@ Result<RunnerSetup> setup_from_json(const nlohmann::json& j) {
     s.protocol = protocol_from_json(j.at("protocol"));
     s.cache_dir = j.value("cache_dir", std::string());
     s.compile_threads = j.value("compile_threads", 0);
+    s.compile_overlap = j.value("compile_overlap", false);
     return s;
   } catch (const nlohmann::json::exception& e) {
     return Error::bad_input(std::string("worker setup: ") + e.what());

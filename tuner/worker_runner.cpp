@@ -217,6 +217,8 @@ Result<PrecompileReport> WorkerRunner::precompile(const std::vector<CandidateRef
                  wait == MessageChannel::Wait::kMessage ? m.value("message", m.dump()) : ended};
   }
   PrecompileReport r;
+  r.queued = m.value("queued", 0);
+  r.overlapped = m.value("overlapped", false);
   r.compiled = m.value("compiled", 0);
   r.failed = m.value("failed", 0);
   r.cache_hits = m.value("cache_hits", 0);

@@ -2,6 +2,7 @@
 // candidate is stored with its status, a rerun reuses what is stored.
 #include <catch2/catch.hpp>
 
+#include <map>
 #include <set>
 
 #include "device_registry.hpp"
@@ -163,4 +164,34 @@ TEST_CASE("only_config evaluates one named configuration", "[tuner][opencl]") {
   auto bad = tuner.run(req);
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.error().code == ErrorCode::kBadInput);
+}
+
+TEST_CASE("compiling ahead while measuring gives every candidate the outcome it gets between timed runs",
+          "[tuner][opencl]") {
+  test::TempDir dir;
+  auto device = open_device("auto");
+  REQUIRE(device.ok());
+  auto catalog = TemplateCatalog::builtin();
+  REQUIRE(catalog->add_dir(kPlanted).ok());
+  GemmOperator gemm;
+  // Auto: never on a CPU device, whose kernels share the cores with the compiler.
+  TuneRequest automatic;
+  CHECK_FALSE(compile_overlaps(automatic, "cpu"));
+  CHECK(compile_overlaps(automatic, "gpu"));
+  std::map<TuneRequest::CompileOverlap, std::set<std::pair<std::string, std::string>>> outcomes;
+  for (auto mode : {TuneRequest::CompileOverlap::kOff, TuneRequest::CompileOverlap::kOn}) {
+    auto db = Database::open(dir.file(mode == TuneRequest::CompileOverlap::kOn ? "on.db" : "off.db"),
+                             Database::Mode::kReadWrite);
+    Tuner tuner(**device, **db, gemm);
+    auto req = request_for(*catalog, small_problem("NN"));
+    req.compile_overlap = mode;
+    req.compile_threads = 2;
+    auto s = tuner.run(req);
+    REQUIRE(s.ok());
+    CHECK(s->compile_overlap == (mode == TuneRequest::CompileOverlap::kOn));
+    CHECK(s->evaluated == 8);
+    for (const auto& o : s->outcomes) outcomes[mode].insert({o.config, std::string(status_name(o.status))});
+  }
+  CHECK(outcomes[TuneRequest::CompileOverlap::kOn] == outcomes[TuneRequest::CompileOverlap::kOff]);
+  CHECK(outcomes[TuneRequest::CompileOverlap::kOn].count({"BX8_BY4_FLAW1", "wrong_result"}) == 1);
 }
