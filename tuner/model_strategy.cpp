@@ -1,13 +1,20 @@
-// Model-based search: a few random configurations, then, after every
-// evaluation, refit a tree-ensemble surrogate of log time and propose the
-// unevaluated configuration with the lowest lower confidence bound
-// (mean - kappa * spread across trees). A small share of proposals stays
-// random so that a wrong model cannot trap the search.
+// Model-based search. The strategy sees the space through derived features
+// (strategy_features.hpp: logs of the parameter values and their pairwise
+// sums and differences, i.e. products and ratios such as a tile's area or
+// the work per thread) and nothing else about it. It starts with a small
+// space-filling design (the default, then the configurations farthest from
+// what was chosen), then after every evaluation refits a tree ensemble on
+// log time and proposes the unevaluated configuration with the lowest lower
+// confidence bound (mean - kappa * spread across trees). Every third model
+// proposal is restricted to the incumbent's one-parameter neighbors, so the
+// search also refines the best configuration found so far. Failed
+// configurations count as slower than every ok one (history_scores).
 #include <algorithm>
 #include <cmath>
 
 #include "regression_forest.hpp"
 #include "search_strategies.hpp"
+#include "strategy_features.hpp"
 
 namespace kforge {
 
@@ -15,11 +22,21 @@ namespace {
 
 class ModelStrategy final : public Strategy {
  public:
-  ModelStrategy(const SpaceFeatures& features, std::size_t first, std::uint64_t seed)
-      : features_(features), first_(first), seed_(seed), rng_(seed), seen_(features.size(), false) {
-    // Enough random points to see every parameter vary, few enough to leave
-    // the budget to the model.
-    initial_ = std::clamp<std::size_t>(features_.size() / 50, 6, 12);
+  ModelStrategy(const SpaceFeatures& raw, std::size_t first, std::uint64_t seed)
+      : features_(derived_features(raw)),
+        neighbors_(one_parameter_neighbors(raw)),
+        seed_(seed),
+        rng_(seed),
+        seen_(raw.size(), false) {
+    // A small design (2% of the space, 3 to 10 configurations) leaves most of
+    // a small budget to the model. Distances are over the log columns only:
+    // the pairwise columns would count each parameter many times over.
+    const std::size_t n = raw.size();
+    const std::size_t design = std::clamp<std::size_t>((n + 49) / 50, 3, 10);
+    const std::size_t varying = log_columns(raw);
+    SpaceFeatures logs = features_;
+    for (auto& row : logs) row.resize(std::min(row.size(), std::max<std::size_t>(varying, 1)));
+    design_ = maximin_design(logs, first, design, rng_);
   }
 
   std::string_view name() const override { return "model"; }
@@ -34,17 +51,32 @@ class ModelStrategy final : public Strategy {
       if (!seen_[j]) open.push_back(j);
     }
     if (open.empty()) return std::nullopt;
-    if (history.empty() && first_ < n) return propose(first_);
-    if (history.size() < initial_ || rng_.uniform() < kExplore) return propose(open[rng_.below(open.size())]);
+    if (history.size() < design_.size()) {
+      for (std::size_t i : design_) {
+        if (!seen_[i]) return propose(i);
+      }
+    }
 
     std::vector<std::vector<double>> x;
     for (const auto& o : history) x.push_back(features_[o.index]);
     const auto y = history_scores(history);
+    std::size_t incumbent = 0;
+    for (std::size_t i = 1; i < y.size(); ++i) {
+      if (y[i] < y[incumbent]) incumbent = i;
+    }
     RegressionForest forest;
     forest.fit(x, y, seed_ ^ (0x9e3779b97f4a7c15ull * (history.size() + 1)));
-    std::size_t pick = open[0];
+
+    std::vector<std::size_t> candidates;
+    if (++model_picks_ % kLocalEvery == 0 && !history.empty()) {
+      for (std::size_t j : neighbors_[history[incumbent].index]) {
+        if (!seen_[j]) candidates.push_back(j);
+      }
+    }
+    if (candidates.empty()) candidates = std::move(open);
+    std::size_t pick = candidates[0];
     double best = 1e300;
-    for (std::size_t j : open) {
+    for (std::size_t j : candidates) {
       double mean = 0, spread = 0;
       forest.predict(features_[j], mean, spread);
       const double lcb = mean - kKappa * spread;
@@ -57,8 +89,20 @@ class ModelStrategy final : public Strategy {
   }
 
  private:
-  static constexpr double kKappa = 1.0;
-  static constexpr double kExplore = 0.1;
+  static constexpr double kKappa = 0.5;           ///< spread weight of the lower confidence bound
+  static constexpr std::size_t kLocalEvery = 3;   ///< every k-th model proposal is a neighbor of the best
+
+  /// Raw columns that vary: derived_features puts their logs first.
+  static std::size_t log_columns(const SpaceFeatures& raw) {
+    std::size_t k = 0;
+    const std::size_t dims = raw.empty() ? 0 : raw[0].size();
+    for (std::size_t d = 0; d < dims; ++d) {
+      bool varies = false;
+      for (const auto& row : raw) varies = varies || row[d] != raw[0][d];
+      k += varies;
+    }
+    return k;
+  }
 
   std::size_t propose(std::size_t i) {
     seen_[i] = true;
@@ -66,11 +110,12 @@ class ModelStrategy final : public Strategy {
   }
 
   SpaceFeatures features_;
-  std::size_t first_;
+  std::vector<std::vector<std::size_t>> neighbors_;
   std::uint64_t seed_;
   SplitMix64 rng_;
   std::vector<bool> seen_;
-  std::size_t initial_ = 8;
+  std::vector<std::size_t> design_;  ///< the default first when inside the space
+  std::size_t model_picks_ = 0;
 };
 
 }  // namespace

@@ -50,9 +50,12 @@ class Strategy {
 ///   random      a seeded permutation
 ///   annealing   simulated annealing over configurations that differ in one
 ///               parameter, on log time; restarts from the best when stuck
-///   model       a tree-ensemble surrogate (extremely randomized trees on log
-///               time over the features) picks the lowest lower confidence
-///               bound among unevaluated configurations, after a few random ones
+///   model       a small space-filling design (maximin over the log values),
+///               then a tree-ensemble surrogate (extremely randomized trees on
+///               log time over derived features: logs of the values and their
+///               pairwise sums and differences) picks the lowest lower
+///               confidence bound among unevaluated configurations; every third
+///               pick only among the best one's one-parameter neighbors
 /// Failed candidates count as slower than every ok one.
 Result<std::unique_ptr<Strategy>> make_strategy(std::string_view name, const SpaceFeatures& features,
                                                 std::size_t first, std::uint64_t seed);

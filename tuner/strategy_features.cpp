@@ -1,0 +1,111 @@
+// Derived features, maximin design and one-parameter neighborhoods for the
+// model-based strategy.
+#include "strategy_features.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace kforge {
+
+SpaceFeatures derived_features(const SpaceFeatures& raw) {
+  const std::size_t n = raw.size();
+  const std::size_t dims = n ? raw[0].size() : 0;
+  // Log columns of the parameters that vary.
+  std::vector<std::vector<double>> logs;
+  for (std::size_t d = 0; d < dims; ++d) {
+    double lo = 1e300, hi = -1e300;
+    for (const auto& row : raw) {
+      lo = std::min(lo, row[d]);
+      hi = std::max(hi, row[d]);
+    }
+    if (hi <= lo) continue;
+    std::vector<double> col(n);
+    for (std::size_t i = 0; i < n; ++i) col[i] = lo > 0 ? std::log2(raw[i][d]) : std::log2(1.0 + raw[i][d] - lo);
+    logs.push_back(std::move(col));
+  }
+  std::vector<std::vector<double>> cols = logs;
+  for (std::size_t a = 0; a < logs.size(); ++a) {
+    for (std::size_t b = a + 1; b < logs.size(); ++b) {
+      std::vector<double> sum(n), diff(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        sum[i] = logs[a][i] + logs[b][i];
+        diff[i] = logs[a][i] - logs[b][i];
+      }
+      cols.push_back(std::move(sum));
+      cols.push_back(std::move(diff));
+    }
+  }
+  SpaceFeatures out(n);
+  for (auto& col : cols) {
+    const auto [lo, hi] = std::minmax_element(col.begin(), col.end());
+    const double l = *lo, span = *hi - *lo;
+    if (span <= 0) continue;  // e.g. a ratio of two columns that always move together
+    for (std::size_t i = 0; i < n; ++i) out[i].push_back((col[i] - l) / span);
+  }
+  if (n && out[0].empty()) {
+    for (auto& row : out) row.push_back(0.0);
+  }
+  return out;
+}
+
+std::vector<std::size_t> maximin_design(const SpaceFeatures& features, std::size_t first, std::size_t count,
+                                        SplitMix64& rng) {
+  const std::size_t n = features.size();
+  std::vector<std::size_t> design;
+  if (n == 0 || count == 0) return design;
+  std::vector<double> nearest(n, 1e300);  // squared distance to the design so far
+  auto add = [&](std::size_t i) {
+    design.push_back(i);
+    for (std::size_t j = 0; j < n; ++j) {
+      double d2 = 0;
+      for (std::size_t k = 0; k < features[j].size(); ++k) {
+        const double d = features[j][k] - features[i][k];
+        d2 += d * d;
+      }
+      nearest[j] = std::min(nearest[j], d2);
+    }
+  };
+  add(first < n ? first : static_cast<std::size_t>(rng.below(n)));
+  while (design.size() < std::min(count, n)) {
+    double far = -1;
+    std::vector<std::size_t> ties;
+    for (std::size_t j = 0; j < n; ++j) {
+      if (nearest[j] <= 0) continue;  // chosen, or equal in every feature to a chosen one
+      if (nearest[j] > far * (1 + 1e-9)) {
+        far = nearest[j];
+        ties = {j};
+      } else if (nearest[j] >= far * (1 - 1e-9)) {
+        ties.push_back(j);
+      }
+    }
+    if (ties.empty()) break;
+    add(ties[rng.below(ties.size())]);
+  }
+  return design;
+}
+
+std::vector<std::vector<std::size_t>> one_parameter_neighbors(const SpaceFeatures& raw) {
+  const std::size_t n = raw.size();
+  const std::size_t dims = n ? raw[0].size() : 0;
+  std::vector<std::vector<std::size_t>> neighbors(n);
+  for (std::size_t d = 0; d < dims; ++d) {
+    std::map<std::vector<double>, std::vector<std::size_t>> groups;  // the row without column d
+    for (std::size_t i = 0; i < n; ++i) {
+      auto key = raw[i];
+      key.erase(key.begin() + static_cast<std::ptrdiff_t>(d));
+      groups[key].push_back(i);
+    }
+    for (const auto& [key, members] : groups) {
+      for (std::size_t a : members) {
+        for (std::size_t b : members) {
+          if (a != b) neighbors[a].push_back(b);
+        }
+      }
+    }
+  }
+  for (auto& list : neighbors) std::sort(list.begin(), list.end());
+  return neighbors;
+}
+
+}  // namespace kforge

@@ -1,0 +1,34 @@
+// What the model-based strategy sees of a space besides outcomes: features
+// derived from the raw parameter columns, a space-filling initial design and
+// one-parameter neighborhoods. Generic over any template's space: nothing
+// here knows a parameter's name or meaning, only its values.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "strategy.hpp"
+
+namespace kforge {
+
+/// Features derived from raw parameter columns, each scaled to [0, 1] over
+/// the space: per non-constant column its log2 (log2(1 + v - min) when the
+/// column has values <= 0), then for every pair of those columns the sum
+/// and the difference of the logs (log of the product and of the ratio:
+/// a tile's area, the work per thread). Constant columns are dropped; a
+/// space whose columns are all constant gets one column of zeros. Every row
+/// has the same width.
+SpaceFeatures derived_features(const SpaceFeatures& raw);
+
+/// A space-filling design of `count` configurations that starts with
+/// `first` (when inside the space) and greedily adds the configuration
+/// farthest (Euclidean, over `features`) from the ones chosen so far; ties
+/// go to the one `rng` picks. Returns fewer when the space is smaller.
+std::vector<std::size_t> maximin_design(const SpaceFeatures& features, std::size_t first, std::size_t count,
+                                        SplitMix64& rng);
+
+/// For every configuration, the configurations that differ from it in
+/// exactly one raw column.
+std::vector<std::vector<std::size_t>> one_parameter_neighbors(const SpaceFeatures& raw);
+
+}  // namespace kforge
