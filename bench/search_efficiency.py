@@ -6,12 +6,15 @@
    user-template copy: bench/restricted_template.py) on one device, then
    `kforge show --results --json` for every configuration's median. On a
    shared CPU device other processes' load changes a configuration's median
-   by far more than the 5% the benchmark resolves, so the space is recorded
-   `--passes` times (each into a fresh database) and every configuration
-   keeps its fastest ok median (load only slows a kernel down): the pass's
-   stored result replaces the first pass's in the landscape database, so
-   the strategies see the same medians the score uses. The receipt keeps
-   every pass and how far the passes agree. `--landscape-db PATH` saves the
+   by far more than the 5% the benchmark resolves (passes differ by a
+   median 15-25%), so the space is recorded `--passes` times (each into a
+   fresh database) and every configuration keeps the result of its median
+   pass: that pass's stored result replaces the first pass's in the
+   landscape database, so the strategies see the same medians the score
+   uses. (The median over passes reproduces between halves of the passes
+   far better than the fastest pass does: the fastest is often one pass
+   that ran while the machine was quieter.) The receipt keeps every pass
+   and how far the passes agree. `--landscape-db PATH` saves the
    landscape database (and PATH.json: how it was recorded) or, when PATH
    exists, replays over it instead of recording again.
 2. Replays each strategy (exhaustive, random, annealing, model) with seeds
@@ -85,27 +88,39 @@ def read_landscape(kforge, db):
             for r in shown["results"] if r["template"] == NAME}
 
 
-def keep_faster(landscape_db, pass_db):
-    """Replaces each ok result of `landscape_db` by `pass_db`'s when that one is ok and faster.
-    Both hold one template, problem and device, so a configuration names one row."""
+def keep_median(landscape_db, pass_dbs):
+    """Gives each configuration ok in every pass the result of the pass whose median is the
+    median over passes (the lower middle one for an even count); the landscape database is the
+    first pass's. All hold one template, problem and device, so a configuration names one row.
+    Returns how many rows came from a later pass."""
     cols = "status, reason, median_ms, p20_ms, p80_ms, min_ms, max_ms, count, samples_json"
     con = sqlite3.connect(landscape_db)
-    con.execute("ATTACH DATABASE ? AS pass", (pass_db,))
-    replaced = con.execute(
-        f"UPDATE results SET ({cols}) = (SELECT {cols} FROM pass.results p WHERE p.config = results.config) "
-        "WHERE status = 'ok' AND EXISTS (SELECT 1 FROM pass.results p WHERE p.config = results.config "
-        "AND p.status = 'ok' AND p.median_ms < results.median_ms)").rowcount
+    medians = {}
+    for k, db in enumerate(pass_dbs):
+        con.execute(f"ATTACH DATABASE ? AS pass{k}", (db,))
+        for config, status, median in con.execute(f"SELECT config, status, median_ms FROM pass{k}.results"):
+            medians.setdefault(config, []).append((median, k) if status == "ok" and median else None)
+    replaced = 0
+    for config, per_pass in medians.items():
+        if len(per_pass) != len(pass_dbs) or None in per_pass:
+            continue
+        _, k = sorted(per_pass)[(len(per_pass) - 1) // 2]
+        if k > 0:
+            con.execute(f"UPDATE results SET ({cols}) = (SELECT {cols} FROM pass{k}.results p "
+                        "WHERE p.config = results.config) WHERE config = ?", (config,))
+            replaced += 1
     con.commit()
     con.close()
     return replaced
 
 
 def record_landscape(kforge, base, tmp, landscape_db, passes):
-    """Records the space `passes` times; landscape_db ends with each configuration's fastest ok median."""
+    """Records the space `passes` times; landscape_db ends with each configuration's median pass."""
     t0 = time.perf_counter()
     cmd = [kforge, "tune", *base, "--strategy", "exhaustive", "--db", landscape_db, "--json"]
     record = {"command": " ".join(cmd), "passes": passes, "recorded_at": utc_now().isoformat(),
-              "pass_landscapes": [], "replaced_by_later_passes": []}
+              "pass_landscapes": []}
+    dbs = []
     for k in range(passes):
         db = landscape_db if k == 0 else os.path.join(tmp, f"pass{k + 1}.db")
         p0 = time.perf_counter()
@@ -113,8 +128,8 @@ def record_landscape(kforge, base, tmp, landscape_db, passes):
         print(f"landscape pass {k + 1}/{passes}: {recorded['evaluated_now']} candidates in "
               f"{time.perf_counter() - p0:.0f} s, load average {os.getloadavg()[0]:.1f}", file=sys.stderr)
         record["pass_landscapes"].append(read_landscape(kforge, db))
-        if k > 0:
-            record["replaced_by_later_passes"].append(keep_faster(landscape_db, db))
+        dbs.append(db)
+    record["rows_from_later_passes"] = keep_median(landscape_db, dbs)
     record["record_s"] = time.perf_counter() - t0
     record["pass_agreement"] = pass_agreement(record["pass_landscapes"])
     return record
@@ -140,8 +155,8 @@ def main():
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--space", type=json.loads, default=SPACE,
                     help="parameter values as JSON, e.g. '{\"BM\": [32, 64], ...}' (default: the 69-configuration space)")
-    ap.add_argument("--passes", type=int, default=3,
-                    help="exhaustive recordings of the space; each configuration keeps its fastest ok median")
+    ap.add_argument("--passes", type=int, default=5,
+                    help="exhaustive recordings of the space; each configuration keeps its median pass's result")
     ap.add_argument("--landscape-db", default="",
                     help="save the landscape database here, or replay over it when it exists")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "receipts"))
@@ -231,7 +246,7 @@ def landscape_note(r):
     agree = ", ".join(f"{a['passes'][0]}-{a['passes'][1]} {a['median_abs_log_ratio']:.2f}"
                       for a in rec.get("pass_agreement", []))
     note = (f"Landscape recorded {rec.get('recorded_at', '')} in {passes} exhaustive pass(es) "
-            f"({r['landscape_record_s']:.0f} s), each configuration keeping its fastest ok median")
+            f"({r['landscape_record_s']:.0f} s), each configuration keeping its median pass's result")
     if agree:
         note += f" (passes differ by a median |log ratio| of {agree})"
     if "reused_from" in rec:
