@@ -6,11 +6,12 @@
 // 25% of the space, like bench/search_efficiency.py, in milliseconds of CPU
 // instead of minutes of PoCL: a tool to iterate on a strategy, not a receipt.
 //
-//   kforge_bench_strategy_replay RECEIPT.json [--seeds N] [--noise SIGMA]
+//   kforge_bench_strategy_replay RECEIPT.json [--seeds N] [--noise SIGMA] [--strategy NAME] [--trace K]
 //
 // --noise SIGMA multiplies every median by exp(SIGMA * z), z standard normal
 // drawn per configuration and seed, to see how a strategy fares when the
 // landscape is measured again (the default 0 replays it as recorded).
+// --trace K prints the first 10% of the picks of seeds 1..K.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -39,17 +40,20 @@ double median(std::vector<double> v) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::cerr << "usage: kforge_bench_strategy_replay RECEIPT.json [--seeds N] [--noise SIGMA]\n";
+    std::cerr << "usage: kforge_bench_strategy_replay RECEIPT.json [--seeds N] [--noise SIGMA] [--strategy NAME] "
+                 "[--trace K]\n";
     return 2;
   }
   int seeds = 10;
   double noise = 0.0;
+  int trace_seeds = 0;
   std::vector<std::string> strategies = {"random", "annealing", "model"};
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--seeds") seeds = std::stoi(argv[i + 1]);
     else if (flag == "--noise") noise = std::stod(argv[i + 1]);
     else if (flag == "--strategy") strategies = {argv[i + 1]};
+    else if (flag == "--trace") trace_seeds = std::stoi(argv[i + 1]);
     else {
       std::cerr << "kforge_bench_strategy_replay: unknown flag " << flag << "\n";
       return 2;
@@ -119,6 +123,9 @@ int main(int argc, char** argv) {
         history.push_back({*i, t > 0, t > 0 ? t : 0.0});
         if (t > 0) best = std::min(best, t);
         trace.push_back(best);
+        if (seed <= trace_seeds && history.size() <= static_cast<std::size_t>(std::ceil(0.1 * static_cast<double>(n)))) {
+          std::printf("  seed %d #%zu %s %.3f\n", seed, history.size(), names[*i].c_str(), t > 0 ? optimum / t : 0.0);
+        }
       }
       for (std::size_t f = 0; f < fractions.size(); ++f) {
         const auto k = static_cast<std::size_t>(std::ceil(fractions[f] * static_cast<double>(n)));
