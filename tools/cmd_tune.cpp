@@ -117,6 +117,9 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
                           {"skipped_templates", skipped_json(s)},
                           {"worker_restarts", s.worker_restarts},
                           {"compile_overlap", s.compile_overlap},
+                          {"code_generators", s.code_generators},
+                          {"generators_lost", s.generators_lost},
+                          {"generated_ahead", s.generated_ahead},
                           {"stop_reason", s.stop_reason},
                           {"winner", nullptr},
                           {"default", nullptr}};

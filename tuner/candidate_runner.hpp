@@ -52,6 +52,12 @@ struct RunnerSetup {
   /// compiler has the host's cores to itself); false: each batch is compiled
   /// before the next timed run (a CPU device shares its cores with the compiler).
   bool compile_overlap = false;
+  /// Processes that compile each batch ahead and launch one work-group of
+  /// every candidate, so that a compiler which generates machine code at
+  /// the first launch and caches it across processes (PoCL) does that work
+  /// on all cores, between timed runs (WorkerRunner only; 0: none).
+  int code_generators = 0;
+  bool code_generator = false;  ///< this process is one of those
 };
 
 /// A candidate by name: template and canonical configuration.
@@ -67,6 +73,7 @@ struct PrecompileReport {
   int compiled = 0;    ///< binaries ready (compiled now or taken from the cache)
   int failed = 0;      ///< instantiation or compile failed; evaluate() reports why
   int cache_hits = 0;
+  int generated = 0;   ///< launched once ahead to generate device code (code generators)
   double wall_s = 0;   ///< time precompile() took: the whole batch, or only queuing it with overlap
   bool overlapped = false;  ///< queued, compiling while candidates are measured
 };
@@ -88,7 +95,8 @@ class CandidateRunner {
   /// evaluate() to use. Without compile overlap it returns once the batch
   /// is compiled, so compiles never overlap a timed launch; with it, it
   /// returns at once and evaluate() waits only for a binary not yet ready.
-  virtual Result<PrecompileReport> precompile(const std::vector<CandidateRef>& batch) = 0;
+  virtual Result<PrecompileReport> precompile(const std::vector<CandidateRef>& batch,
+                                              const std::function<void(std::string_view)>& on_phase = {}) = 0;
 };
 
 }  // namespace kforge

@@ -39,9 +39,9 @@ struct DeviceWorkload {
 };
 
 Result<DeviceWorkload> upload_workload(Device& device, const Operator& op, const Problem& p,
-                                       std::uint64_t seed, WorkloadKind kind) {
+                                       std::uint64_t seed, WorkloadKind kind, bool reference) {
   DeviceWorkload w{kind, op.make_workload(p, seed, kind), {}, {}, {}};
-  w.reference = op.reference(p, w.host);
+  if (reference) w.reference = op.reference(p, w.host);
   for (const auto& t : w.host.tensors) {
     KF_TRY_ASSIGN(buf, device.allocate(std::max<std::size_t>(t.bytes.size(), 4)));
     KF_TRY(device.write(*buf, t.bytes.data(), t.bytes.size()));
@@ -87,16 +87,20 @@ InProcessRunner::~InProcessRunner() = default;
 Result<std::unique_ptr<InProcessRunner>> InProcessRunner::create(
     Device& device, const Operator& op, const Problem& problem, std::vector<const TemplateSource*> templates,
     std::uint64_t workload_seed, const MeasurementProtocol& protocol, std::optional<BinaryCache> cache,
-    int compile_threads, bool compile_overlap) {
+    int compile_threads, bool compile_overlap, bool code_generator) {
   std::unique_ptr<InProcessRunner> r(
       new InProcessRunner(device, op, problem, std::move(templates), protocol, std::move(cache)));
   r->compile_overlap_ = compile_overlap;
+  r->code_generator_ = code_generator;
   r->ahead_ = std::make_unique<CompileQueue<std::pair<std::string, std::string>, Ready>>(
       InProcessRunner::compile_threads(compile_threads));
   // Fresh random inputs (never zeros), one set per validation kind; the
   // references are computed once and shared by every candidate.
   for (auto kind : {WorkloadKind::kPoisonedOutput, WorkloadKind::kAccumulate}) {
-    KF_TRY_ASSIGN(w, upload_workload(device, op, problem, workload_seed + static_cast<int>(kind), kind));
+    // A code generator launches candidates only to generate their device
+    // code: it needs the inputs, not the references.
+    KF_TRY_ASSIGN(w, upload_workload(device, op, problem, workload_seed + static_cast<int>(kind), kind,
+                                     !code_generator));
     r->workloads_->runs.push_back(std::move(w));
   }
   return r;
@@ -243,7 +247,8 @@ int InProcessRunner::compile_threads(int requested) {
   return static_cast<int>(std::max(1L, std::min(cores, by_memory)));
 }
 
-Result<PrecompileReport> InProcessRunner::precompile(const std::vector<CandidateRef>& batch) {
+Result<PrecompileReport> InProcessRunner::precompile(const std::vector<CandidateRef>& batch,
+                                                     const std::function<void(std::string_view)>& on_phase) {
   const auto t0 = Clock::now();
   const DeviceInfo& info = device_.info();
   // Outcomes of this batch, counted by the compile threads.
@@ -252,6 +257,7 @@ Result<PrecompileReport> InProcessRunner::precompile(const std::vector<Candidate
   };
   auto counts = std::make_shared<Counts>();
   PrecompileReport report;
+  std::vector<std::pair<std::pair<std::string, std::string>, LaunchGeometry>> submitted;
   for (const CandidateRef& c : batch) {
     std::pair<std::string, std::string> key{c.template_name, c.config};
     if (ahead_->contains(key)) continue;
@@ -270,6 +276,7 @@ Result<PrecompileReport> InProcessRunner::precompile(const std::vector<Candidate
       return r;
     });
     report.queued += queued;
+    if (queued) submitted.push_back({key, shared->geometry});
   }
   if (compile_overlap_) {
     report.overlapped = true;
@@ -279,6 +286,25 @@ Result<PrecompileReport> InProcessRunner::precompile(const std::vector<Candidate
     report.compiled = counts->compiled;
     report.failed = counts->failed;
     report.cache_hits = counts->cache_hits;
+  }
+  if (code_generator_) {
+    // One work-group of each launched once: an OpenCL CPU compiler (PoCL)
+    // generates a kernel's machine code for its work-group size at the first
+    // launch and keeps it in its kernel cache, so the measuring process finds
+    // it there. Launched one at a time; a candidate that crashes or hangs
+    // here costs this process only.
+    for (auto& [key, geometry] : submitted) {
+      auto ready = ahead_->take(key);
+      if (!ready || !ready->compiled.ok()) continue;
+      auto kernel = device_.load(*ready->compiled);
+      if (!kernel.ok()) continue;
+      LaunchGeometry one = geometry;
+      one.grid = {1, 1, 1};
+      if (on_phase) on_phase("generating");
+      auto launched = device_.launch(**kernel, workloads_->runs[0].args, one);
+      if (on_phase) on_phase("generated");
+      report.generated += launched.ok();
+    }
   }
   report.wall_s = seconds_since(t0);
   return report;

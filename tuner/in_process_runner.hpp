@@ -21,20 +21,28 @@ class InProcessRunner final : public CandidateRunner {
  public:
   /// Uploads the workloads for `problem` (normalized) seeded by
   /// `workload_seed`. `templates` must outlive the runner; `cache`, when
-  /// set, serves and stores compiled binaries.
+  /// set, serves and stores compiled binaries. A `code_generator` only
+  /// compiles ahead and launches one work-group of each candidate for
+  /// another process to measure (RunnerSetup::code_generators): it computes
+  /// no references and is never asked to evaluate.
   static Result<std::unique_ptr<InProcessRunner>> create(Device& device, const Operator& op,
                                                          const Problem& problem,
                                                          std::vector<const TemplateSource*> templates,
                                                          std::uint64_t workload_seed,
                                                          const MeasurementProtocol& protocol,
                                                          std::optional<BinaryCache> cache,
-                                                         int compile_threads = 0, bool compile_overlap = false);
+                                                         int compile_threads = 0, bool compile_overlap = false,
+                                                         bool code_generator = false);
   ~InProcessRunner() override;
 
   Result<Evaluation> evaluate(const std::string& template_name, const Config& config, double best_ms,
                               const std::function<void(std::string_view)>& on_phase = {}) override;
   Result<std::vector<TimingStats>> retime(const std::vector<CandidateRef>& finalists) override;
-  Result<PrecompileReport> precompile(const std::vector<CandidateRef>& batch) override;
+  /// A code generator (create's `code_generator`) also launches one
+  /// work-group of each compiled candidate, telling `on_phase` "generating"
+  /// before and "generated" after each launch, and keeps no binaries.
+  Result<PrecompileReport> precompile(const std::vector<CandidateRef>& batch,
+                                      const std::function<void(std::string_view)>& on_phase = {}) override;
 
   /// Threads for precompile: `requested` if > 0, else the core count capped
   /// so that each compile has about 1 GiB of available memory; at least 1.
@@ -61,6 +69,7 @@ class InProcessRunner final : public CandidateRunner {
   std::optional<BinaryCache> cache_;
   std::unique_ptr<Workloads> workloads_;
   bool compile_overlap_ = false;
+  bool code_generator_ = false;  ///< compiles and launches ahead only; no references, never evaluates
   struct Ready {
     Result<CompiledKernel> compiled = Error::internal("not compiled");
     bool cache_hit = false;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
 #include <memory>
 #include <set>
@@ -150,6 +151,16 @@ Status Tuner::retime_finalists(CandidateRunner& runner, const MeasurementProtoco
   return ok_status();
 }
 
+int code_generators(const TuneRequest& request, const DeviceInfo& info, bool batches) {
+  // PoCL builds one program at a time per process and generates a kernel's
+  // machine code at its first launch, caching it on disk for every process
+  // (unless POCL_KERNEL_CACHE=0); other compilers gain nothing from it.
+  const char* cache = std::getenv("POCL_KERNEL_CACHE");
+  if (!batches || info.compiler != "pocl" || (cache && std::string(cache) == "0")) return 0;
+  const int threads = InProcessRunner::compile_threads(request.compile_threads);
+  return threads > 1 ? threads : 0;
+}
+
 bool compile_overlaps(const TuneRequest& request, const std::string& device_type) {
   switch (request.compile_overlap) {
     case TuneRequest::CompileOverlap::kOn: return true;
@@ -263,6 +274,7 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
     RunnerSetup setup{info.selector,    problem,           {}, workload_seed, request.protocol,
                       request.cache_dir, std::max(0, request.compile_threads), overlap};
     for (const auto& st : states) setup.template_origins.push_back(st.tpl->origin);
+    setup.code_generators = code_generators(request, info, compile_ahead > 0 && !overlap);
     auto w = std::make_unique<WorkerRunner>(std::move(setup), request.worker_command, request.timeouts);
     worker = w.get();
     runner = std::move(w);
@@ -284,6 +296,7 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
   summary.sweep_id = sweep_id;
   summary.skipped_templates = skipped;
   summary.compile_overlap = overlap;
+  summary.code_generators = worker ? code_generators(request, info, compile_ahead > 0 && !overlap) : 0;
   std::map<std::string, int> failures;
   std::optional<CandidateOutcome> best;
   auto emit = [&](TuneEvent::Kind kind, const CandidateOutcome* o) {
@@ -343,6 +356,7 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
       auto pre = batch.empty() ? Result<PrecompileReport>(PrecompileReport{}) : runner->precompile(batch);
       if (pre.ok()) {
         summary.compile_s += pre->wall_s;
+        summary.generated_ahead += pre->generated;
       } else {
         compile_ahead = 0;  // compile each candidate on its own from here on
       }
@@ -434,7 +448,10 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
     };
     KF_TRY(retime_finalists(*runner, request.protocol, summary, store));
   }
-  if (worker) summary.worker_restarts = worker->restarts();
+  if (worker) {
+    summary.worker_restarts = worker->restarts();
+    summary.generators_lost = worker->generators_lost();
+  }
   KF_TRY(db_.finish_sweep(sweep_id, utc_now()));
   summary.total_s = seconds_since(t0);
   emit(TuneEvent::Kind::kDone, nullptr);

@@ -55,6 +55,12 @@ struct TuneRequest {
 /// ("gpu", "cpu", "accelerator").
 bool compile_overlaps(const TuneRequest& request, const std::string& device_type);
 
+/// How many code-generator processes (RunnerSetup::code_generators) compile
+/// `request`'s batches between timed runs on a device described by `info`:
+/// one per compile thread on PoCL with its kernel cache on, when batches are
+/// compiled between timed runs (`batches`) and there is more than one thread.
+int code_generators(const TuneRequest& request, const DeviceInfo& info, bool batches);
+
 struct CandidateOutcome {
   std::string template_name;
   std::string config;
@@ -96,6 +102,9 @@ struct TuneSummary {
   /// the runtime see it) is decided by the re-timing.
   std::vector<FinalistTiming> finalists;
   bool compile_overlap = false;  ///< compiling ahead went on while candidates were measured
+  int code_generators = 0;       ///< processes that compiled batches and generated device code ahead
+  int generators_lost = 0;       ///< of those, lost to a crashing or hanging candidate
+  int generated_ahead = 0;       ///< candidates whose device code they generated
   /// Wall time split, seconds, of this run's evaluations.
   double compile_s = 0, validate_s = 0, measure_s = 0, total_s = 0;
   /// Templates left out because their architecture guard fails on this

@@ -46,7 +46,7 @@ Result<std::unique_ptr<WorkerContext>> make_context(const RunnerSetup& s) {
   }
   KF_TRY_ASSIGN(runner, InProcessRunner::create(*ctx->device, *op, s.problem, std::move(templates),
                                                 s.workload_seed, s.protocol, std::move(cache), s.compile_threads,
-                                                s.compile_overlap));
+                                                s.compile_overlap, s.code_generator));
   ctx->runner = std::move(runner);
   return ctx;
 }
@@ -104,7 +104,9 @@ int run_tuner_worker(int fd) {
       for (const auto& c : m.value("batch", nlohmann::json::array())) {
         refs.push_back({c.value("template", ""), c.value("config", "")});
       }
-      auto report = runner.precompile(refs);
+      auto report = runner.precompile(refs, [&](std::string_view phase) {
+        (void)channel.send({{"type", "phase"}, {"phase", phase}});
+      });
       if (!report.ok()) {
         (void)channel.send(error_message(report.error()));
         continue;
@@ -115,6 +117,7 @@ int run_tuner_worker(int fd) {
                           {"compiled", report->compiled},
                           {"failed", report->failed},
                           {"cache_hits", report->cache_hits},
+                          {"generated", report->generated},
                           {"wall_s", report->wall_s}});
       continue;
     }

@@ -113,7 +113,8 @@ nlohmann::json to_json(const RunnerSetup& s) {
           {"protocol", protocol_to_json(s.protocol)},
           {"cache_dir", s.cache_dir},
           {"compile_threads", s.compile_threads},
-          {"compile_overlap", s.compile_overlap}};
+          {"compile_overlap", s.compile_overlap},
+          {"code_generator", s.code_generator}};
 }
 
 Result<RunnerSetup> setup_from_json(const nlohmann::json& j) {
@@ -138,6 +139,7 @@ Result<RunnerSetup> setup_from_json(const nlohmann::json& j) {
     s.cache_dir = j.value("cache_dir", std::string());
     s.compile_threads = j.value("compile_threads", 0);
     s.compile_overlap = j.value("compile_overlap", false);
+    s.code_generator = j.value("code_generator", false);
     return s;
   } catch (const nlohmann::json::exception& e) {
     return Error::bad_input(std::string("worker setup: ") + e.what());

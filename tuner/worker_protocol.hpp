@@ -9,7 +9,9 @@
 //                     {"type":"phase","phase":"compiled"}   (then launches begin)
 //                     {"type":"evaluation", ...Evaluation, "restart":bool}
 //                     {"type":"retimed","timings":[...]}
-//                     {"type":"precompiled","compiled":N,"failed":N,"cache_hits":N,"wall_s":S}
+//                     {"type":"phase","phase":"generating"|"generated"}   (code generators, per launch)
+//                     {"type":"precompiled","queued":N,"overlapped":B,"compiled":N,"failed":N,
+//                      "cache_hits":N,"generated":N,"wall_s":S}
 #pragma once
 
 #include <chrono>

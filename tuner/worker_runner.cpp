@@ -49,34 +49,41 @@ struct WorkerRunner::Worker {
 };
 
 WorkerRunner::WorkerRunner(RunnerSetup setup, std::vector<std::string> command, WorkerTimeouts timeouts)
-    : setup_(std::move(setup)), command_(std::move(command)), timeouts_(timeouts) {}
+    : setup_(std::move(setup)), command_(std::move(command)), timeouts_(timeouts) {
+  generators_.resize(static_cast<std::size_t>(std::max(0, setup_.code_generators)));
+}
 
 WorkerRunner::~WorkerRunner() {
-  if (worker_) {
-    (void)worker_->channel->send({{"type", "quit"}});
-    // A worker that does not leave promptly is killed, never waited on.
-    const auto deadline = after(2.0);
+  std::vector<std::unique_ptr<Worker>*> all{&worker_};
+  for (auto& g : generators_) all.push_back(&g);
+  for (auto* w : all) {
+    if (*w) (void)(*w)->channel->send({{"type", "quit"}});
+  }
+  // A process that does not leave promptly is killed, never waited on.
+  const auto deadline = after(2.0);
+  for (auto* w : all) {
+    if (!*w) continue;
     int status = 0;
-    while (waitpid(worker_->pid, &status, WNOHANG) == 0) {
-      if (Clock::now() > deadline) {
-        stop_worker(true);
-        return;
-      }
-      usleep(10000);
+    pid_t r;
+    while ((r = waitpid((*w)->pid, &status, WNOHANG)) == 0 && Clock::now() <= deadline) usleep(10000);
+    if (r == 0) {
+      stop(*w, true);
+    } else {
+      w->reset();
     }
   }
 }
 
-std::string WorkerRunner::stop_worker(bool kill_first) {
-  if (!worker_) return "";
-  if (kill_first) kill(worker_->pid, SIGKILL);
-  worker_->channel.reset();  // closing our end makes a live worker's next read fail
+std::string WorkerRunner::stop(std::unique_ptr<Worker>& w, bool kill_first) {
+  if (!w) return "";
+  if (kill_first) kill(w->pid, SIGKILL);
+  w->channel.reset();  // closing our end makes a live worker's next read fail
   int status = 0;
   pid_t r;
   do {
-    r = waitpid(worker_->pid, &status, 0);
+    r = waitpid(w->pid, &status, 0);
   } while (r < 0 && errno == EINTR);
-  worker_.reset();
+  w.reset();
   if (r < 0) return "";
   if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
@@ -88,6 +95,12 @@ std::string WorkerRunner::stop_worker(bool kill_first) {
 
 Status WorkerRunner::ensure_worker() {
   if (worker_) return ok_status();
+  if (started_++ > 0) ++restarts_;
+  return start(worker_, setup_);
+}
+
+Status WorkerRunner::start(std::unique_ptr<Worker>& w, const RunnerSetup& setup_to_send) {
+  if (w) return ok_status();
   if (command_.empty()) return Error::internal("worker runner: no worker command");
   int fds[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
@@ -116,16 +129,15 @@ Status WorkerRunner::ensure_worker() {
     _exit(127);
   }
   close(fds[1]);
-  worker_ = std::make_unique<Worker>();
-  worker_->pid = pid;
-  worker_->channel = std::make_unique<MessageChannel>(fds[0]);
-  if (started_++ > 0) ++restarts_;
+  w = std::make_unique<Worker>();
+  w->pid = pid;
+  w->channel = std::make_unique<MessageChannel>(fds[0]);
 
-  nlohmann::json setup = to_json(setup_);
+  nlohmann::json setup = to_json(setup_to_send);
   setup["type"] = "setup";
-  Status sent = worker_->channel->send(setup);
+  Status sent = w->channel->send(setup);
   nlohmann::json reply;
-  auto wait = sent.ok() ? worker_->channel->receive(after(timeouts_.setup_s), reply) : MessageChannel::Wait::kClosed;
+  auto wait = sent.ok() ? w->channel->receive(after(timeouts_.setup_s), reply) : MessageChannel::Wait::kClosed;
   if (wait == MessageChannel::Wait::kMessage && reply.value("type", "") == "ready") return ok_status();
   std::string why;
   if (wait == MessageChannel::Wait::kMessage) {
@@ -133,7 +145,7 @@ Status WorkerRunner::ensure_worker() {
   } else if (wait == MessageChannel::Wait::kTimedOut) {
     why = "no answer within " + seconds_text(timeouts_.setup_s);
   }
-  const std::string ended = stop_worker(wait != MessageChannel::Wait::kClosed);
+  const std::string ended = stop(w, wait != MessageChannel::Wait::kClosed);
   return Error{ErrorCode::kInternal,
                "tuner worker (" + command_.front() + ") failed to start: " + (why.empty() ? ended : why), ended};
 }
@@ -203,7 +215,10 @@ Result<std::vector<TimingStats>> WorkerRunner::retime(const std::vector<Candidat
   return out;
 }
 
-Result<PrecompileReport> WorkerRunner::precompile(const std::vector<CandidateRef>& batch) {
+Result<PrecompileReport> WorkerRunner::precompile(const std::vector<CandidateRef>& batch,
+                                                  const std::function<void(std::string_view)>& on_phase) {
+  (void)on_phase;
+  if (!generators_.empty()) return precompile_in_generators(batch);
   KF_TRY(ensure_worker());
   nlohmann::json list = nlohmann::json::array();
   for (const auto& c : batch) list.push_back({{"template", c.template_name}, {"config", c.config}});
@@ -223,6 +238,65 @@ Result<PrecompileReport> WorkerRunner::precompile(const std::vector<CandidateRef
   r.failed = m.value("failed", 0);
   r.cache_hits = m.value("cache_hits", 0);
   r.wall_s = m.value("wall_s", 0.0);
+  return r;
+}
+
+Result<PrecompileReport> WorkerRunner::precompile_in_generators(const std::vector<CandidateRef>& batch) {
+  const auto t0 = Clock::now();
+  RunnerSetup gen = setup_;
+  gen.code_generator = true;
+  gen.code_generators = 0;
+  gen.compile_overlap = false;
+  gen.compile_threads = 1;  // one compile at a time per process; the processes share the cores
+  const std::size_t n = generators_.size();
+  std::vector<std::vector<CandidateRef>> parts(n);
+  for (std::size_t i = 0; i < batch.size(); ++i) parts[i % n].push_back(batch[i]);
+  // All generators work at once; each is then waited for in turn.
+  std::vector<bool> working(n, false);
+  for (std::size_t k = 0; k < n; ++k) {
+    if (parts[k].empty()) continue;
+    if (!start(generators_[k], gen).ok()) {
+      ++generators_lost_;
+      continue;
+    }
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& c : parts[k]) list.push_back({{"template", c.template_name}, {"config", c.config}});
+    working[k] = generators_[k]->channel->send({{"type", "precompile"}, {"batch", list}}).ok();
+  }
+  PrecompileReport r;
+  for (std::size_t k = 0; k < n; ++k) {
+    if (!working[k]) continue;
+    // Compiles first (each within the compile timeout), then one launch per
+    // candidate, each within the launch floor: a candidate that hangs costs
+    // at most that, and only this generator.
+    double limit = static_cast<double>(parts[k].size()) * timeouts_.compile_s;
+    for (;;) {
+      nlohmann::json m;
+      const auto wait = generators_[k]->channel->receive(after(limit), m);
+      if (wait != MessageChannel::Wait::kMessage) {
+        stop(generators_[k], wait == MessageChannel::Wait::kTimedOut);
+        ++generators_lost_;
+        break;
+      }
+      const std::string type = m.value("type", "");
+      if (type == "phase") {
+        limit = m.value("phase", "") == "generating" ? timeouts_.launch_floor_s : timeouts_.compile_s;
+        continue;
+      }
+      if (type == "precompiled") {
+        r.queued += m.value("queued", 0);
+        r.compiled += m.value("compiled", 0);
+        r.failed += m.value("failed", 0);
+        r.cache_hits += m.value("cache_hits", 0);
+        r.generated += m.value("generated", 0);
+      } else {
+        stop(generators_[k], true);
+        ++generators_lost_;
+      }
+      break;
+    }
+  }
+  r.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
   return r;
 }
 

@@ -44,22 +44,32 @@ class WorkerRunner final : public CandidateRunner {
   /// A worker lost while compiling the batch (a compiler crash) is an error
   /// here; the tuner then compiles each candidate on its own, where a crash
   /// costs only that candidate.
-  Result<PrecompileReport> precompile(const std::vector<CandidateRef>& batch) override;
+  Result<PrecompileReport> precompile(const std::vector<CandidateRef>& batch,
+                                      const std::function<void(std::string_view)>& on_phase = {}) override;
 
   int restarts() const { return restarts_; }  ///< workers started after a crash or timeout
+  /// Code generators (RunnerSetup::code_generators) lost to a crash or a
+  /// timeout; their share of that batch is compiled by the worker instead.
+  int generators_lost() const { return generators_lost_; }
 
  private:
   struct Worker;
-  /// Starts a worker and sends it the setup, unless one is running.
+  /// Starts a process running `setup` in `w`, unless one is running there.
+  Status start(std::unique_ptr<Worker>& w, const RunnerSetup& setup);
+  /// Kills (SIGKILL) and reaps the process in `w`; "" or how it ended ("killed by SIGSEGV").
+  std::string stop(std::unique_ptr<Worker>& w, bool kill_first);
+  /// Starts the worker and sends it the setup, unless one is running.
   Status ensure_worker();
-  /// Kills (SIGKILL) and reaps the worker; "" or how it ended ("killed by SIGSEGV").
-  std::string stop_worker(bool kill_first);
+  std::string stop_worker(bool kill_first) { return stop(worker_, kill_first); }
+  /// precompile() shared out among the code generators.
+  Result<PrecompileReport> precompile_in_generators(const std::vector<CandidateRef>& batch);
 
   RunnerSetup setup_;
   std::vector<std::string> command_;
   WorkerTimeouts timeouts_;
   std::unique_ptr<Worker> worker_;
-  int started_ = 0, restarts_ = 0;
+  std::vector<std::unique_ptr<Worker>> generators_;
+  int started_ = 0, restarts_ = 0, generators_lost_ = 0;
 };
 
 }  // namespace kforge

@@ -2,6 +2,7 @@
 // candidate is stored with its status, a rerun reuses what is stored.
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -194,4 +195,24 @@ TEST_CASE("compiling ahead while measuring gives every candidate the outcome it 
   }
   CHECK(outcomes[TuneRequest::CompileOverlap::kOn] == outcomes[TuneRequest::CompileOverlap::kOff]);
   CHECK(outcomes[TuneRequest::CompileOverlap::kOn].count({"BX8_BY4_FLAW1", "wrong_result"}) == 1);
+}
+
+TEST_CASE("code generators: on PoCL with its kernel cache, one per compile thread, when batches compile between "
+          "timed runs", "[tuner]") {
+  DeviceInfo pocl;
+  pocl.compiler = "pocl";
+  DeviceInfo nvrtc;
+  nvrtc.compiler = "nvrtc";
+  TuneRequest req;
+  req.compile_threads = 2;
+  CHECK(code_generators(req, pocl, true) == 2);
+  CHECK(code_generators(req, pocl, false) == 0);  // overlapping, or no compiling ahead
+  CHECK(code_generators(req, nvrtc, true) == 0);  // compiles concurrently in threads already
+  req.compile_threads = 1;
+  CHECK(code_generators(req, pocl, true) == 0);
+  req.compile_threads = 3;
+  setenv("POCL_KERNEL_CACHE", "0", 1);
+  CHECK(code_generators(req, pocl, true) == 0);  // nothing would carry the generated code across
+  unsetenv("POCL_KERNEL_CACHE");
+  CHECK(code_generators(req, pocl, true) == 3);
 }
