@@ -2,10 +2,10 @@
 // (strategy_features.hpp: logs of the parameter values and their pairwise
 // sums and differences, i.e. products and ratios such as a tile's area or
 // the work per thread) and nothing else about it. It starts with a small
-// space-filling design (the default, then the configurations farthest from
-// what was chosen), then after every evaluation refits a tree ensemble on
-// log time and proposes the unevaluated configuration with the lowest lower
-// confidence bound (mean - kappa * spread across trees). Every third model
+// space-filling design (the default, then of a few random configurations
+// the one farthest from those chosen), then after every evaluation refits a
+// tree ensemble on log time and proposes the unevaluated configuration with
+// the lowest lower confidence bound (mean - kappa * spread across trees). Every third model
 // proposal is restricted to the incumbent's one-parameter neighbors, so the
 // search also refines the best configuration found so far. Failed
 // configurations count as slower than every ok one (history_scores).
@@ -28,15 +28,17 @@ class ModelStrategy final : public Strategy {
         seed_(seed),
         rng_(seed),
         seen_(raw.size(), false) {
-    // A small design (2% of the space, 3 to 10 configurations) leaves most of
-    // a small budget to the model. Distances are over the log columns only:
-    // the pairwise columns would count each parameter many times over.
+    // A small design (2% of the space, 4 to 10 configurations) leaves most of
+    // a small budget to the model. Best-candidate sampling spreads it out yet
+    // lets the seed matter, so a design that misses the good region does not
+    // doom every seed alike. Distances are over the log columns only: the
+    // pairwise columns would count each parameter many times over.
     const std::size_t n = raw.size();
-    const std::size_t design = std::clamp<std::size_t>((n + 49) / 50, 3, 10);
+    const std::size_t design = std::clamp<std::size_t>((n + 49) / 50, 4, 10);
     const std::size_t varying = log_columns(raw);
     SpaceFeatures logs = features_;
     for (auto& row : logs) row.resize(std::min(row.size(), std::max<std::size_t>(varying, 1)));
-    design_ = maximin_design(logs, first, design, rng_);
+    design_ = space_filling_design(logs, first, design, kDesignCandidates, rng_);
   }
 
   std::string_view name() const override { return "model"; }
@@ -89,8 +91,9 @@ class ModelStrategy final : public Strategy {
   }
 
  private:
-  static constexpr double kKappa = 0.5;           ///< spread weight of the lower confidence bound
-  static constexpr std::size_t kLocalEvery = 3;   ///< every k-th model proposal is a neighbor of the best
+  static constexpr double kKappa = 0.75;               ///< spread weight of the lower confidence bound
+  static constexpr std::size_t kLocalEvery = 3;        ///< every k-th model proposal is a neighbor of the best
+  static constexpr std::size_t kDesignCandidates = 5;  ///< random draws per design point
 
   /// Raw columns that vary: derived_features puts their logs first.
   static std::size_t log_columns(const SpaceFeatures& raw) {

@@ -50,7 +50,8 @@ class Strategy {
 ///   random      a seeded permutation
 ///   annealing   simulated annealing over configurations that differ in one
 ///               parameter, on log time; restarts from the best when stuck
-///   model       a small space-filling design (maximin over the log values),
+///   model       a small space-filling design (best-candidate sampling over
+///               the log values),
 ///               then a tree-ensemble surrogate (extremely randomized trees on
 ///               log time over derived features: logs of the values and their
 ///               pairwise sums and differences) picks the lowest lower

@@ -1,4 +1,4 @@
-// Derived features, maximin design and one-parameter neighborhoods for the
+// Derived features, space-filling design and one-parameter neighborhoods for the
 // model-based strategy.
 #include "strategy_features.hpp"
 
@@ -49,8 +49,8 @@ SpaceFeatures derived_features(const SpaceFeatures& raw) {
   return out;
 }
 
-std::vector<std::size_t> maximin_design(const SpaceFeatures& features, std::size_t first, std::size_t count,
-                                        SplitMix64& rng) {
+std::vector<std::size_t> space_filling_design(const SpaceFeatures& features, std::size_t first, std::size_t count,
+                                              std::size_t candidates, SplitMix64& rng) {
   const std::size_t n = features.size();
   std::vector<std::size_t> design;
   if (n == 0 || count == 0) return design;
@@ -68,18 +68,24 @@ std::vector<std::size_t> maximin_design(const SpaceFeatures& features, std::size
   };
   add(first < n ? first : static_cast<std::size_t>(rng.below(n)));
   while (design.size() < std::min(count, n)) {
-    double far = -1;
+    if (std::none_of(nearest.begin(), nearest.end(), [](double d) { return d > 0; })) break;
+    double far = 0;
     std::vector<std::size_t> ties;
-    for (std::size_t j = 0; j < n; ++j) {
-      if (nearest[j] <= 0) continue;  // chosen, or equal in every feature to a chosen one
+    auto weigh = [&](std::size_t j) {
+      if (nearest[j] <= 0) return;  // chosen, or equal in every feature to a chosen one
       if (nearest[j] > far * (1 + 1e-9)) {
         far = nearest[j];
         ties = {j};
       } else if (nearest[j] >= far * (1 - 1e-9)) {
         ties.push_back(j);
       }
+    };
+    if (candidates == 0) {
+      for (std::size_t j = 0; j < n; ++j) weigh(j);
+    } else {
+      for (std::size_t c = 0; c < candidates; ++c) weigh(static_cast<std::size_t>(rng.below(n)));
     }
-    if (ties.empty()) break;
+    if (ties.empty()) continue;  // every draw hit the design; draw again
     add(ties[rng.below(ties.size())]);
   }
   return design;

@@ -21,11 +21,14 @@ namespace kforge {
 SpaceFeatures derived_features(const SpaceFeatures& raw);
 
 /// A space-filling design of `count` configurations that starts with
-/// `first` (when inside the space) and greedily adds the configuration
-/// farthest (Euclidean, over `features`) from the ones chosen so far; ties
-/// go to the one `rng` picks. Returns fewer when the space is smaller.
-std::vector<std::size_t> maximin_design(const SpaceFeatures& features, std::size_t first, std::size_t count,
-                                        SplitMix64& rng);
+/// `first` (when inside the space; else one `rng` picks) and adds one
+/// configuration at a time: of `candidates` drawn at random (best-candidate
+/// sampling), the one farthest (Euclidean, over `features`) from the design
+/// so far; `candidates` = 0 weighs every configuration (greedy maximin, ties
+/// broken by `rng`). Configurations equal in every feature to a chosen one
+/// are never added, so it may return fewer than `count`.
+std::vector<std::size_t> space_filling_design(const SpaceFeatures& features, std::size_t first, std::size_t count,
+                                              std::size_t candidates, SplitMix64& rng);
 
 /// For every configuration, the configurations that differ from it in
 /// exactly one raw column.
