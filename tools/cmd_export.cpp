@@ -83,7 +83,10 @@ void configure_export(CLI::App* cmd, CommonOptions& o, bool dump) {
   cmd->add_option("--layout", s->layout, "Only this layout (NN, NT, TN, TT)");
   cmd->add_option("--problem", s->problem, "Only this problem key");
   add_template_flag(*cmd, o);
-  cmd->callback([&o, s, dump, winners_only] {
+  // The callback owns every flag's storage: CLI11 writes through the
+  // references it was given when it parses, after this function returned.
+  cmd->callback([&o, s, dump, winners_only, json_flag] {
+    (void)json_flag;  // accepted for symmetry with the other commands; JSON is the only format
     if (dump) {
       s->format = "json";
       s->all_results = !*winners_only;
