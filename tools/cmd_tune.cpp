@@ -25,6 +25,7 @@ struct TuneOptions {
   std::string only_template;
   bool quiet = false;
   int min_reps = 5, max_reps = 30;
+  double cut_ratio = MeasurementProtocol{}.cut_ratio;
 };
 
 nlohmann::json outcome_json(const CandidateOutcome& o, double flops) {
@@ -69,6 +70,11 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
   cmd->add_option("--only-template", t->only_template, "Tune only this template");
   cmd->add_option("--min-reps", t->min_reps, "Timed repetitions at least")->capture_default_str();
   cmd->add_option("--max-reps", t->max_reps, "Timed repetitions at most")->capture_default_str();
+  cmd->add_option("--cut-ratio", t->cut_ratio,
+                  "Stop timing a candidate after 3 repetitions when even its fastest is this many times the best "
+                  "median so far (0: never)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->add_flag("--quiet", t->quiet, "No progress output");
   add_runner_flags(*cmd, *runner);
   cmd->callback([&o, t, runner] {
@@ -94,6 +100,7 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
     req.seed = t->seed;
     req.protocol.min_reps = t->min_reps;
     req.protocol.max_reps = std::max(t->max_reps, t->min_reps);
+    req.protocol.cut_ratio = t->cut_ratio;
     req.command_line = command_line();
     apply_runner_options(*runner, req);
 

@@ -206,7 +206,10 @@ Result<Evaluation> InProcessRunner::evaluate(const std::string& template_name, c
   if (e.status != CandidateStatus::kOk) return e;
 
   auto t_meas = Clock::now();
-  auto timing = measure(device_, **kernel, workloads_->runs[0].args, inst->geometry, protocol_, best_ms);
+  // The validation launches just ran this kernel: they count as warm-up.
+  MeasurementProtocol protocol = protocol_;
+  protocol.warmup = std::max(0, protocol.warmup - static_cast<int>(workloads_->runs.size()));
+  auto timing = measure(device_, **kernel, workloads_->runs[0].args, inst->geometry, protocol, best_ms);
   e.measure_s = seconds_since(t_meas);
   if (!timing.ok()) {
     fail(failure_status(timing.error()), timing.error().message);

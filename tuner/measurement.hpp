@@ -13,7 +13,9 @@
 namespace kforge {
 
 struct MeasurementProtocol {
-  int warmup = 2;           ///< untimed launches first
+  /// Untimed launches before timing; the tuner's validation launches of the
+  /// same kernel, just before, count toward them.
+  int warmup = 2;
   int min_reps = 5;         ///< always at least this many timed launches
   int max_reps = 30;
   double budget_ms = 400;   ///< stop after min_reps once this much wall time is spent
@@ -22,8 +24,10 @@ struct MeasurementProtocol {
   /// fraction of the median wide (0: never stop early on precision).
   double ci_rel_width = 0.04;
   /// A candidate whose fastest of `cut_after` samples is this many times
-  /// slower than the best median so far stops there (0: never cut).
-  double cut_ratio = 3.0;
+  /// slower than the best median so far stops there (0: never cut). Its
+  /// median then stands on those samples, precise enough to say it is not
+  /// among the finalists, which is all the search needs of it.
+  double cut_ratio = 1.5;
   int cut_after = 3;
   int finalists = 3;         ///< the fastest candidates re-timed interleaved before a winner is declared
   int finalist_rounds = 10;  ///< rounds of A B C ... (one timed launch of each per round)

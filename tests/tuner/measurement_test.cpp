@@ -103,15 +103,23 @@ TEST_CASE("a candidate far slower than the best is cut early", "[measurement][un
   std::deque<double> noisy;
   for (int i = 0; i < 40; ++i) noisy.push_back(i % 2 ? 10.0 : 12.0);
   dev.script["slow"] = noisy;
-  auto s = measure(dev, k, {}, {}, protocol(), /*best_ms=*/3.0);
+  // Fastest of the first three samples 10 ms: cut at the default 1.5 x a best of 6 ms.
+  auto s = measure(dev, k, {}, {}, protocol(), /*best_ms=*/6.0);
   REQUIRE(s.ok());
   CHECK(s->stop == "cut");
   CHECK(s->count == 3);
   // Not cut when within the ratio of the best.
   dev.script["slow"] = noisy;
-  auto near = measure(dev, k, {}, {}, protocol(), /*best_ms=*/4.0);
+  auto near = measure(dev, k, {}, {}, protocol(), /*best_ms=*/7.0);
   REQUIRE(near.ok());
   CHECK(near->stop == "max_reps");
+  // Nor ever with a ratio of 0.
+  dev.script["slow"] = noisy;
+  MeasurementProtocol never = protocol();
+  never.cut_ratio = 0;
+  auto uncut = measure(dev, k, {}, {}, never, /*best_ms=*/1.0);
+  REQUIRE(uncut.ok());
+  CHECK(uncut->stop == "max_reps");
 }
 
 TEST_CASE("finalists are re-timed interleaved, one launch of each per round", "[measurement][unit]") {
