@@ -30,6 +30,11 @@ using namespace kforge;
 
 namespace {
 
+/// Position of configuration 0 (the default as the receipt lists it) in `order`.
+std::size_t p_of(const std::vector<std::size_t>& order) {
+  return static_cast<std::size_t>(std::find(order.begin(), order.end(), 0) - order.begin());
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const std::size_t n = v.size();
@@ -66,8 +71,7 @@ int main(int argc, char** argv) {
   }
   const auto receipt = nlohmann::ordered_json::parse(in);
   const std::string template_name = "gemm_simt_tiled_search";
-  // Space order as recorded (the exhaustive sweep's order); the default is
-  // what every strategy proposed first.
+  // The default is what every strategy proposed first.
   std::vector<std::string> names;
   std::vector<double> base_ms;
   SpaceFeatures features;
@@ -84,9 +88,59 @@ int main(int argc, char** argv) {
     base_ms.push_back(ms.is_null() ? -1.0 : ms.get<double>());
   }
   const std::string def = receipt.at("runs").at(0).at("order").at(0).get<std::string>();
+  const std::size_t n = names.size();
+  // The receipt lists the default first, then the space in the tuner's
+  // order; the tuner's index of the default is where it sits in that order,
+  // which the receipt does not say. Take the position at which the random
+  // strategy, seed 1, proposes what the receipt's own replay proposed.
+  std::vector<std::string> recorded_random;
+  for (const auto& run : receipt.at("runs")) {
+    if (run.at("strategy") == "random" && run.at("seed") == 1) recorded_random = run.at("order");
+  }
+  auto place_default = [&](std::size_t p) {
+    std::vector<std::size_t> order;
+    for (std::size_t i = 1; i < n; ++i) order.push_back(i);
+    order.insert(order.begin() + static_cast<std::ptrdiff_t>(p), 0);
+    return order;
+  };
+  auto random_picks = [&](const std::vector<std::size_t>& order) {
+    const auto seed = 1ull ^ Hasher().add(template_name).value();
+    auto s = make_strategy("random", n, p_of(order), seed).value();
+    std::vector<std::string> picks;
+    std::vector<Observation> history;
+    while (picks.size() < recorded_random.size()) {
+      auto i = s->next(history);
+      if (!i) break;
+      picks.push_back(names[order[*i]]);
+      history.push_back({*i, true, 1.0});
+    }
+    return picks;
+  };
+  std::size_t place = 0;
+  if (!recorded_random.empty() && names.at(0) == def) {
+    for (std::size_t p = 0; p < n; ++p) {
+      if (random_picks(place_default(p)) == recorded_random) {
+        place = p;
+        break;
+      }
+    }
+  }
+  {
+    const auto order = place_default(place);
+    std::vector<std::string> n2;
+    std::vector<double> m2;
+    SpaceFeatures f2;
+    for (std::size_t i : order) {
+      n2.push_back(names[i]);
+      m2.push_back(base_ms[i]);
+      f2.push_back(features[i]);
+    }
+    names.swap(n2);
+    base_ms.swap(m2);
+    features.swap(f2);
+  }
   const std::size_t first =
       static_cast<std::size_t>(std::find(names.begin(), names.end(), def) - names.begin());
-  const std::size_t n = names.size();
   const std::vector<double> fractions = {0.05, 0.10, 0.25};
   std::printf("%zu configurations, default %s, %d seeds, noise %.3f\n", n, def.c_str(), seeds, noise);
   for (const auto& strategy : strategies) {
