@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
+#include <set>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -86,6 +89,27 @@ TEST_CASE("a user template is tuned without rebuilding and its flaw is reported"
   CHECK(t["evaluated"] == 8);
   CHECK(t["failed"] == 4);
   CHECK(t["winner"]["template"] == "gemm_naive_planted");
+}
+
+TEST_CASE("the worker compiles ahead while measuring when told to, with the same outcomes", "[cli]") {
+  test::TempDir dir;
+  std::map<std::string, std::set<std::string>> by_mode;
+  for (const std::string mode : {"on", "off"}) {
+    const std::string db = dir.file(mode + ".db");
+    auto t = parse_json(test::run_kforge("tune --template " + kPlanted +
+                                         " --shape M=20,N=12,K=5 --strategy exhaustive --compile-threads 2"
+                                         " --compile-overlap " + mode + " --db " + db + kFast + "--json"));
+    CHECK(t["compile_overlap"] == (mode == "on"));
+    // Code generators only where batches compile between timed runs.
+    CHECK((t["code_generators"] == 0) == (mode == "on"));
+    CHECK(t["evaluated"] == 8);
+    auto show = parse_json(test::run_kforge("show --results --json --db " + db));
+    for (const auto& r : show["results"]) {
+      by_mode[mode].insert(r["config"].get<std::string>() + " " + r["status"].get<std::string>());
+    }
+  }
+  CHECK(by_mode["on"].size() == 8);
+  CHECK(by_mode["on"] == by_mode["off"]);
 }
 
 TEST_CASE("bad input: exit 2, one line naming the problem, nothing stored lost", "[cli]") {
