@@ -72,6 +72,11 @@ double occupancy(const ResourceReport& r, std::int64_t threads_per_block, const 
 std::optional<std::string> prune_reason(const ResourceReport& r, const DeviceInfo& target,
                                         std::int64_t threads_per_block) {
   if (r.spill_stores > 0 || r.spill_loads > 0) {
+    // hipRTC's code object counts spilled registers; ptxas reports bytes.
+    if (target.backend == "hip") {
+      return "spills registers on " + target.arch + ": " + std::to_string(std::max<std::int64_t>(r.spill_stores, 0)) +
+             " registers spilled (VGPRs + SGPRs)";
+    }
     return "spills registers on " + target.arch + ": " + std::to_string(std::max<std::int64_t>(r.spill_stores, 0)) +
            " bytes of spill stores, " + std::to_string(std::max<std::int64_t>(r.spill_loads, 0)) +
            " bytes of spill loads";

@@ -97,6 +97,10 @@ TEST_CASE("prune_reason: spills and useless occupancy are pruned, the rest kept"
   auto spill = prune_reason(r, sm80, 256);
   REQUIRE(spill.has_value());
   CHECK(spill->find("spills registers on sm_80: 8 bytes of spill stores") == 0);
+  // hipRTC's code object counts registers, not bytes.
+  auto hip_spill = prune_reason(r, parse_target("hip:gfx90a")->info, 256);
+  REQUIRE(hip_spill.has_value());
+  CHECK(*hip_spill == "spills registers on gfx90a: 8 registers spilled (VGPRs + SGPRs)");
 
   r.spill_stores = 0;
   r.local_mem_bytes = 200 * 1024;  // above sm_80's 163 KB opt-in
