@@ -1,17 +1,21 @@
-# Tool version and the git revision of the source tree, recorded with every sweep.
+# The tool version and the git revision of the source tree, recorded with
+# every sweep: kforge_add_build_version(TARGET) adds a source generated at
+# every build (cmake/WriteBuildVersion.cmake) that defines
+# kforge::tool_version() and kforge::git_revision() (tuner/build_version.hpp).
 find_package(Git QUIET)
-set(KFORGE_GIT_REVISION "unknown")
-if(GIT_FOUND)
-  execute_process(COMMAND ${GIT_EXECUTABLE} rev-parse --short=12 HEAD
-    WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}
-    OUTPUT_VARIABLE _rev OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE _rc)
-  if(_rc EQUAL 0 AND _rev)
-    set(KFORGE_GIT_REVISION "${_rev}")
-    execute_process(COMMAND ${GIT_EXECUTABLE} status --porcelain --untracked-files=no
-      WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}
-      OUTPUT_VARIABLE _dirty OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
-    if(_dirty)
-      set(KFORGE_GIT_REVISION "${KFORGE_GIT_REVISION}-dirty")
-    endif()
-  endif()
-endif()
+
+function(kforge_add_build_version target)
+  set(out ${CMAKE_CURRENT_BINARY_DIR}/generated/build_version.cpp)
+  add_custom_target(${target}_build_version
+    COMMAND ${CMAKE_COMMAND} -DSOURCE_DIR=${PROJECT_SOURCE_DIR} -DVERSION=${PROJECT_VERSION} -DOUT=${out}
+            -DGIT=${GIT_EXECUTABLE} -P ${PROJECT_SOURCE_DIR}/cmake/WriteBuildVersion.cmake
+    BYPRODUCTS ${out}
+    COMMENT "Recording the source revision"
+    VERBATIM)
+  # The target needs the file before its first compile; a configure-time
+  # copy makes it exist for the generator as well.
+  execute_process(COMMAND ${CMAKE_COMMAND} -DSOURCE_DIR=${PROJECT_SOURCE_DIR} -DVERSION=${PROJECT_VERSION}
+                  -DOUT=${out} -DGIT=${GIT_EXECUTABLE} -P ${PROJECT_SOURCE_DIR}/cmake/WriteBuildVersion.cmake)
+  target_sources(${target} PRIVATE ${out})
+  add_dependencies(${target} ${target}_build_version)
+endfunction()

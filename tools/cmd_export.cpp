@@ -5,6 +5,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "build_version.hpp"
 #include "commands.hpp"
 #include "export_formats.hpp"
 #include "json_interchange.hpp"
@@ -51,7 +52,7 @@ bool is_identifier(const std::string& s) {
 
 }  // namespace
 
-static std::string exported_by() { return std::string("kforge ") + KFORGE_VERSION + " (" + KFORGE_GIT_REVISION + ")"; }
+static std::string exported_by() { return std::string("kforge ") + tool_version() + " (" + git_revision() + ")"; }
 
 namespace {
 

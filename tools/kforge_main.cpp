@@ -2,6 +2,7 @@
 // (one-line error on stderr), 1 any other failure.
 #include <iostream>
 
+#include "build_version.hpp"
 #include "commands.hpp"
 #include "worker_main.hpp"
 
@@ -11,7 +12,7 @@ int main(int argc, char** argv) {
   if (argc == 3 && std::string_view(argv[1]) == "__worker") return run_tuner_worker(std::atoi(argv[2]));
   CLI::App app{"kforge: tune GPU/CPU kernel templates, store winners, look them up"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string("kforge ") + KFORGE_VERSION + " (" + KFORGE_GIT_REVISION + ")");
+  app.set_version_flag("--version", std::string("kforge ") + tool_version() + " (" + git_revision() + ")");
   for (int i = 0; i < argc; ++i) cli::command_line() += (i ? " " : "") + std::string(argv[i]);
   cli::CommonOptions options;
   cli::add_devices_command(app, options);

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "arch_guard.hpp"
+#include "build_version.hpp"
 #include "builtin_templates.hpp"
 #include "hash.hpp"
 #include "instance.hpp"
@@ -18,13 +19,6 @@
 #include "stop_condition.hpp"
 #include "strategy.hpp"
 #include "in_process_runner.hpp"
-
-#ifndef KFORGE_VERSION
-#define KFORGE_VERSION "unknown"
-#endif
-#ifndef KFORGE_GIT_REVISION
-#define KFORGE_GIT_REVISION "unknown"
-#endif
 
 namespace kforge {
 
@@ -201,8 +195,8 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
                              {"problem", problem.key()}};
   if (request.only_config) settings["only_config"] = *request.only_config;
   SweepRecord sweep;
-  sweep.tool_version = KFORGE_VERSION;
-  sweep.git_revision = KFORGE_GIT_REVISION;
+  sweep.tool_version = tool_version();
+  sweep.git_revision = git_revision();
   sweep.command_line = request.command_line;
   sweep.settings_json = settings.dump();
   sweep.device_json = info.to_json().dump();

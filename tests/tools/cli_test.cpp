@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -89,6 +90,27 @@ TEST_CASE("a user template is tuned without rebuilding and its flaw is reported"
   CHECK(t["evaluated"] == 8);
   CHECK(t["failed"] == 4);
   CHECK(t["winner"]["template"] == "gemm_naive_planted");
+}
+
+TEST_CASE("kforge --version names the revision the binary was built from", "[cli]") {
+  // Taken at build time (cmake/WriteBuildVersion.cmake), so it follows new
+  // commits without a new configure.
+  const std::string source = std::string(KFORGE_TEST_DATA_DIR) + "/../..";
+  std::string head;
+  if (FILE* p = popen(("git -C " + source + " rev-parse --short=12 HEAD 2>/dev/null").c_str(), "r")) {
+    char buf[64];
+    while (std::fgets(buf, sizeof buf, p)) head += buf;
+    pclose(p);
+  }
+  while (!head.empty() && (head.back() == '\n' || head.back() == '\r')) head.pop_back();
+  auto r = test::run_kforge("--version");
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  if (head.empty()) {
+    CHECK(r.out.find("(unknown") != std::string::npos);  // not a git checkout
+  } else {
+    CHECK(r.out.find("(" + head) != std::string::npos);
+  }
 }
 
 TEST_CASE("the worker compiles ahead while measuring when told to, with the same outcomes", "[cli]") {

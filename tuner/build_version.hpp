@@ -1,0 +1,13 @@
+// What the kforge binary was built from, recorded with every sweep. The
+// definitions are generated at build time (cmake/WriteBuildVersion.cmake).
+#pragma once
+
+namespace kforge {
+
+/// The tool's version (the CMake project version).
+const char* tool_version();
+/// The git revision of the sources at build time: 12 hex digits, with
+/// "-dirty" when tracked files had changes; "unknown" outside a git checkout.
+const char* git_revision();
+
+}  // namespace kforge
