@@ -78,3 +78,15 @@ def finish(ctx):
     """Adds the load average at the end of the run to a context block."""
     ctx["load_average_at_end"] = os.getloadavg()
     return ctx
+
+
+def write_receipt(out_dir, name, receipt, md):
+    """Writes OUT_DIR/NAME-<UTC stamp>.json and .md, prints the markdown and where it went."""
+    os.makedirs(out_dir, exist_ok=True)
+    base = os.path.join(out_dir, f"{name}-{utc_now().strftime('%Y%m%dT%H%M%SZ')}")
+    with open(base + ".json", "w") as f:
+        json.dump(receipt, f, indent=2)
+    with open(base + ".md", "w") as f:
+        f.write(md)
+    print(md)
+    print(f"receipt: {os.path.relpath(base, ROOT)}.json / .md")

@@ -33,7 +33,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_env import ROOT, context, finish, run_json, utc_now  # noqa: E402
+from bench_env import ROOT, context, finish, run_json, write_receipt  # noqa: E402
 import restricted_template  # noqa: E402
 
 VENV = os.path.join(ROOT, "bench", ".venv")
@@ -209,16 +209,7 @@ def main():
                                  warm["winner"]["config"] == kt_warm["winner"]["config"]),
         "same_winner": bool(cold["winner"] and kt["winner"] and cold["winner"]["config"] == kt["winner"]["config"]),
     }
-    stamp = utc_now().strftime("%Y%m%dT%H%M%SZ")
-    os.makedirs(args.out, exist_ok=True)
-    base = os.path.join(args.out, f"kernel_tuner_comparison-{stamp}")
-    with open(base + ".json", "w") as f:
-        json.dump(receipt, f, indent=2)
-    md = markdown(receipt)
-    with open(base + ".md", "w") as f:
-        f.write(md)
-    print(md)
-    print(f"receipt: {os.path.relpath(base, ROOT)}.json / .md")
+    write_receipt(args.out, "kernel_tuner_comparison", receipt, markdown(receipt))
 
 
 def markdown(r):

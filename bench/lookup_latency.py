@@ -41,20 +41,13 @@ import os
 import platform
 import statistics
 import subprocess
+import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_env import ROOT, git_revision  # noqa: E402  (environment shared by the bench scripts)
 
 
-def git_revision():
-    try:
-        rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short=12", "HEAD"], check=True,
-                             capture_output=True, text=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True).stdout.strip()
-        return rev + ("-dirty" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 def main():

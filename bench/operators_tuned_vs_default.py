@@ -16,9 +16,11 @@ import json
 import os
 import platform
 import subprocess
+import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_env import ROOT, git_revision, run_json  # noqa: E402  (environment shared by the bench scripts)
 
 # (operator, shape, attributes, bytes moved: a function of the shape)
 CASES = [
@@ -39,20 +41,7 @@ CASES = [
 ]
 
 
-def run_json(cmd):
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    return json.loads(out)
 
-
-def git_revision():
-    try:
-        rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short=12", "HEAD"], check=True,
-                             capture_output=True, text=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True).stdout.strip()
-        return rev + ("-dirty" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 def problem_bytes(op, shape):

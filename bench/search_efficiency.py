@@ -46,7 +46,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_env import ROOT, context, finish, run_json, utc_now  # noqa: E402
+from bench_env import ROOT, context, finish, run_json, utc_now, write_receipt  # noqa: E402
 import restricted_template  # noqa: E402
 
 TEMPLATE = "gemm/simt_tiled"
@@ -228,16 +228,7 @@ def main():
         "model_reaches_95pct_within_10pct": model10 >= 0.95,
         "runs": runs,
     }
-    stamp = utc_now().strftime("%Y%m%dT%H%M%SZ")
-    os.makedirs(args.out, exist_ok=True)
-    out = os.path.join(args.out, f"search_efficiency-{stamp}")
-    with open(out + ".json", "w") as f:
-        json.dump(receipt, f, indent=2)
-    md = markdown(receipt)
-    with open(out + ".md", "w") as f:
-        f.write(md)
-    print(md)
-    print(f"receipt: {os.path.relpath(out, ROOT)}.json / .md")
+    write_receipt(args.out, "search_efficiency", receipt, markdown(receipt))
 
 
 def landscape_note(r):
