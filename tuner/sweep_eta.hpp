@@ -35,7 +35,6 @@ class SweepEta {
 
   /// Tasks not yet started.
   std::size_t tasks_after_current() const;
-  std::size_t tasks_finished() const { return finished_; }
 
  private:
   std::vector<double> budgets_s_;

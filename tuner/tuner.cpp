@@ -260,6 +260,9 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
           ? 0
           : 2 * static_cast<std::size_t>(InProcessRunner::compile_threads(request.compile_threads));
   const bool overlap = compile_ahead > 0 && compile_overlaps(request, info.device_type);
+  // Code generators serve the worker only (they are worker processes).
+  const int generators =
+      request.worker_command.empty() ? 0 : code_generators(request, info, compile_ahead > 0 && !overlap);
 
   // Where candidates run: a supervised worker process, or this one.
   std::unique_ptr<CandidateRunner> runner;
@@ -268,7 +271,7 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
     RunnerSetup setup{info.selector,    problem,           {}, workload_seed, request.protocol,
                       request.cache_dir, std::max(0, request.compile_threads), overlap};
     for (const auto& st : states) setup.template_origins.push_back(st.tpl->origin);
-    setup.code_generators = code_generators(request, info, compile_ahead > 0 && !overlap);
+    setup.code_generators = generators;
     auto w = std::make_unique<WorkerRunner>(std::move(setup), request.worker_command, request.timeouts);
     worker = w.get();
     runner = std::move(w);
@@ -290,7 +293,7 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
   summary.sweep_id = sweep_id;
   summary.skipped_templates = skipped;
   summary.compile_overlap = overlap;
-  summary.code_generators = worker ? code_generators(request, info, compile_ahead > 0 && !overlap) : 0;
+  summary.code_generators = generators;
   std::map<std::string, int> failures;
   std::optional<CandidateOutcome> best;
   auto emit = [&](TuneEvent::Kind kind, const CandidateOutcome* o) {
