@@ -4,10 +4,9 @@
 // not on the kernel's absolute speed.
 #include <algorithm>
 #include <cmath>
-#include <map>
-#include <set>
 
 #include "search_strategies.hpp"
+#include "strategy_features.hpp"
 
 namespace kforge {
 
@@ -32,27 +31,11 @@ namespace {
 class AnnealingStrategy final : public Strategy {
  public:
   AnnealingStrategy(const SpaceFeatures& features, std::size_t first, std::uint64_t seed)
-      : features_(features), first_(first), rng_(seed), seen_(features.size(), false) {
-    // Neighbor lists: configurations equal in all features but one.
-    const std::size_t n = features_.size();
-    const std::size_t dims = n ? features_[0].size() : 0;
-    neighbors_.resize(n);
-    for (std::size_t d = 0; d < dims; ++d) {
-      std::map<std::vector<double>, std::vector<std::size_t>> groups;  // features without d
-      for (std::size_t i = 0; i < n; ++i) {
-        auto key = features_[i];
-        key.erase(key.begin() + static_cast<std::ptrdiff_t>(d));
-        groups[key].push_back(i);
-      }
-      for (const auto& [key, members] : groups) {
-        for (std::size_t a : members) {
-          for (std::size_t b : members) {
-            if (a != b) neighbors_[a].push_back(b);
-          }
-        }
-      }
-    }
-  }
+      : features_(features),
+        first_(first),
+        rng_(seed),
+        seen_(features.size(), false),
+        neighbors_(one_parameter_neighbors_unsorted(features)) {}
 
   std::string_view name() const override { return "annealing"; }
 

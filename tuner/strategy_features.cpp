@@ -91,7 +91,7 @@ std::vector<std::size_t> space_filling_design(const SpaceFeatures& features, std
   return design;
 }
 
-std::vector<std::vector<std::size_t>> one_parameter_neighbors(const SpaceFeatures& raw) {
+std::vector<std::vector<std::size_t>> one_parameter_neighbors_unsorted(const SpaceFeatures& raw) {
   const std::size_t n = raw.size();
   const std::size_t dims = n ? raw[0].size() : 0;
   std::vector<std::vector<std::size_t>> neighbors(n);
@@ -110,6 +110,11 @@ std::vector<std::vector<std::size_t>> one_parameter_neighbors(const SpaceFeature
       }
     }
   }
+  return neighbors;
+}
+
+std::vector<std::vector<std::size_t>> one_parameter_neighbors(const SpaceFeatures& raw) {
+  auto neighbors = one_parameter_neighbors_unsorted(raw);
   for (auto& list : neighbors) std::sort(list.begin(), list.end());
   return neighbors;
 }

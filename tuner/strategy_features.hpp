@@ -33,5 +33,8 @@ std::vector<std::size_t> space_filling_design(const SpaceFeatures& features, std
 /// For every configuration, the configurations that differ from it in
 /// exactly one raw column.
 std::vector<std::vector<std::size_t>> one_parameter_neighbors(const SpaceFeatures& raw);
+/// The same lists, column by column, and within a column in the order of
+/// the other columns' values: the order simulated annealing draws from.
+std::vector<std::vector<std::size_t>> one_parameter_neighbors_unsorted(const SpaceFeatures& raw);
 
 }  // namespace kforge
