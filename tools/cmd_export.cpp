@@ -22,6 +22,8 @@ struct ExportOptions {
   std::string ns = "kforge_tuned";
   bool all_results = false;
   bool include_stale = false;
+  bool winners_only = false;  ///< db export: only the winners' results
+  bool json = false;          ///< db export --json: accepted; JSON is its only format
 };
 
 std::optional<std::string> opt(const std::string& s) { return s.empty() ? std::nullopt : std::optional(s); }
@@ -60,13 +62,13 @@ namespace {
 /// export`) is always JSON and keeps every result and template version
 /// unless told otherwise.
 void configure_export(CLI::App* cmd, CommonOptions& o, bool dump) {
+  // Every flag writes into *s, which the callback keeps alive: CLI11 writes
+  // through these references when it parses, after this function returned.
   auto s = std::make_shared<ExportOptions>();
-  auto winners_only = std::make_shared<bool>(false);
-  auto json_flag = std::make_shared<bool>(false);
   cmd->add_option("--db", o.db, "Tuning database, or a JSON export to convert")->capture_default_str();
   if (dump) {
-    cmd->add_flag("--json", *json_flag, "The JSON interchange format (the only format of db export)");
-    cmd->add_flag("--winners-only", *winners_only, "Only the winners' results, not every evaluated candidate");
+    cmd->add_flag("--json", s->json, "The JSON interchange format (the only format of db export)");
+    cmd->add_flag("--winners-only", s->winners_only, "Only the winners' results, not every evaluated candidate");
   } else {
     cmd->add_option("--format", s->format, "json, csv, markdown (or md), header")
         ->check(CLI::IsMember({"json", "csv", "markdown", "md", "header"}))
@@ -84,13 +86,10 @@ void configure_export(CLI::App* cmd, CommonOptions& o, bool dump) {
   cmd->add_option("--layout", s->layout, "Only this layout (NN, NT, TN, TT)");
   cmd->add_option("--problem", s->problem, "Only this problem key");
   add_template_flag(*cmd, o);
-  // The callback owns every flag's storage: CLI11 writes through the
-  // references it was given when it parses, after this function returned.
-  cmd->callback([&o, s, dump, winners_only, json_flag] {
-    (void)json_flag;  // accepted for symmetry with the other commands; JSON is the only format
+  cmd->callback([&o, s, dump] {
     if (dump) {
       s->format = "json";
-      s->all_results = !*winners_only;
+      s->all_results = !s->winners_only;
       s->include_stale = true;
     }
     if (!is_identifier(s->ns)) throw ErrorException(Error::bad_input("--namespace: not a C++ namespace: '" + s->ns + "'"));
