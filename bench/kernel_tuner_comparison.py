@@ -250,8 +250,9 @@ def markdown(r):
               "", "kforge wall s is the whole `kforge tune` process (start, database, search, finalists' "
               "re-timing); overhead = wall - compile - validate - measure. Kernel Tuner wall s is the "
               "tune_kernel call (Python start and imports excluded); its overhead = wall - compile - "
-              "verification - benchmark. kforge times a candidate adaptively (3-30 repetitions: cut after 3 when 1.5x "
-              "the best, else at least 5; median; "
+              "verification - benchmark. kforge times a candidate adaptively (1-30 repetitions: cut once the fastest "
+              "of its two validation launches and its samples, three or more launches, is over 1.5x the best, "
+              "else at least 5; median; "
               "docs/measurement.md) and re-times finalists; Kernel Tuner runs 7 iterations and reports the mean.",
               ""]
     return "\n".join(lines)

@@ -176,6 +176,7 @@ Result<Evaluation> InProcessRunner::evaluate(const std::string& template_name, c
 
   // Validate before timing: every validation run must pass.
   auto t_val = Clock::now();
+  std::vector<double> validation_ms;  // evidence for the early cut
   for (auto& w : workloads_->runs) {
     const HostTensor& out = w.host.tensors[w.host.output];
     Buffer& out_buf = *w.buffers[w.host.output];
@@ -185,6 +186,7 @@ Result<Evaluation> InProcessRunner::evaluate(const std::string& template_name, c
       fail(failure_status(launched.error()), launched.error().message);
       break;
     }
+    validation_ms.push_back(*launched);
     std::vector<float> result(out.elements());
     Status st_read = device_.read(out_buf, result.data(), result.size() * sizeof(float));
     if (!st_read.ok()) {
@@ -209,7 +211,8 @@ Result<Evaluation> InProcessRunner::evaluate(const std::string& template_name, c
   // The validation launches just ran this kernel: they count as warm-up.
   MeasurementProtocol protocol = protocol_;
   protocol.warmup = std::max(0, protocol.warmup - static_cast<int>(workloads_->runs.size()));
-  auto timing = measure(device_, **kernel, workloads_->runs[0].args, inst->geometry, protocol, best_ms);
+  auto timing =
+      measure(device_, **kernel, workloads_->runs[0].args, inst->geometry, protocol, best_ms, validation_ms);
   e.measure_s = seconds_since(t_meas);
   if (!timing.ok()) {
     fail(failure_status(timing.error()), timing.error().message);
@@ -217,9 +220,11 @@ Result<Evaluation> InProcessRunner::evaluate(const std::string& template_name, c
   }
   e.timing = std::move(*timing);
   if (e.timing.stop == "cut") {
-    e.reason = "cut after " + std::to_string(e.timing.count) + " repetitions: fastest " +
-               std::to_string(e.timing.min_ms) + " ms > " + std::to_string(protocol_.cut_ratio) + " x best " +
-               std::to_string(best_ms) + " ms";
+    double fastest = e.timing.min_ms;
+    for (double ms : validation_ms) fastest = std::min(fastest, ms);
+    e.reason = "cut after " + std::to_string(e.timing.count) + " timed and " + std::to_string(validation_ms.size()) +
+               " validation launches: fastest " + std::to_string(fastest) + " ms > " +
+               std::to_string(protocol_.cut_ratio) + " x best " + std::to_string(best_ms) + " ms";
   }
   if (const std::string n = e.timing.clocks.note(); !n.empty()) e.reason += (e.reason.empty() ? "" : "; ") + n;
   return e;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 
 namespace kforge {
 
@@ -24,13 +25,13 @@ nlohmann::json MeasurementProtocol::to_json() const {
 
 Result<TimingStats> measure(Device& device, Kernel& kernel, const std::vector<KernelArg>& args,
                             const LaunchGeometry& geometry, const MeasurementProtocol& protocol,
-                            double best_ms) {
-  return measure(device, kernel, args, geometry, protocol, best_ms, device.clock_reader());
+                            double best_ms, std::span<const double> earlier_ms) {
+  return measure(device, kernel, args, geometry, protocol, best_ms, earlier_ms, device.clock_reader());
 }
 
 Result<TimingStats> measure(Device& device, Kernel& kernel, const std::vector<KernelArg>& args,
                             const LaunchGeometry& geometry, const MeasurementProtocol& protocol,
-                            double best_ms, ClockReader* clocks) {
+                            double best_ms, std::span<const double> earlier_ms, ClockReader* clocks) {
   ClockRecord record;
   if (clocks) record.source = clocks->source();
   for (int i = 0; i < protocol.warmup; ++i) {
@@ -39,16 +40,19 @@ Result<TimingStats> measure(Device& device, Kernel& kernel, const std::vector<Ke
   }
   std::vector<double> samples;
   std::string stop = "max_reps";
-  double fastest = 0;
+  // The fastest launch seen, earlier ones included: the cut's evidence.
+  double fastest = std::numeric_limits<double>::infinity();
+  for (double ms : earlier_ms) fastest = std::min(fastest, ms);
   const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < protocol.max_reps; ++i) {
     if (protocol.flush_cache) KF_TRY(device.flush_cache());
     KF_TRY_ASSIGN(ms, device.launch(kernel, args, geometry));
     samples.push_back(ms);
     if (clocks) record.add(clocks->read());
-    fastest = i == 0 ? ms : std::min(fastest, ms);
+    fastest = std::min(fastest, ms);
     const int n = i + 1;
-    if (protocol.cut_ratio > 0 && best_ms > 0 && n >= protocol.cut_after && n < protocol.max_reps &&
+    const int launches = n + static_cast<int>(earlier_ms.size());
+    if (protocol.cut_ratio > 0 && best_ms > 0 && launches >= protocol.cut_after && n < protocol.max_reps &&
         fastest > protocol.cut_ratio * best_ms) {
       stop = "cut";
       break;

@@ -3,6 +3,7 @@
 // docs/measurement.md describes it; its settings are stored with each sweep.
 #pragma once
 
+#include <span>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -23,10 +24,12 @@ struct MeasurementProtocol {
   /// Stop after min_reps once the median's 95% interval is at most this
   /// fraction of the median wide (0: never stop early on precision).
   double ci_rel_width = 0.04;
-  /// A candidate whose fastest of `cut_after` samples is this many times
+  /// A candidate whose fastest of `cut_after` launches is this many times
   /// slower than the best median so far stops there (0: never cut). Its
-  /// median then stands on those samples, precise enough to say it is not
-  /// among the finalists, which is all the search needs of it.
+  /// median then stands on its few samples, precise enough to say it is not
+  /// among the finalists, which is all the search needs of it. The launches
+  /// counted include the validation launches just before timing (see
+  /// measure's `earlier_ms`), so at least one timed sample is always taken.
   double cut_ratio = 1.5;
   int cut_after = 3;
   int finalists = 3;         ///< the fastest candidates re-timed interleaved before a winner is declared
@@ -40,15 +43,22 @@ struct MeasurementProtocol {
 /// the candidate is cut for being cut_ratio times slower than `best_ms`
 /// (0: no best yet). TimingStats::stop says which. The device's clock reader,
 /// if it has one, is read right after each timed launch (TimingStats::clocks).
+///
+/// `earlier_ms`: the device times of launches of this kernel just before
+/// (the tuner's validation launches). They are evidence for the cut only,
+/// never samples: they count toward `cut_after`, and the cut compares the
+/// fastest of them and the samples. Their caches were not flushed, which
+/// makes them faster if anything, so they cut no more than timed samples
+/// would; one slowed by first-launch costs weighs as one launch.
 Result<TimingStats> measure(Device& device, Kernel& kernel, const std::vector<KernelArg>& args,
                             const LaunchGeometry& geometry, const MeasurementProtocol& protocol,
-                            double best_ms = 0);
+                            double best_ms = 0, std::span<const double> earlier_ms = {});
 
 /// As above with the clocks read from `clocks` (nullptr: none) instead of the
 /// device's own reader: any reader can watch any device's launches.
 Result<TimingStats> measure(Device& device, Kernel& kernel, const std::vector<KernelArg>& args,
                             const LaunchGeometry& geometry, const MeasurementProtocol& protocol,
-                            double best_ms, ClockReader* clocks);
+                            double best_ms, std::span<const double> earlier_ms, ClockReader* clocks);
 
 /// One finalist of interleaved re-timing.
 struct Finalist {

@@ -84,7 +84,7 @@ TEST_CASE("measure with an NVML reader flags throttled samples and keeps them in
   REQUIRE(reader.ok());
   PoclKernel k = scale_kernel();
 
-  auto s = measure(*k.device, *k.kernel, k.args, k.geometry, fixed_reps(6), 0, reader->get());
+  auto s = measure(*k.device, *k.kernel, k.args, k.geometry, fixed_reps(6), 0, {}, reader->get());
   REQUIRE(s.ok());
   CHECK(s->count == 6);  // throttled samples are not dropped
   CHECK(s->samples_ms.size() == 6);

@@ -122,6 +122,34 @@ TEST_CASE("a candidate far slower than the best is cut early", "[measurement][un
   CHECK(uncut->stop == "max_reps");
 }
 
+TEST_CASE("validation launches count toward the cut's evidence, never as samples", "[measurement][unit]") {
+  ScriptedDevice dev;
+  NamedKernel k("slow");
+  MeasurementProtocol p = protocol();
+  p.warmup = 0;  // the validation launches were the warm-up
+  const std::vector<double> validation{11.0, 10.5};
+  // Two validation launches and one timed sample, all over 1.5 x a best of 6 ms: cut after one sample.
+  dev.script["slow"] = {10.0};
+  auto s = measure(dev, k, {}, {}, p, /*best_ms=*/6.0, validation);
+  REQUIRE(s.ok());
+  CHECK(s->stop == "cut");
+  CHECK(s->count == 1);
+  CHECK(s->median_ms == 10.0);  // the sample alone: validation times are not samples
+  CHECK(dev.log == std::vector<std::string>{"flush", "slow"});
+  // A fast validation launch is evidence too: fastest 8 ms is within 1.5 x 6 ms, so not cut.
+  dev.script["slow"] = {10.0};
+  dev.log.clear();
+  auto near = measure(dev, k, {}, {}, p, /*best_ms=*/6.0, std::vector<double>{8.0, 10.5});
+  REQUIRE(near.ok());
+  CHECK(near->stop != "cut");
+  CHECK(near->count >= p.min_reps);
+  // Without a best there is nothing to cut against.
+  dev.script["slow"] = {10.0};
+  auto first = measure(dev, k, {}, {}, p, /*best_ms=*/0, validation);
+  REQUIRE(first.ok());
+  CHECK(first->stop != "cut");
+}
+
 TEST_CASE("finalists are re-timed interleaved, one launch of each per round", "[measurement][unit]") {
   ScriptedDevice dev;
   NamedKernel a("A"), b("B"), c("C");

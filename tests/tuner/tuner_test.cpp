@@ -69,7 +69,14 @@ TEST_CASE("a sweep records every candidate and catches the planted flaw", "[tune
                                Catch::Contains("rerun: kforge tune"));
     } else {
       CHECK(o.status == CandidateStatus::kOk);
-      CHECK(o.timing.count == 3);
+      // max_reps, or fewer when cut as far slower than the best (the
+      // validation launches count toward the cut, so it can come after one).
+      if (o.timing.stop == "cut") {
+        CHECK(o.timing.count >= 1);
+        CHECK_THAT(o.reason, Catch::Contains("2 validation launches"));
+      } else {
+        CHECK(o.timing.count == 3);
+      }
       CHECK(o.timing.median_ms > 0);
       CHECK(o.error_ratio <= 1.0);
     }
@@ -90,7 +97,14 @@ TEST_CASE("a sweep records every candidate and catches the planted flaw", "[tune
     if (r.status == "ok") {
       const bool finalist = r.reason.find("re-timed interleaved") != std::string::npos;
       retimed += finalist ? 1 : 0;
-      CHECK(r.count == (finalist ? req.protocol.finalist_rounds : 3));
+      const bool cut = r.reason.find("cut after") != std::string::npos;
+      if (finalist) {
+        CHECK(r.count == req.protocol.finalist_rounds);
+      } else if (cut) {
+        CHECK(r.count >= 1);
+      } else {
+        CHECK(r.count == 3);
+      }
       CHECK(r.p20_ms <= r.median_ms);
       CHECK(r.median_ms <= r.p80_ms);
     }
