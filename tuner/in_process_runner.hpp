@@ -55,11 +55,11 @@ class InProcessRunner final : public CandidateRunner {
                   std::optional<BinaryCache> cache);
   const TemplateSource* find(const std::string& name) const;
   /// Compiles, or takes the binary from the cache when there is one. A new
-  /// binary is stored when it is at hand (NVRTC, hipRTC) or when `store`
-  /// (finalists: what the runtime will serve), since handing out a PoCL
-  /// binary costs more than building the program.
-  Result<CompiledKernel> compile(const TemplateSource& tpl, const Instance& inst, bool* cache_hit,
-                                 bool store = false);
+  /// binary is stored only when it is at hand (NVRTC, hipRTC): handing out a
+  /// PoCL binary costs more than building the program, so on OpenCL only the
+  /// fastest finalist's is stored (retime), the one the runtime will serve.
+  Result<CompiledKernel> compile(const TemplateSource& tpl, const Instance& inst, bool* cache_hit);
+  BinaryCacheKey cache_key(const TemplateSource& tpl, const Instance& inst) const;
 
   Device& device_;
   const Operator& op_;

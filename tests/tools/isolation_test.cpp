@@ -100,12 +100,22 @@ TEST_CASE("isolation: the binary cache serves a second run, and a corrupt entry 
   INFO(first.out << first.err);
   REQUIRE(first.exit_code == 0);
   CHECK(nlohmann::json::parse(first.out)["cache_hits"] == 0);
+  // On OpenCL, where handing out a binary costs about a build, only the
+  // fastest finalist's binary is stored: the one the runtime will serve.
+  auto entries = [&] {
+    int n = 0;
+    for (const auto& f : std::filesystem::recursive_directory_iterator(cache)) {
+      n += f.is_regular_file() && f.path().extension() == ".bin";
+    }
+    return n;
+  };
+  CHECK(entries() == 1);
   // A fresh database makes every candidate new again; the binaries are not.
   const auto second = run_kforge(args + " --db " + tmp.file("b.db"));
   INFO(second.out << second.err);
   REQUIRE(second.exit_code == 0);
   const auto j = nlohmann::json::parse(second.out);
-  CHECK(j["cache_hits"] == 3);
+  CHECK(j["cache_hits"] == 1);
   CHECK(j["evaluated"] == 3);
   CHECK(j["winner"].is_object());
 
@@ -117,14 +127,14 @@ TEST_CASE("isolation: the binary cache serves a second run, and a corrupt entry 
       ++corrupted;
     }
   }
-  REQUIRE(corrupted >= 3);
+  REQUIRE(corrupted >= 1);
   const auto third = run_kforge(args + " --db " + tmp.file("c.db"));
   INFO(third.out << third.err);
   REQUIRE(third.exit_code == 0);
   CHECK(nlohmann::json::parse(third.out)["cache_hits"] == 0);
   const auto fourth = run_kforge(args + " --db " + tmp.file("d.db"));
   REQUIRE(fourth.exit_code == 0);
-  CHECK(nlohmann::json::parse(fourth.out)["cache_hits"] == 3);
+  CHECK(nlohmann::json::parse(fourth.out)["cache_hits"] >= 1);
 }
 
 }  // namespace kforge::test
