@@ -3,7 +3,7 @@
 # present, so it is safe to run every time.
 kforge_packages=(cmake g++ make pkg-config git libsqlite3-dev nlohmann-json3-dev libcli11-dev catch2
                  ocl-icd-opencl-dev opencl-headers pocl-opencl-icd
-                 libamdhip64-dev libhiprtc-builtins5 rocm-device-libs llvm-15-dev)
+                 libamdhip64-dev libhiprtc-builtins5 rocm-device-libs llvm-15-dev librocm-smi-dev librocm-smi64-1)
 # The report test: a headless browser renders kforge report, libpng reads its screenshot.
 kforge_packages+=(chromium libpng-dev)
 
