@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "hip_api.hpp"
+#include "rocm_smi_api.hpp"
 #include "sticky_error.hpp"
 
 namespace kforge {
@@ -258,6 +259,25 @@ class HipDevice final : public Device {
     return ok_status();
   }
 
+  /// ROCm SMI's view of this GPU, found by its PCI domain, bus and device
+  /// (rocm_smi_api.hpp); none without ROCm SMI or when HIP gives no address.
+  ClockReader* clock_reader() override {
+    if (!clocks_tried_) {
+      clocks_tried_ = true;
+      // hipDeviceAttributePciDeviceId and ...PciDomainID follow kPciBusId (ROCm 5.2).
+      constexpr int kPciDeviceId = hip::kPciBusId + 1, kPciDomainId = hip::kPciBusId + 2;
+      int bus = 0, device = 0, domain = 0;
+      if (api_.hipDeviceGetAttribute(&bus, hip::kPciBusId, dev_) == hip::kSuccess &&
+          api_.hipDeviceGetAttribute(&device, kPciDeviceId, dev_) == hip::kSuccess &&
+          api_.hipDeviceGetAttribute(&domain, kPciDomainId, dev_) == hip::kSuccess) {
+        const rocm_smi::PciAddress pci{static_cast<std::uint32_t>(domain), static_cast<std::uint32_t>(bus),
+                                       static_cast<std::uint32_t>(device)};
+        if (auto r = rocm_smi::open_rocm_smi_clock_reader(pci, info_.arch); r.ok()) clocks_ = std::move(r).value();
+      }
+    }
+    return clocks_.get();
+  }
+
  private:
   Status enter() {
     if (sticky_) return *sticky_;
@@ -279,6 +299,8 @@ class HipDevice final : public Device {
   std::unique_ptr<Buffer> flush_buffer_;
   int flush_pattern_ = 0;
   std::optional<Error> sticky_;
+  std::unique_ptr<ClockReader> clocks_;
+  bool clocks_tried_ = false;
 };
 
 }  // namespace
