@@ -1,7 +1,11 @@
-// Simulated annealing over a configuration space. Neighbors of a
-// configuration are the configurations that differ from it in exactly one
-// feature (parameter). Energy is log time, so acceptance depends on ratios,
-// not on the kernel's absolute speed.
+// Simulated annealing over a configuration space. It evaluates the same
+// small space-filling design as the model strategy first (the default, then
+// configurations spread over the space) and walks from the best of it: a
+// walk from the default alone spends a small budget on the default's
+// neighborhood, however slow that is. Neighbors of a configuration are the
+// configurations that differ from it in exactly one feature (parameter).
+// Energy is log time, so acceptance depends on ratios, not on the kernel's
+// absolute speed.
 #include <algorithm>
 #include <cmath>
 
@@ -32,10 +36,11 @@ class AnnealingStrategy final : public Strategy {
  public:
   AnnealingStrategy(const SpaceFeatures& features, std::size_t first, std::uint64_t seed)
       : features_(features),
-        first_(first),
         rng_(seed),
         seen_(features.size(), false),
-        neighbors_(one_parameter_neighbors_unsorted(features)) {}
+        neighbors_(one_parameter_neighbors_unsorted(features)) {
+    design_ = initial_design(features, first, rng_);
+  }
 
   std::string_view name() const override { return "annealing"; }
 
@@ -46,9 +51,14 @@ class AnnealingStrategy final : public Strategy {
     }
     consumed_ = history.size();
     if (history.size() >= n) return std::nullopt;
-    if (history.empty()) return propose(first_ < n ? first_ : rng_.below(n));
+    if (history.size() < design_.size()) {
+      for (std::size_t i : design_) {
+        if (!seen_[i]) return propose(i);
+      }
+    }
 
-    // Accept or reject the last proposal against the current state.
+    // Accept or reject the last proposal against the current state; the
+    // walk starts at the best of the design.
     const auto scores = history_scores(history);
     std::size_t best = 0;
     for (std::size_t i = 1; i < history.size(); ++i) {
@@ -56,7 +66,7 @@ class AnnealingStrategy final : public Strategy {
     }
     const std::size_t last = history.size() - 1;
     if (!current_) {
-      current_ = last;
+      current_ = best;
     } else if (history[last].ok) {
       const double delta = scores[last] - scores[*current_];
       const double temperature = kT0 * std::pow(kCooling, static_cast<double>(history.size()));
@@ -92,10 +102,10 @@ class AnnealingStrategy final : public Strategy {
   }
 
   SpaceFeatures features_;
-  std::size_t first_;
   SplitMix64 rng_;
   std::vector<bool> seen_;
   std::vector<std::vector<std::size_t>> neighbors_;
+  std::vector<std::size_t> design_;     ///< evaluated first, the default first when inside the space
   std::optional<std::size_t> current_;  ///< position in history of the current state
   std::size_t consumed_ = 0;
 };

@@ -28,17 +28,8 @@ class ModelStrategy final : public Strategy {
         seed_(seed),
         rng_(seed),
         seen_(raw.size(), false) {
-    // A small design (2% of the space, 4 to 10 configurations) leaves most of
-    // a small budget to the model. Best-candidate sampling spreads it out yet
-    // lets the seed matter, so a design that misses the good region does not
-    // doom every seed alike. Distances are over the log columns only: the
-    // pairwise columns would count each parameter many times over.
-    const std::size_t n = raw.size();
-    const std::size_t design = std::clamp<std::size_t>((n + 49) / 50, 4, 10);
-    const std::size_t varying = log_columns(raw);
-    SpaceFeatures logs = features_;
-    for (auto& row : logs) row.resize(std::min(row.size(), std::max<std::size_t>(varying, 1)));
-    design_ = space_filling_design(logs, first, design, kDesignCandidates, rng_);
+    // A small design leaves most of a small budget to the model.
+    design_ = initial_design(raw, first, rng_);
   }
 
   std::string_view name() const override { return "model"; }
@@ -93,19 +84,6 @@ class ModelStrategy final : public Strategy {
  private:
   static constexpr double kKappa = 0.75;               ///< spread weight of the lower confidence bound
   static constexpr std::size_t kLocalEvery = 3;        ///< every k-th model proposal is a neighbor of the best
-  static constexpr std::size_t kDesignCandidates = 5;  ///< random draws per design point
-
-  /// Raw columns that vary: derived_features puts their logs first.
-  static std::size_t log_columns(const SpaceFeatures& raw) {
-    std::size_t k = 0;
-    const std::size_t dims = raw.empty() ? 0 : raw[0].size();
-    for (std::size_t d = 0; d < dims; ++d) {
-      bool varies = false;
-      for (const auto& row : raw) varies = varies || row[d] != raw[0][d];
-      k += varies;
-    }
-    return k;
-  }
 
   std::size_t propose(std::size_t i) {
     seen_[i] = true;

@@ -48,8 +48,10 @@ class Strategy {
 /// seed and a sequence of outcomes:
 ///   exhaustive  space order
 ///   random      a seeded permutation
-///   annealing   simulated annealing over configurations that differ in one
-///               parameter, on log time; restarts from the best when stuck
+///   annealing   the model's initial design (initial_design in
+///               strategy_features.hpp), then simulated annealing from its
+///               best over configurations that differ in one parameter, on
+///               log time; restarts from the best when stuck
 ///   model       a small space-filling design (best-candidate sampling over
 ///               the log values),
 ///               then a tree-ensemble surrogate (extremely randomized trees on

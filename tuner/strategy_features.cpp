@@ -1,5 +1,5 @@
-// Derived features, space-filling design and one-parameter neighborhoods for the
-// model-based strategy.
+// Derived features, the initial space-filling design and one-parameter
+// neighborhoods for the model-based and annealing strategies.
 #include "strategy_features.hpp"
 
 #include <algorithm>
@@ -89,6 +89,21 @@ std::vector<std::size_t> space_filling_design(const SpaceFeatures& features, std
     add(ties[rng.below(ties.size())]);
   }
   return design;
+}
+
+std::vector<std::size_t> initial_design(const SpaceFeatures& raw, std::size_t first, SplitMix64& rng) {
+  constexpr std::size_t kDrawsPerPoint = 5;
+  const std::size_t n = raw.size();
+  const std::size_t count = std::clamp<std::size_t>((n + 49) / 50, 4, 10);
+  // derived_features puts the log column of every varying raw column first.
+  std::size_t varying = 0;
+  const std::size_t dims = n ? raw[0].size() : 0;
+  for (std::size_t d = 0; d < dims; ++d) {
+    varying += std::any_of(raw.begin(), raw.end(), [&](const auto& row) { return row[d] != raw[0][d]; });
+  }
+  SpaceFeatures logs = derived_features(raw);
+  for (auto& row : logs) row.resize(std::min(row.size(), std::max<std::size_t>(varying, 1)));
+  return space_filling_design(logs, first, count, kDrawsPerPoint, rng);
 }
 
 std::vector<std::vector<std::size_t>> one_parameter_neighbors_unsorted(const SpaceFeatures& raw) {

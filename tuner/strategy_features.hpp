@@ -30,6 +30,15 @@ SpaceFeatures derived_features(const SpaceFeatures& raw);
 std::vector<std::size_t> space_filling_design(const SpaceFeatures& features, std::size_t first, std::size_t count,
                                               std::size_t candidates, SplitMix64& rng);
 
+/// Where a search starts: `first` (when inside the space), then a
+/// space-filling design (best-candidate sampling, 5 draws per point) over the
+/// scaled logs of the raw columns that vary, 2% of the space and 4 to 10
+/// configurations in all. Distances use the log columns only: the pairwise
+/// columns of derived_features would count each parameter many times over.
+/// Drawing from `rng` lets the seed matter, so a design that misses the good
+/// region does not doom every seed alike.
+std::vector<std::size_t> initial_design(const SpaceFeatures& raw, std::size_t first, SplitMix64& rng);
+
 /// For every configuration, the configurations that differ from it in
 /// exactly one raw column.
 std::vector<std::vector<std::size_t>> one_parameter_neighbors(const SpaceFeatures& raw);

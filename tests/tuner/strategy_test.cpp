@@ -313,3 +313,53 @@ TEST_CASE("the model-based strategy beats random search at 10% of a structured s
   CHECK(model[7] >= 0.95);
   CHECK(model[7] > random[7]);
 }
+
+TEST_CASE("annealing walks from the best of its initial design and beats random search at 10%", "[strategy]") {
+  Landscape l;
+  const std::size_t default_index = 0;
+  SplitMix64 rng(5);
+  const auto design = initial_design(l.features, default_index, rng);
+  REQUIRE(design.size() >= 4);
+  // The design first, as the model strategy evaluates it; then a neighbor of its best.
+  auto s = make_strategy("annealing", l.features, default_index, 5).value();
+  std::vector<Observation> history;
+  for (std::size_t k = 0; k < design.size(); ++k) {
+    auto i = s->next(history);
+    REQUIRE(i);
+    CHECK(*i == design[k]);
+    history.push_back({*i, l.time_ms[*i] > 0, l.time_ms[*i] > 0 ? l.time_ms[*i] : 0.0});
+  }
+  std::size_t best = design[0];
+  for (std::size_t i : design) {
+    if (l.time_ms[i] > 0 && (l.time_ms[best] <= 0 || l.time_ms[i] < l.time_ms[best])) best = i;
+  }
+  const auto step = s->next(history);
+  REQUIRE(step);
+  const auto neighbors = one_parameter_neighbors(l.features);
+  CHECK(std::binary_search(neighbors[best].begin(), neighbors[best].end(), *step));
+
+  // Fraction of the optimum reached after 10% of the space, median over seeds.
+  const std::size_t budget = l.features.size() / 10;
+  auto reached = [&](const char* name, std::uint64_t seed) {
+    auto st = make_strategy(name, l.features, default_index, seed).value();
+    std::vector<Observation> h;
+    double fastest = 1e300;
+    while (h.size() < budget) {
+      auto i = st->next(h);
+      if (!i) break;
+      const double t = l.time_ms[*i];
+      h.push_back({*i, t > 0, t > 0 ? t : 0.0});
+      if (t > 0) fastest = std::min(fastest, t);
+    }
+    return l.time_ms[l.optimum] / fastest;
+  };
+  std::vector<double> annealing, random;
+  for (std::uint64_t seed = 1; seed <= 15; ++seed) {
+    annealing.push_back(reached("annealing", seed));
+    random.push_back(reached("random", seed));
+  }
+  std::sort(annealing.begin(), annealing.end());
+  std::sort(random.begin(), random.end());
+  INFO("annealing median " << annealing[7] << ", random median " << random[7]);
+  CHECK(annealing[7] > random[7]);
+}
