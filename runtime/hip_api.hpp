@@ -36,6 +36,8 @@ enum DeviceAttribute : int {
   kMemoryClockRate = 60,  ///< kHz
   kMultiprocessorCount = 63,
   kPciBusId = 67,
+  kPciDeviceId = 68,
+  kPciDomainId = 69,
   kMaxRegistersPerMultiprocessor = 72,
   kMaxSharedMemoryPerBlock = 74,
   kWarpSize = 87,

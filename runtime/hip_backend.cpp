@@ -8,7 +8,9 @@
 #include <optional>
 
 #include "hip_api.hpp"
+#ifdef KFORGE_HAVE_ROCM_SMI
 #include "rocm_smi_api.hpp"
+#endif
 #include "sticky_error.hpp"
 
 namespace kforge {
@@ -260,21 +262,22 @@ class HipDevice final : public Device {
   }
 
   /// ROCm SMI's view of this GPU, found by its PCI domain, bus and device
-  /// (rocm_smi_api.hpp); none without ROCm SMI or when HIP gives no address.
+  /// (rocm_smi_api.hpp); none without ROCm SMI (at build or at run time) or
+  /// when HIP gives no address.
   ClockReader* clock_reader() override {
+#ifdef KFORGE_HAVE_ROCM_SMI
     if (!clocks_tried_) {
       clocks_tried_ = true;
-      // hipDeviceAttributePciDeviceId and ...PciDomainID follow kPciBusId (ROCm 5.2).
-      constexpr int kPciDeviceId = hip::kPciBusId + 1, kPciDomainId = hip::kPciBusId + 2;
       int bus = 0, device = 0, domain = 0;
       if (api_.hipDeviceGetAttribute(&bus, hip::kPciBusId, dev_) == hip::kSuccess &&
-          api_.hipDeviceGetAttribute(&device, kPciDeviceId, dev_) == hip::kSuccess &&
-          api_.hipDeviceGetAttribute(&domain, kPciDomainId, dev_) == hip::kSuccess) {
+          api_.hipDeviceGetAttribute(&device, hip::kPciDeviceId, dev_) == hip::kSuccess &&
+          api_.hipDeviceGetAttribute(&domain, hip::kPciDomainId, dev_) == hip::kSuccess) {
         const rocm_smi::PciAddress pci{static_cast<std::uint32_t>(domain), static_cast<std::uint32_t>(bus),
                                        static_cast<std::uint32_t>(device)};
         if (auto r = rocm_smi::open_rocm_smi_clock_reader(pci, info_.arch); r.ok()) clocks_ = std::move(r).value();
       }
     }
+#endif
     return clocks_.get();
   }
 
