@@ -19,6 +19,8 @@ nlohmann::json MeasurementProtocol::to_json() const {
           {"cut_ratio", cut_ratio},
           {"cut_after", cut_after},
           {"finalists", finalists},
+          {"finalist_window", finalist_window},
+          {"max_finalists", max_finalists},
           {"finalist_rounds", finalist_rounds},
           {"timer", "device events"}};
 }
@@ -81,6 +83,23 @@ Result<TimingStats> measure(Device& device, Kernel& kernel, const std::vector<Ke
   stats.stop = stop;
   stats.clocks = std::move(record);
   return stats;
+}
+
+std::vector<std::size_t> choose_finalists(const std::vector<double>& medians_ms, const MeasurementProtocol& protocol) {
+  std::vector<std::size_t> ok;
+  for (std::size_t i = 0; i < medians_ms.size(); ++i) {
+    if (medians_ms[i] > 0) ok.push_back(i);
+  }
+  std::stable_sort(ok.begin(), ok.end(), [&](std::size_t a, std::size_t b) { return medians_ms[a] < medians_ms[b]; });
+  const std::size_t least = static_cast<std::size_t>(std::max(protocol.finalists, 0));
+  const std::size_t most = std::max(least, static_cast<std::size_t>(std::max(protocol.max_finalists, 0)));
+  std::size_t take = std::min(least, ok.size());
+  while (take < ok.size() && take < most &&
+         medians_ms[ok[take]] <= (1 + protocol.finalist_window) * medians_ms[ok[0]]) {
+    ++take;
+  }
+  ok.resize(take);
+  return ok;
 }
 
 Result<std::vector<TimingStats>> measure_interleaved(Device& device, const std::vector<Finalist>& finalists,

@@ -33,6 +33,11 @@ struct MeasurementProtocol {
   double cut_ratio = 1.5;
   int cut_after = 3;
   int finalists = 3;         ///< the fastest candidates re-timed interleaved before a winner is declared
+  /// Also re-timed: every other candidate whose search median is within this
+  /// fraction of the fastest one's, since the search's few samples cannot
+  /// rank candidates that close (up to max_finalists in all; 0: none).
+  double finalist_window = 0.10;
+  int max_finalists = 6;
   int finalist_rounds = 10;  ///< rounds of A B C ... (one timed launch of each per round)
 
   nlohmann::json to_json() const;
@@ -59,6 +64,13 @@ Result<TimingStats> measure(Device& device, Kernel& kernel, const std::vector<Ke
 Result<TimingStats> measure(Device& device, Kernel& kernel, const std::vector<KernelArg>& args,
                             const LaunchGeometry& geometry, const MeasurementProtocol& protocol,
                             double best_ms, std::span<const double> earlier_ms, ClockReader* clocks);
+
+/// The candidates to re-time interleaved, given their search medians (ms;
+/// <= 0: not ok, never chosen): the `finalists` fastest, then every other
+/// within `finalist_window` of the fastest median, at most `max_finalists`
+/// (never fewer than `finalists`). Indices into `medians_ms`, fastest first;
+/// ties keep their order.
+std::vector<std::size_t> choose_finalists(const std::vector<double>& medians_ms, const MeasurementProtocol& protocol);
 
 /// One finalist of interleaved re-timing.
 struct Finalist {

@@ -103,16 +103,10 @@ Tuner::Tuner(Device& device, Database& db, const Operator& op) : device_(device)
 
 Status Tuner::retime_finalists(CandidateRunner& runner, const MeasurementProtocol& protocol, TuneSummary& summary,
                                const std::function<Status(const CandidateOutcome&, const TimingStats&)>& store) {
+  std::vector<double> medians;
+  for (const auto& o : summary.outcomes) medians.push_back(o.status == CandidateStatus::kOk ? o.timing.median_ms : 0.0);
   std::vector<const CandidateOutcome*> ok;
-  for (const auto& o : summary.outcomes) {
-    if (o.status == CandidateStatus::kOk && o.timing.median_ms > 0) ok.push_back(&o);
-  }
-  std::sort(ok.begin(), ok.end(), [](const CandidateOutcome* a, const CandidateOutcome* b) {
-    return a->timing.median_ms < b->timing.median_ms;
-  });
-  if (ok.size() > static_cast<std::size_t>(std::max(protocol.finalists, 0))) {
-    ok.resize(static_cast<std::size_t>(std::max(protocol.finalists, 0)));
-  }
+  for (std::size_t i : choose_finalists(medians, protocol)) ok.push_back(&summary.outcomes[i]);
   if (ok.size() < 2 || protocol.finalist_rounds < 1) return ok_status();
   std::vector<CandidateRef> refs;
   for (const CandidateOutcome* o : ok) refs.push_back({o->template_name, o->config});

@@ -80,6 +80,7 @@ nlohmann::json protocol_to_json(const MeasurementProtocol& p) {
   return {{"warmup", p.warmup},           {"min_reps", p.min_reps},         {"max_reps", p.max_reps},
           {"budget_ms", p.budget_ms},     {"flush_cache", p.flush_cache},   {"ci_rel_width", p.ci_rel_width},
           {"cut_ratio", p.cut_ratio},     {"cut_after", p.cut_after},       {"finalists", p.finalists},
+          {"finalist_window", p.finalist_window}, {"max_finalists", p.max_finalists},
           {"finalist_rounds", p.finalist_rounds}};
 }
 
@@ -94,6 +95,8 @@ MeasurementProtocol protocol_from_json(const nlohmann::json& j) {
   p.cut_ratio = j.value("cut_ratio", p.cut_ratio);
   p.cut_after = j.value("cut_after", p.cut_after);
   p.finalists = j.value("finalists", p.finalists);
+  p.finalist_window = j.value("finalist_window", p.finalist_window);
+  p.max_finalists = j.value("max_finalists", p.max_finalists);
   p.finalist_rounds = j.value("finalist_rounds", p.finalist_rounds);
   return p;
 }

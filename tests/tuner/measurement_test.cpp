@@ -170,3 +170,23 @@ TEST_CASE("finalists are re-timed interleaved, one launch of each per round", "[
   }
   CHECK(timed == std::vector<std::string>{"A", "B", "C", "A", "B", "C", "A", "B", "C", "A", "B", "C"});
 }
+
+TEST_CASE("finalists: the fastest few, and every other within the window of the fastest", "[measurement][unit]") {
+  MeasurementProtocol p;
+  p.finalists = 3;
+  p.finalist_window = 0.10;
+  p.max_finalists = 5;
+  // Search medians in evaluation order; 0: not ok.
+  const std::vector<double> medians{12.0, 10.0, 0.0, 10.9, 30.0, 10.5, 11.0, 10.95, 11.2};
+  // Fastest first: 10.0 (1), 10.5 (5), 10.9 (3), then within 11.0: 10.95 (7), 11.0 (6); 11.2 is outside.
+  CHECK(choose_finalists(medians, p) == std::vector<std::size_t>{1, 5, 3, 7, 6});
+  // At most max_finalists.
+  p.max_finalists = 4;
+  CHECK(choose_finalists(medians, p) == std::vector<std::size_t>{1, 5, 3, 7});
+  // Without a window, the `finalists` fastest, however far apart.
+  p.finalist_window = 0;
+  CHECK(choose_finalists({30.0, 10.0, 20.0, 0.0, 40.0}, p) == std::vector<std::size_t>{1, 2, 0});
+  // Never a failed candidate, never more than there are.
+  CHECK(choose_finalists({0.0, 5.0, -1.0}, p) == std::vector<std::size_t>{1});
+  CHECK(choose_finalists({}, p).empty());
+}
