@@ -146,6 +146,9 @@ def kforge_run(kforge, tpl_dir, size, db, cache, env):
         "time_s": {**t, "overhead": t["total"] - t["compile"] - t["validate"] - t["measure"]},
         "candidates_per_s": r["evaluated_now"] / wall,
         "winner": {"config": r["winner"]["config"], "median_ms": r["winner"]["median_ms"]} if r["winner"] else None,
+        # Re-timed interleaved before the winner was declared (docs/measurement.md, "Finalists").
+        "finalists": [{"config": f["config"], "search_median_ms": f["search_median_ms"],
+                       "interleaved_median_ms": f["interleaved_median_ms"]} for f in r.get("finalists", [])],
     }
 
 
@@ -242,6 +245,12 @@ def markdown(r):
                      f"{t['compile']:.1f} | {t['verification']:.1f} | {t['benchmark']:.1f} | "
                      f"{kt['wall_s'] - t['compile'] - t['verification'] - t['benchmark']:.1f} | - | "
                      f"{w.get('config', '-')} | {w.get('median_ms', 0):.3f} |")
+    for label, k in (("cold", r["kforge_cold"]), ("warm", r["kforge_warm"])):
+        if k.get("finalists"):
+            lines += ["", f"kforge {label}: {len(k['finalists'])} finalists re-timed interleaved (search median -> "
+                      "interleaved median, ms): " + ", ".join(
+                          f"{f['config']} {f['search_median_ms']:.2f} -> {f['interleaved_median_ms']:.2f}"
+                          for f in k["finalists"]) + "."]
     lines += ["", f"Ratio kforge / Kernel Tuner candidates per second: cold {r['ratio_cold']:.2f}x, "
               f"warm {r['ratio_warm']:.2f}x (goal >= 3x). Same winner: cold {'yes' if r['same_winner'] else 'no'}, "
               f"warm {'yes' if r['same_winner_warm'] else 'no'}. Each tool's time for the other's winner "
