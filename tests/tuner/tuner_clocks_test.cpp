@@ -72,6 +72,7 @@ TEST_CASE("throttled samples are kept, counted and noted in every stored result"
   req.protocol.max_reps = 4;
   req.protocol.cut_ratio = 0;  // every search result has all 4 samples
   req.protocol.finalists = 2;
+  req.protocol.finalist_window = 0;  // exactly two, however close the others are
   req.protocol.finalist_rounds = 5;
   auto summary = tuner.run(req, [](const TuneEvent&) {});
   unsetenv("KFORGE_FAKE_NVML_SCRIPT");
