@@ -7,6 +7,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <utility>
 
 namespace kforge::test {
 
@@ -41,5 +42,23 @@ inline void write_file(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
   out << text;
 }
+
+/// A text file whose path is in the environment variable `var` while the
+/// object lives: how tests script the fake vendor libraries (fake_nvml.cpp,
+/// fake_rocm_smi.cpp), which read the file named there.
+class ScopedScriptFile {
+ public:
+  ScopedScriptFile(std::string var, const std::string& text) : var_(std::move(var)) {
+    write_file(dir_.file("script"), text);
+    setenv(var_.c_str(), dir_.file("script").c_str(), 1);
+  }
+  ~ScopedScriptFile() { unsetenv(var_.c_str()); }
+  ScopedScriptFile(const ScopedScriptFile&) = delete;
+  ScopedScriptFile& operator=(const ScopedScriptFile&) = delete;
+
+ private:
+  std::string var_;
+  TempDir dir_;
+};
 
 }  // namespace kforge::test

@@ -14,17 +14,9 @@ using namespace kforge;
 
 namespace {
 
-/// Points the fake NVML at a script for the life of the object.
-class FakeNvmlScript {
- public:
-  explicit FakeNvmlScript(const std::string& text) {
-    test::write_file(dir_.file("script"), text);
-    setenv("KFORGE_FAKE_NVML_SCRIPT", dir_.file("script").c_str(), 1);
-  }
-  ~FakeNvmlScript() { unsetenv("KFORGE_FAKE_NVML_SCRIPT"); }
-
- private:
-  test::TempDir dir_;
+/// Points the fake at a script for the life of the object.
+struct FakeNvmlScript : test::ScopedScriptFile {
+  explicit FakeNvmlScript(const std::string& text) : ScopedScriptFile("KFORGE_FAKE_NVML_SCRIPT", text) {}
 };
 
 const std::string kDevice = "device GPU-0c1d2e3f 00000000:17:00.0\n";

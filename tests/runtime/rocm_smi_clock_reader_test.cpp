@@ -14,17 +14,10 @@ using rocm_smi::PciAddress;
 
 namespace {
 
-/// Points the fake ROCm SMI at a script for the life of the object.
-class FakeRocmSmiScript {
- public:
-  explicit FakeRocmSmiScript(const std::string& text) {
-    test::write_file(dir_.file("script"), text);
-    setenv("KFORGE_FAKE_ROCM_SMI_SCRIPT", dir_.file("script").c_str(), 1);
-  }
-  ~FakeRocmSmiScript() { unsetenv("KFORGE_FAKE_ROCM_SMI_SCRIPT"); }
-
- private:
-  test::TempDir dir_;
+/// Points the fake at a script for the life of the object.
+struct FakeRocmSmiScript : test::ScopedScriptFile {
+  explicit FakeRocmSmiScript(const std::string& text)
+      : ScopedScriptFile("KFORGE_FAKE_ROCM_SMI_SCRIPT", text) {}
 };
 
 // Two GPUs: 0000:03:00.0 and 0001:c3:00.0 (BDF ids as rsmi_dev_pci_id_get

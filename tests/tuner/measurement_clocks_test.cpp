@@ -70,16 +70,14 @@ TEST_CASE("measure on PoCL records the host CPU clock after every sample", "[clo
 
 TEST_CASE("measure with an NVML reader flags throttled samples and keeps them in the median",
           "[clocks][opencl]") {
-  test::TempDir dir;
-  test::write_file(dir.file("script"),
-                   "device GPU-0c1d2e3f 00000000:17:00.0\n"
-                   "sample 1980 2619 60 300000 0\n"
-                   "sample 1980 2619 61 300000 1\n"     // idle: not throttled
-                   "sample 1600 2619 84 700000 20\n"    // SW thermal
-                   "sample 1980 2619 70 300000 0\n"
-                   "sample 1100 2619 91 700000 44\n"    // SW power cap + HW thermal
-                   "sample 1980 2619 65 300000 10\n");  // sync boost: not throttled
-  setenv("KFORGE_FAKE_NVML_SCRIPT", dir.file("script").c_str(), 1);
+  const test::ScopedScriptFile script("KFORGE_FAKE_NVML_SCRIPT",
+                                      "device GPU-0c1d2e3f 00000000:17:00.0\n"
+                                      "sample 1980 2619 60 300000 0\n"
+                                      "sample 1980 2619 61 300000 1\n"     // idle: not throttled
+                                      "sample 1600 2619 84 700000 20\n"    // SW thermal
+                                      "sample 1980 2619 70 300000 0\n"
+                                      "sample 1100 2619 91 700000 44\n"    // SW power cap + HW thermal
+                                      "sample 1980 2619 65 300000 10\n");  // sync boost: not throttled
   auto reader = nvml::open_nvml_clock_reader("GPU-0c1d2e3f", KFORGE_FAKE_NVML);
   REQUIRE(reader.ok());
   PoclKernel k = scale_kernel();
@@ -106,18 +104,15 @@ TEST_CASE("measure with an NVML reader flags throttled samples and keeps them in
   CHECK(j["summary"]["core_mhz_median"] == 1980.0);
   CHECK(j["summary"]["core_mhz_max"] == 1980.0);
   CHECK(j["note"] == c.note());
-  unsetenv("KFORGE_FAKE_NVML_SCRIPT");
 }
 
 TEST_CASE("interleaved finalists each get the clocks read after their own launches", "[clocks][opencl]") {
-  test::TempDir dir;
-  test::write_file(dir.file("script"),
-                   "device GPU-0c1d2e3f 00000000:17:00.0\n"
-                   "sample 1000 2619 60 300000 0\n"     // A
-                   "sample 2000 2619 60 300000 8\n"     // B, HW slowdown
-                   "sample 1001 2619 60 300000 0\n"     // A
-                   "sample 2001 2619 60 300000 0\n");   // B, then repeated
-  setenv("KFORGE_FAKE_NVML_SCRIPT", dir.file("script").c_str(), 1);
+  const test::ScopedScriptFile script("KFORGE_FAKE_NVML_SCRIPT",
+                                      "device GPU-0c1d2e3f 00000000:17:00.0\n"
+                                      "sample 1000 2619 60 300000 0\n"     // A
+                                      "sample 2000 2619 60 300000 8\n"     // B, HW slowdown
+                                      "sample 1001 2619 60 300000 0\n"     // A
+                                      "sample 2001 2619 60 300000 0\n");   // B, then repeated
   auto reader = nvml::open_nvml_clock_reader("00000000:17:00.0", KFORGE_FAKE_NVML);
   REQUIRE(reader.ok());
   PoclKernel k = scale_kernel();
@@ -131,5 +126,4 @@ TEST_CASE("interleaved finalists each get the clocks read after their own launch
   CHECK((*s)[1].clocks.core_mhz == std::vector<double>{2000, 2001, 2001});
   CHECK((*s)[0].clocks.throttled_count() == 0);
   CHECK((*s)[1].clocks.throttled == std::vector<bool>{true, false, false});
-  unsetenv("KFORGE_FAKE_NVML_SCRIPT");
 }

@@ -123,6 +123,22 @@ struct Landscape {
     }
   }
 
+  /// Optimum / fastest found by strategy `name` (seed `seed`, default first)
+  /// within `budget` evaluations: the search-efficiency benchmark's measure.
+  double fraction_reached(const char* name, std::uint64_t seed, std::size_t budget) const {
+    auto s = make_strategy(name, features, 0, seed).value();
+    std::vector<Observation> history;
+    double fastest = 1e300;
+    while (history.size() < budget) {
+      auto i = s->next(history);
+      if (!i) break;
+      const double t = time_ms[*i];
+      history.push_back({*i, t > 0, t > 0 ? t : 0.0});
+      if (t > 0) fastest = std::min(fastest, t);
+    }
+    return time_ms[optimum] / fastest;
+  }
+
   /// Evaluations the strategy needs to propose the optimum; 0 if it never does within `budget`.
   std::size_t evaluations_to_optimum(Strategy& s, std::size_t budget) const {
     std::vector<Observation> history;
@@ -289,23 +305,10 @@ TEST_CASE("the model-based strategy beats random search at 10% of a structured s
   // over seeds, for the model and for random search with the same seeds.
   Landscape l;
   const std::size_t budget = l.features.size() / 10;
-  auto reached = [&](const char* name, std::uint64_t seed) {
-    auto s = make_strategy(name, l.features, 0, seed).value();
-    std::vector<Observation> history;
-    double best = 1e300;
-    while (history.size() < budget) {
-      auto i = s->next(history);
-      if (!i) break;
-      const double t = l.time_ms[*i];
-      history.push_back({*i, t > 0, t > 0 ? t : 0.0});
-      if (t > 0) best = std::min(best, t);
-    }
-    return l.time_ms[l.optimum] / best;
-  };
   std::vector<double> model, random;
   for (std::uint64_t seed = 1; seed <= 15; ++seed) {
-    model.push_back(reached("model", seed));
-    random.push_back(reached("random", seed));
+    model.push_back(l.fraction_reached("model", seed, budget));
+    random.push_back(l.fraction_reached("random", seed, budget));
   }
   std::sort(model.begin(), model.end());
   std::sort(random.begin(), random.end());
@@ -340,23 +343,10 @@ TEST_CASE("annealing walks from the best of its initial design and beats random 
 
   // Fraction of the optimum reached after 10% of the space, median over seeds.
   const std::size_t budget = l.features.size() / 10;
-  auto reached = [&](const char* name, std::uint64_t seed) {
-    auto st = make_strategy(name, l.features, default_index, seed).value();
-    std::vector<Observation> h;
-    double fastest = 1e300;
-    while (h.size() < budget) {
-      auto i = st->next(h);
-      if (!i) break;
-      const double t = l.time_ms[*i];
-      h.push_back({*i, t > 0, t > 0 ? t : 0.0});
-      if (t > 0) fastest = std::min(fastest, t);
-    }
-    return l.time_ms[l.optimum] / fastest;
-  };
   std::vector<double> annealing, random;
   for (std::uint64_t seed = 1; seed <= 15; ++seed) {
-    annealing.push_back(reached("annealing", seed));
-    random.push_back(reached("random", seed));
+    annealing.push_back(l.fraction_reached("annealing", seed, budget));
+    random.push_back(l.fraction_reached("random", seed, budget));
   }
   std::sort(annealing.begin(), annealing.end());
   std::sort(random.begin(), random.end());

@@ -46,8 +46,8 @@ class WithClockReader final : public Device {
 TEST_CASE("throttled samples are kept, counted and noted in every stored result", "[tuner][clocks][opencl]") {
   test::TempDir dir;
   // SW thermal slowdown on every reading (the last line repeats).
-  test::write_file(dir.file("script"), "device GPU-0c1d2e3f 00000000:17:00.0\nsample 1410 2619 87 690000 20\n");
-  setenv("KFORGE_FAKE_NVML_SCRIPT", dir.file("script").c_str(), 1);
+  const test::ScopedScriptFile script(
+      "KFORGE_FAKE_NVML_SCRIPT", "device GPU-0c1d2e3f 00000000:17:00.0\nsample 1410 2619 87 690000 20\n");
   auto nvml = nvml::open_nvml_clock_reader("GPU-0c1d2e3f", KFORGE_FAKE_NVML);
   REQUIRE(nvml.ok());
   auto pocl = open_device("opencl:0");
@@ -75,7 +75,6 @@ TEST_CASE("throttled samples are kept, counted and noted in every stored result"
   req.protocol.finalist_window = 0;  // exactly two, however close the others are
   req.protocol.finalist_rounds = 5;
   auto summary = tuner.run(req, [](const TuneEvent&) {});
-  unsetenv("KFORGE_FAKE_NVML_SCRIPT");
   REQUIRE(summary.ok());
   REQUIRE(summary->finalists.size() == 2);
   for (const auto& f : summary->finalists) CHECK(f.interleaved.clocks.throttled_count() == 5);
