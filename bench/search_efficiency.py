@@ -259,11 +259,15 @@ def markdown(r):
         f"Space: {json.dumps(c['space'])}. Each cell: median over seeds of optimum / best found after that many "
         f"candidates. Candidates run afresh during the replay: {r['fresh_candidates_in_replay']}.",
         "",
-        "| strategy | " + " | ".join(f"{k} ({v} cand.)" for k, v in b.items()) + " |",
-        "|---|" + "---|" * len(b),
+        "| strategy | " + " | ".join(f"{k} ({v} cand.)" for k, v in b.items()) + " | seeds >= 0.95 at 10% |",
+        "|---|" + "---|" * (len(b) + 1),
     ]
+    # The median over few seeds lands on either side of a threshold when few
+    # configurations lie near the optimum; the count shows how many seeds did.
     for s, row in r["table"].items():
-        lines.append(f"| {s} | " + " | ".join(f"{row[k]['median']:.3f}" for k in b) + " |")
+        at10 = row.get("10%", {}).get("per_seed", [])
+        lines.append(f"| {s} | " + " | ".join(f"{row[k]['median']:.3f}" for k in b) +
+                     f" | {sum(1 for v in at10 if v >= 0.95)}/{len(at10)} |")
     lines += ["", f"Model-based strategy reaches >= 95% of the optimum within 10% of the space: "
               f"{'yes' if r['model_reaches_95pct_within_10pct'] else 'no'} "
               f"({r['table']['model']['10%']['median']:.3f}).", ""]
