@@ -130,6 +130,13 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
                           {"stop_reason", s.stop_reason},
                           {"winner", nullptr},
                           {"default", nullptr}};
+      // Why timing stopped, over this run's ok candidates (docs/measurement.md, step 4).
+      nlohmann::json stops = nlohmann::json::object();
+      for (const auto& c : s.outcomes) {
+        if (c.reused || c.status != CandidateStatus::kOk || c.timing.stop.empty()) continue;
+        stops[c.timing.stop] = stops.value(c.timing.stop, 0) + 1;
+      }
+      j["timing_stops"] = stops;
       if (s.winner) j["winner"] = outcome_json(*s.winner, flops);
       if (s.default_result) j["default"] = outcome_json(*s.default_result, flops);
       j["finalists"] = nlohmann::json::array();

@@ -116,6 +116,13 @@ TEST_CASE("isolation: the binary cache serves a second run, and a corrupt entry 
   REQUIRE(second.exit_code == 0);
   const auto j = nlohmann::json::parse(second.out);
   CHECK(j["cache_hits"] == 1);
+  // Every ok candidate says why its timing stopped; here all reach max_reps 2 or are cut.
+  int stopped = 0;
+  for (const auto& [why, n] : j["timing_stops"].items()) {
+    CHECK((why == "max_reps" || why == "cut"));
+    stopped += n.get<int>();
+  }
+  CHECK(stopped == j["evaluated_now"].get<int>() - j["failed"].get<int>());
   CHECK(j["evaluated"] == 3);
   CHECK(j["winner"].is_object());
 
