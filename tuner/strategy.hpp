@@ -48,17 +48,16 @@ class Strategy {
 /// seed and a sequence of outcomes:
 ///   exhaustive  space order
 ///   random      a seeded permutation
-///   annealing   the model's initial design (initial_design in
+///   annealing   a small space-filling design (initial_design in
 ///               strategy_features.hpp), then simulated annealing from its
 ///               best over configurations that differ in one parameter, on
 ///               log time; restarts from the best when stuck
-///   model       a small space-filling design (best-candidate sampling over
-///               the log values),
-///               then a tree-ensemble surrogate (extremely randomized trees on
-///               log time over derived features: logs of the values and their
-///               pairwise sums and differences) picks the lowest lower
-///               confidence bound among unevaluated configurations; every third
-///               pick only among the best one's one-parameter neighbors
+///   model       the same design, then a tree-ensemble surrogate (extremely
+///               randomized trees on log time over derived features: logs of
+///               the values and their pairwise sums and differences) picks
+///               the lowest lower confidence bound among unevaluated
+///               configurations; every third pick only among the best one's
+///               one-parameter neighbors
 /// Failed candidates count as slower than every ok one.
 Result<std::unique_ptr<Strategy>> make_strategy(std::string_view name, const SpaceFeatures& features,
                                                 std::size_t first, std::uint64_t seed);

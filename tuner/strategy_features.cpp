@@ -8,10 +8,12 @@
 
 namespace kforge {
 
-SpaceFeatures derived_features(const SpaceFeatures& raw) {
+namespace {
+
+/// log2 of every raw column that varies, one vector per column (unscaled).
+std::vector<std::vector<double>> log_columns(const SpaceFeatures& raw) {
   const std::size_t n = raw.size();
   const std::size_t dims = n ? raw[0].size() : 0;
-  // Log columns of the parameters that vary.
   std::vector<std::vector<double>> logs;
   for (std::size_t d = 0; d < dims; ++d) {
     double lo = 1e300, hi = -1e300;
@@ -24,6 +26,30 @@ SpaceFeatures derived_features(const SpaceFeatures& raw) {
     for (std::size_t i = 0; i < n; ++i) col[i] = lo > 0 ? std::log2(raw[i][d]) : std::log2(1.0 + raw[i][d] - lo);
     logs.push_back(std::move(col));
   }
+  return logs;
+}
+
+/// Rows of `n` configurations from columns, each scaled to [0, 1]; constant
+/// columns are dropped, and no column left gives one column of zeros.
+SpaceFeatures scaled_rows(const std::vector<std::vector<double>>& cols, std::size_t n) {
+  SpaceFeatures out(n);
+  for (const auto& col : cols) {
+    const auto [lo, hi] = std::minmax_element(col.begin(), col.end());
+    const double l = *lo, span = *hi - *lo;
+    if (span <= 0) continue;  // e.g. a ratio of two columns that always move together
+    for (std::size_t i = 0; i < n; ++i) out[i].push_back((col[i] - l) / span);
+  }
+  if (n && out[0].empty()) {
+    for (auto& row : out) row.push_back(0.0);
+  }
+  return out;
+}
+
+}  // namespace
+
+SpaceFeatures derived_features(const SpaceFeatures& raw) {
+  const std::size_t n = raw.size();
+  const auto logs = log_columns(raw);
   std::vector<std::vector<double>> cols = logs;
   for (std::size_t a = 0; a < logs.size(); ++a) {
     for (std::size_t b = a + 1; b < logs.size(); ++b) {
@@ -36,17 +62,7 @@ SpaceFeatures derived_features(const SpaceFeatures& raw) {
       cols.push_back(std::move(diff));
     }
   }
-  SpaceFeatures out(n);
-  for (auto& col : cols) {
-    const auto [lo, hi] = std::minmax_element(col.begin(), col.end());
-    const double l = *lo, span = *hi - *lo;
-    if (span <= 0) continue;  // e.g. a ratio of two columns that always move together
-    for (std::size_t i = 0; i < n; ++i) out[i].push_back((col[i] - l) / span);
-  }
-  if (n && out[0].empty()) {
-    for (auto& row : out) row.push_back(0.0);
-  }
-  return out;
+  return scaled_rows(cols, n);
 }
 
 std::vector<std::size_t> space_filling_design(const SpaceFeatures& features, std::size_t first, std::size_t count,
@@ -93,17 +109,8 @@ std::vector<std::size_t> space_filling_design(const SpaceFeatures& features, std
 
 std::vector<std::size_t> initial_design(const SpaceFeatures& raw, std::size_t first, SplitMix64& rng) {
   constexpr std::size_t kDrawsPerPoint = 5;
-  const std::size_t n = raw.size();
-  const std::size_t count = std::clamp<std::size_t>((n + 49) / 50, 4, 10);
-  // derived_features puts the log column of every varying raw column first.
-  std::size_t varying = 0;
-  const std::size_t dims = n ? raw[0].size() : 0;
-  for (std::size_t d = 0; d < dims; ++d) {
-    varying += std::any_of(raw.begin(), raw.end(), [&](const auto& row) { return row[d] != raw[0][d]; });
-  }
-  SpaceFeatures logs = derived_features(raw);
-  for (auto& row : logs) row.resize(std::min(row.size(), std::max<std::size_t>(varying, 1)));
-  return space_filling_design(logs, first, count, kDrawsPerPoint, rng);
+  const std::size_t count = std::clamp<std::size_t>((raw.size() + 49) / 50, 4, 10);
+  return space_filling_design(scaled_rows(log_columns(raw), raw.size()), first, count, kDrawsPerPoint, rng);
 }
 
 std::vector<std::vector<std::size_t>> one_parameter_neighbors_unsorted(const SpaceFeatures& raw) {

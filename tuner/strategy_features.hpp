@@ -1,6 +1,6 @@
-// What the model-based strategy sees of a space besides outcomes: features
-// derived from the raw parameter columns, a space-filling initial design and
-// one-parameter neighborhoods. Generic over any template's space: nothing
+// What the model-based and annealing strategies see of a space besides
+// outcomes: features derived from the raw parameter columns, a space-filling
+// initial design and one-parameter neighborhoods. Generic over any template's space: nothing
 // here knows a parameter's name or meaning, only its values.
 #pragma once
 
