@@ -52,12 +52,6 @@ bool is_identifier(const std::string& s) {
   return s.back() != ':';
 }
 
-}  // namespace
-
-static std::string exported_by() { return std::string("kforge ") + tool_version() + " (" + git_revision() + ")"; }
-
-namespace {
-
 /// Registers the export flags and callback on `cmd`. A database dump (`db
 /// export`) is always JSON and keeps every result and template version
 /// unless told otherwise.
@@ -115,7 +109,7 @@ void configure_export(CLI::App* cmd, CommonOptions& o, bool dump) {
     }
     std::string text;
     if (s->format == "json") {
-      text = to_interchange_json(set, exported_by()).dump(2) + "\n";
+      text = to_interchange_json(set, version_line()).dump(2) + "\n";
     } else {
       const auto rows = export_rows(set, catalog);
       if (s->format == "csv") text = render_csv(set, rows);

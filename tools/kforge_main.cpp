@@ -12,7 +12,7 @@ int main(int argc, char** argv) {
   if (argc == 3 && std::string_view(argv[1]) == "__worker") return run_tuner_worker(std::atoi(argv[2]));
   CLI::App app{"kforge: tune GPU/CPU kernel templates, store winners, look them up"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string("kforge ") + tool_version() + " (" + git_revision() + ")");
+  app.set_version_flag("--version", version_line());
   for (int i = 0; i < argc; ++i) cli::command_line() += (i ? " " : "") + std::string(argv[i]);
   cli::CommonOptions options;
   cli::add_devices_command(app, options);
