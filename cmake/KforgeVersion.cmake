@@ -6,16 +6,13 @@ find_package(Git QUIET)
 
 function(kforge_add_build_version target)
   set(out ${CMAKE_CURRENT_BINARY_DIR}/generated/build_version.cpp)
-  add_custom_target(${target}_build_version
-    COMMAND ${CMAKE_COMMAND} -DSOURCE_DIR=${PROJECT_SOURCE_DIR} -DVERSION=${PROJECT_VERSION} -DOUT=${out}
-            -DGIT=${GIT_EXECUTABLE} -P ${PROJECT_SOURCE_DIR}/cmake/WriteBuildVersion.cmake
-    BYPRODUCTS ${out}
-    COMMENT "Recording the source revision"
-    VERBATIM)
+  set(write ${CMAKE_COMMAND} -DSOURCE_DIR=${PROJECT_SOURCE_DIR} -DVERSION=${PROJECT_VERSION} -DOUT=${out}
+            -DGIT=${GIT_EXECUTABLE} -P ${PROJECT_SOURCE_DIR}/cmake/WriteBuildVersion.cmake)
+  add_custom_target(${target}_build_version COMMAND ${write} BYPRODUCTS ${out}
+    COMMENT "Recording the source revision" VERBATIM)
   # The target needs the file before its first compile; a configure-time
   # copy makes it exist for the generator as well.
-  execute_process(COMMAND ${CMAKE_COMMAND} -DSOURCE_DIR=${PROJECT_SOURCE_DIR} -DVERSION=${PROJECT_VERSION}
-                  -DOUT=${out} -DGIT=${GIT_EXECUTABLE} -P ${PROJECT_SOURCE_DIR}/cmake/WriteBuildVersion.cmake)
+  execute_process(COMMAND ${write})
   target_sources(${target} PRIVATE ${out})
   add_dependencies(${target} ${target}_build_version)
 endfunction()
