@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "activation.hpp"
+#include "parallel_for.hpp"
 #include "workload_builder.hpp"
 
 namespace kforge {
@@ -26,6 +27,10 @@ GemmDims dims_of(const Problem& p) {
   };
   return {get("M", 0), get("N", 0), get("K", 0), get("batch", 1)};
 }
+
+/// Rows of C per block of the reference: with acc and mag for each, 16 rows of
+/// N = 4096 are 1 MiB, about one core's L2.
+constexpr std::size_t kReferenceRows = 16;
 
 }  // namespace
 
@@ -149,7 +154,7 @@ Reference GemmOperator::reference(const Problem& p, const Workload& w) const {
   const HostTensor& tb = w.tensors[1];
   const HostTensor& tc = w.tensors[2];
   const HostTensor& tbias = w.tensors[3];
-  std::vector<double> a(m * k), b(k * n), b_abs(k * n), acc(n), mag(n);
+  std::vector<double> a(m * k), b(k * n), b_abs(k * n);
   for (std::size_t batch = 0; batch < d.batch; ++batch) {
     // op(A) as M x K and op(B) as K x N, row-major, so the i-k-j loop streams.
     const std::size_t a_off = batch * m * k, b_off = batch * k * n, c_off = batch * m * n;
@@ -165,37 +170,48 @@ Reference GemmOperator::reference(const Problem& p, const Workload& w) const {
         b_abs[kk * n + j] = std::fabs(v);
       }
     }
-    for (std::size_t i = 0; i < m; ++i) {
-      std::fill(acc.begin(), acc.end(), 0.0);
-      std::fill(mag.begin(), mag.end(), 0.0);
+    // Blocks of rows of C reuse each streamed row of op(B) from cache, and the
+    // blocks run on every core; each element still sums over k in order, so
+    // the reference is the same for any block size or thread count.
+    const std::size_t blocks = (m + kReferenceRows - 1) / kReferenceRows;
+    const bool large = m * n * k >= (std::size_t{1} << 24);
+    parallel_for(blocks, [&](std::size_t block) {
+      const std::size_t i0 = block * kReferenceRows, rows = std::min(kReferenceRows, m - i0);
+      std::vector<double> acc(rows * n, 0.0), mag(rows * n, 0.0);
       for (std::size_t kk = 0; kk < k; ++kk) {
-        const double aik = a[i * k + kk];
-        const double aik_abs = std::fabs(aik);
         const double* brow = &b[kk * n];
         const double* brow_abs = &b_abs[kk * n];
+        for (std::size_t r = 0; r < rows; ++r) {
+          const double aik = a[(i0 + r) * k + kk];
+          const double aik_abs = std::fabs(aik);
+          double* acc_r = &acc[r * n];
+          double* mag_r = &mag[r * n];
+          for (std::size_t j = 0; j < n; ++j) {
+            acc_r[j] += aik * brow[j];
+            mag_r[j] += aik_abs * brow_abs[j];
+          }
+        }
+      }
+      for (std::size_t r = 0; r < rows; ++r) {
         for (std::size_t j = 0; j < n; ++j) {
-          acc[j] += aik * brow[j];
-          mag[j] += aik_abs * brow_abs[j];
+          const std::size_t idx = c_off + (i0 + r) * n + j;
+          double value = alpha * acc[r * n + j];
+          double scale = std::fabs(alpha) * mag[r * n + j];
+          if (beta != 0.0) {  // BLAS convention: C is not read when beta == 0
+            const double c = tc.f32()[idx];
+            value += beta * c;
+            scale += std::fabs(beta) * std::fabs(c);
+          }
+          if (ep.bias) {
+            const double bj = tbias.f32()[j];
+            value += bj;
+            scale += std::fabs(bj);
+          }
+          ref.value[idx] = activation_reference(ep.activation, value);
+          ref.scale[idx] = lipschitz * scale + eval * std::fabs(value);
         }
       }
-      for (std::size_t j = 0; j < n; ++j) {
-        const std::size_t idx = c_off + i * n + j;
-        double value = alpha * acc[j];
-        double scale = std::fabs(alpha) * mag[j];
-        if (beta != 0.0) {  // BLAS convention: C is not read when beta == 0
-          const double c = tc.f32()[idx];
-          value += beta * c;
-          scale += std::fabs(beta) * std::fabs(c);
-        }
-        if (ep.bias) {
-          const double bj = tbias.f32()[j];
-          value += bj;
-          scale += std::fabs(bj);
-        }
-        ref.value[idx] = activation_reference(ep.activation, value);
-        ref.scale[idx] = lipschitz * scale + eval * std::fabs(value);
-      }
-    }
+    }, large ? 0 : 1);
   }
   return ref;
 }
