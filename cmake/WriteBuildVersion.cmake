@@ -3,9 +3,14 @@
 # that a new commit recompiles this one file instead of every file that
 # used to see the revision as a compile definition, and a build never
 # records the revision of an older configure.
+# KFORGE_SOURCE_REVISION in the environment, when set, names the revision
+# instead: for a tree without git history (a copied checkout, an archive).
 #   cmake -DSOURCE_DIR=... -DVERSION=... -DOUT=... [-DGIT=...] -P WriteBuildVersion.cmake
 set(rev "unknown")
-if(GIT)
+if(DEFINED ENV{KFORGE_SOURCE_REVISION} AND NOT "$ENV{KFORGE_SOURCE_REVISION}" STREQUAL "")
+  set(rev "$ENV{KFORGE_SOURCE_REVISION}")
+endif()
+if(GIT AND rev STREQUAL "unknown")
   execute_process(COMMAND ${GIT} rev-parse --short=12 HEAD
     WORKING_DIRECTORY ${SOURCE_DIR}
     OUTPUT_VARIABLE _rev OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE _rc)
