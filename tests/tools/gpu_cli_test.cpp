@@ -1,0 +1,105 @@
+// `kforge tune` on a real CUDA GPU, through the supervised worker: the planted
+// faulty candidates (tests/data/templates/gemm_faulty) end with the right
+// status, a sticky device error included, and a tuning run samples NVML clocks
+// after every timed launch and compiles ahead while it measures. Without a
+// CUDA device each test prints "SKIPPED: <why>", which ctest reports as skipped.
+#include <catch2/catch.hpp>
+
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_util.hpp"
+#include "cuda_backend.hpp"
+#include "device_registry.hpp"
+
+using namespace kforge;
+using nlohmann::json;
+
+namespace {
+
+bool cuda_present_or_skip() {
+  if (!list_cuda_devices().empty()) return true;
+  const std::string why = cuda_unavailable_reason();
+  WARN("SKIPPED: no CUDA device: " << (why.empty() ? "the driver reports none" : why));
+  return false;
+}
+
+json parse_json(const test::CommandResult& r) {
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  REQUIRE(r.exit_code == 0);
+  return json::parse(r.out);
+}
+
+std::map<std::string, json> results_by_config(const std::string& db) {
+  const json show = parse_json(test::run_kforge("show --results --json --db " + db));
+  std::map<std::string, json> out;
+  for (const auto& r : show["results"]) out.emplace(r["config"].get<std::string>(), r);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("isolation on a CUDA GPU: a sticky device error, a hang and the other planted faults each get their status",
+          "[gpu][isolation]") {
+  if (!cuda_present_or_skip()) return;
+  test::TempDir tmp;
+  const std::string db = tmp.file("faulty.db");
+  const json j = parse_json(test::run_kforge(
+      "tune --device cuda:0 --template " + std::string(KFORGE_TEST_DATA_DIR) +
+      "/templates/gemm_faulty --shape M=24,N=20,K=8 --strategy exhaustive --launch-timeout 8 --min-reps 2 "
+      "--max-reps 3 --no-cache --quiet --json --db " + db));
+  CHECK(j["evaluated"] == 14);
+  CHECK(j["compile_overlap"] == true);  // auto: on for a GPU
+  CHECK(j["code_generators"] == 0);     // PoCL's alone
+  // Two sticky errors and two hangs each cost one worker.
+  CHECK(j["worker_restarts"] == 4);
+  REQUIRE(j["winner"].is_object());
+  CHECK_THAT(j["winner"]["config"].get<std::string>(), Catch::Contains("FLAW0"));
+
+  const auto rows = results_by_config(db);
+  REQUIRE(rows.size() == 14);
+  const std::map<int, std::string> expected = {{0, "ok"},          {1, "crash"},        {2, "timeout"},
+                                               {3, "compile_error"}, {4, "wrong_result"}, {5, "wrong_result"},
+                                               {6, "resource_limit"}};
+  for (int bx : {8, 16}) {
+    for (const auto& [flaw, status] : expected) {
+      const std::string config = "BX" + std::to_string(bx) + "_FLAW" + std::to_string(flaw);
+      INFO(config);
+      REQUIRE(rows.count(config) == 1);
+      const json& r = rows.at(config);
+      INFO(r.dump());
+      CHECK(r["status"] == status);
+      const std::string reason = r.value("reason", "");
+      if (status == "crash") CHECK_THAT(reason, Catch::Contains("sticky device error") && Catch::Contains(config));
+      if (status == "timeout") CHECK_THAT(reason, Catch::Contains("launch phase") && Catch::Contains(config));
+      if (flaw == 5) CHECK_THAT(reason, Catch::Contains("nan", Catch::CaseSensitive::No));
+    }
+  }
+}
+
+TEST_CASE("a CUDA tuning run records NVML clocks with every timed sample", "[gpu][clocks]") {
+  if (!cuda_present_or_skip()) return;
+  test::TempDir tmp;
+  const std::string db = tmp.file("clocks.db");
+  const json t = parse_json(test::run_kforge("tune --device cuda:0 --op gemm --shape M=1024,N=1024,K=1024 --max-evals 6 "
+                                             "--quiet --json --db " + db + " --cache-dir " + tmp.file("cache")));
+  CHECK(t["compile_overlap"] == true);
+  CHECK(t["failed"] == 0);
+  REQUIRE(t["winner"].is_object());
+  std::size_t checked = 0;
+  for (const auto& [config, r] : results_by_config(db)) {
+    if (r["status"] != "ok") continue;
+    INFO(config << ": " << r["clocks"].dump());
+    const json& c = r["clocks"];
+    REQUIRE(c.is_object());
+    CHECK(c["source"] == "nvml");
+    REQUIRE(c["core_mhz"].size() == r["count"].get<std::size_t>());
+    CHECK(c["throttled"].size() == r["count"].get<std::size_t>());
+    for (const auto& mhz : c["core_mhz"]) CHECK(mhz.get<double>() > 100);
+    CHECK(c["summary"]["reasons_known"] == true);
+    CHECK(c["summary"]["memory_mhz_max"].get<double>() > 100);
+    ++checked;
+  }
+  CHECK(checked >= 1);
+}
