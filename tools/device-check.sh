@@ -1,25 +1,34 @@
 #!/usr/bin/env bash
 # The prepared GPU check (docs/device-check.md). On an NVIDIA machine with the
 # CUDA driver, cmake, a C++ compiler and python3 with PyTorch, and no package
-# registry, it builds kforge there, runs the `gpu` tests, tunes GEMM (f32 and
-# bf16; 4096^3 and the decode shape M=16,N=4096,K=4096), measures the ceilings
-# of the same run (device-to-device copy bandwidth, cuBLAS through
-# torch.matmul) and writes a receipt (JSON + Markdown) under bench/receipts/.
+# registry, it builds kforge there, runs the `gpu` tests, measures compile
+# overlap on the same candidates with it off and on (cold and warm binary
+# cache), tunes GEMM (f32 and bf16; 4096^3 and the decode shape
+# M=16,N=4096,K=4096), measures the ceilings of the same run (device-to-device
+# copy bandwidth, cuBLAS through torch.matmul) and writes a receipt.
 #
-#   tools/device-check.sh prepare   on a Debian 12 machine with apt: downloads
-#                                   the build dependencies as .deb files into
-#                                   .device-deps/ (they travel with the tree)
-#   tools/device-check.sh run       on the GPU machine
+#   tools/device-check.sh prepare        on a Debian 12 machine with apt: downloads
+#                                        the build dependencies as .deb files into
+#                                        .device-deps/ (they travel with the tree)
+#   tools/device-check.sh run [OUT_DIR]  on the GPU machine; the receipt (JSON and
+#                                        Markdown) and a tarball of every raw
+#                                        output go to OUT_DIR (default bench/receipts)
 #
-# Environment: KFORGE_CHECK_BUDGET_S (seconds of tuning per sweep, default 60),
-# KFORGE_CHECK_MAX_EVALS (candidates per sweep, default 24).
-set -euo pipefail
+# Environment: KFORGE_CHECK_BUDGET_S (seconds of tuning per sweep, default 40),
+# KFORGE_CHECK_MAX_EVALS (candidates per sweep, default 24), KFORGE_CHECK_DEVICE
+# (default cuda:0), KFORGE_CHECK_N (the 4096 of the shapes), KFORGE_CHECK_USE_DEBS=1 (build against the .deb files even
+# where the system has the packages), KFORGE_CHECK_CMAKE_ARGS (more cmake
+# arguments), KFORGE_SOURCE_REVISION (the revision to
+# record where the tree has no git history).
+set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 deps_dir=.device-deps
 build="build-device"
-budget=${KFORGE_CHECK_BUDGET_S:-60}
+budget=${KFORGE_CHECK_BUDGET_S:-40}
 max_evals=${KFORGE_CHECK_MAX_EVALS:-24}
+device=${KFORGE_CHECK_DEVICE:-cuda:0}
+n=${KFORGE_CHECK_N:-4096}
 # Debian packages kforge builds against that a GPU image lacks (no dependencies
 # are resolved: this is the closed list, headers and the two shared libraries).
 deb_packages=(libsqlite3-dev libsqlite3-0 nlohmann-json3-dev libcli11-dev catch2 ocl-icd-opencl-dev
@@ -30,7 +39,7 @@ die() { echo "device-check: $*" >&2; exit 1; }
 prepare() {
   command -v apt-get >/dev/null || die "prepare needs apt-get (a Debian 12 machine with its package registry)"
   mkdir -p "$deps_dir"
-  (cd "$deps_dir" && apt-get download "${deb_packages[@]}")
+  (cd "$deps_dir" && apt-get download "${deb_packages[@]}") || die "apt-get download failed"
   echo "device-check: $(find "$deps_dir" -name '*.deb' | wc -l) packages in $deps_dir; carry it to the GPU machine"
 }
 
@@ -42,11 +51,30 @@ check_gpu() {
   command -v cmake >/dev/null || die "cmake not found"
 }
 
+# NVRTC is loaded with dlopen by soname; a CUDA image may keep it outside the
+# loader's path (the toolkit's lib64, or PyTorch's nvidia-cuda-nvrtc wheel).
+find_nvrtc() {
+  ldconfig -p 2>/dev/null | grep -q 'libnvrtc\.so' && return
+  local nvcc_dir dirs=()
+  nvcc_dir=$(dirname "$(command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc)")
+  dirs+=("$nvcc_dir/../lib64" "$nvcc_dir/../targets/x86_64-linux/lib" /usr/local/cuda/lib64)
+  dirs+=($(python3 -c 'import nvidia, os; print(" ".join(os.path.join(p, sub) for p in nvidia.__path__ for sub in ("cuda_nvrtc/lib", "cu13/lib", "cu12/lib")))' 2>/dev/null))
+  for d in "${dirs[@]}"; do
+    if compgen -G "$d/libnvrtc.so*" >/dev/null; then
+      export LD_LIBRARY_PATH=$(realpath "$d")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+      echo "device-check: NVRTC from $(realpath "$d")"
+      return
+    fi
+  done
+  echo "device-check: no libnvrtc found; CUDA candidates will fail to compile" >&2
+}
+
 # Uses the system's packages where present, else the .deb files from `prepare`
 # unpacked under $build/deps (never into /).
 configure() {
   local args=(-DCMAKE_BUILD_TYPE=Release -DKFORGE_WARNINGS_AS_ERRORS=OFF)
-  if ! pkg-config --exists sqlite3 2>/dev/null || [ ! -f /usr/include/nlohmann/json.hpp ]; then
+  if [ "${KFORGE_CHECK_USE_DEBS:-0}" = 1 ] || ! pkg-config --exists sqlite3 2>/dev/null ||
+     [ ! -f /usr/include/nlohmann/json.hpp ] || [ ! -f /usr/include/CLI/CLI.hpp ]; then
     compgen -G "$deps_dir/*.deb" >/dev/null ||
       die "build dependencies missing and no $deps_dir/*.deb: run 'tools/device-check.sh prepare' on a CPU machine first"
     local prefix=$root/$build/deps
@@ -60,128 +88,91 @@ configure() {
     args+=(-DCMAKE_PREFIX_PATH="$prefix/usr" -DPKG_CONFIG_EXECUTABLE="$pc"
            -DOpenCL_INCLUDE_DIR="$prefix/usr/include" -DOpenCL_LIBRARY="$prefix/usr/lib/x86_64-linux-gnu/libOpenCL.so")
   fi
-  cmake -S . -B "$build" "${args[@]}" >"$build.configure.log" 2>&1 || { tail -20 "$build.configure.log"; die "cmake failed"; }
+  cmake -S . -B "$build" "${args[@]}" ${KFORGE_CHECK_CMAKE_ARGS:-} >"$build.configure.log" 2>&1 || { tail -20 "$build.configure.log"; return 1; }
+}
+
+# step NAME STDOUT_FILE SECONDS CMD...: runs CMD under a time limit, stdout to
+# STDOUT_FILE and stderr to $raw/NAME.err; records rc and seconds in
+# $raw/steps.tsv. A failed step is listed and the check goes on, so one run
+# brings back everything that works.
+step() {
+  local name=$1 stdout=$2 limit=$3
+  shift 3
+  local t0 rc ms
+  t0=$(date +%s%N)
+  timeout --kill-after=10 "$limit" "$@" >"$stdout" 2>"$raw/$name.err"
+  rc=$?
+  ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  printf '%s\t%s\t%d.%03d\n' "$name" "$rc" $((ms / 1000)) $((ms % 1000)) >>"$raw/steps.tsv"
+  echo "device-check: $name rc=$rc ($((ms / 1000)).$((ms % 1000 / 100)) s)"
+  [ "$rc" = 0 ] || failed+=("$name")
+}
+
+tune() {  # tune NAME ARGS...: one `kforge tune --json` as a step
+  local name=$1
+  shift
+  step "$name" "$raw/$name.json" 240 "$build/kforge" tune --device "$device" --quiet --json "$@"
 }
 
 run() {
+  local out=${1:-bench/receipts}
   check_gpu
-  mkdir -p "$build"
-  configure
-  cmake --build "$build" -j"$(nproc)" --target kforge cuda_gpu_tests cuda_tests >"$build/build.log" 2>&1 ||
-    { tail -30 "$build/build.log"; die "build failed (log: $build/build.log)"; }
-  local work
+  mkdir -p "$out" "$build"
+  out=$(realpath "$out")
+  local stamp work
+  stamp=$(date -u +%Y%m%dT%H%M%SZ)
   work=$(mktemp -d)
-  echo "device-check: gpu tests"
-  ctest --test-dir "$build" -L gpu --output-on-failure --timeout 900 | tee "$work/ctest.txt"
-  if grep -q "Skipped" "$work/ctest.txt"; then die "gpu tests were skipped on a GPU machine (see above)"; fi
-  ctest --test-dir "$build" -R "cuda_tests" --timeout 900 >"$work/ctest_cuda.txt" 2>&1 ||
-    { tail -20 "$work/ctest_cuda.txt"; die "cuda compile tests failed"; }
+  raw=$work/device-check-$stamp
+  mkdir -p "$raw"
+  failed=()
+  printf 'step\trc\tseconds\n' >"$raw/steps.tsv"
+  nvidia-smi -q >"$raw/nvidia-smi-before.txt" 2>&1
+  find_nvrtc
 
-  local db=$work/device-check.db
-  for dtype in f32 bf16; do
-    for shape in M=4096,N=4096,K=4096 M=16,N=4096,K=4096; do
-      echo "device-check: tune gemm $dtype $shape"
-      "$build/kforge" tune --device cuda:0 --db "$db" --op gemm --dtype "$dtype" --layout NN --shape "$shape" \
-        --max-evals "$max_evals" --time-budget "$budget" --json >"$work/tune_${dtype}_${shape//[=,]/_}.json"
-    done
+  local t0=$SECONDS
+  configure || die "cmake failed (log: $build.configure.log)"
+  cmake --build "$build" -j"$(nproc)" --target kforge cuda_gpu_tests nvml_gpu_tests gpu_cli_tests \
+    >"$raw/build.log" 2>&1 || { tail -30 "$raw/build.log"; cp "$raw/build.log" "$out/device-check-$stamp-build.log"; die "build failed"; }
+  echo "device-check: built in $((SECONDS - t0)) s; $("$build/kforge" --version)"
+
+  step gpu_tests "$raw/ctest_gpu.txt" 420 ctest --test-dir "$build" -L gpu --output-on-failure --timeout 300
+  tail -25 "$raw/ctest_gpu.txt"
+  grep -q "Skipped" "$raw/ctest_gpu.txt" && failed+=("gpu tests skipped on a GPU machine")
+
+  # Compile overlap: the same candidates (random order, one seed) with the
+  # compiles between measurements, then ahead of them, from an empty binary
+  # cache; then again from the warm cache.
+  local space=(--op gemm --dtype f32 --layout NN --shape "M=$n,N=$n,K=$n" --strategy random --seed 1
+               --max-evals "$max_evals")
+  tune overlap_off_cold "${space[@]}" --compile-overlap off --cache-dir "$raw/cache_off" --db "$raw/overlap_off.db"
+  tune overlap_on_cold "${space[@]}" --compile-overlap on --cache-dir "$raw/cache_on" --db "$raw/overlap_on.db"
+  tune overlap_on_warm "${space[@]}" --compile-overlap on --cache-dir "$raw/cache_on" --db "$raw/overlap_warm.db"
+
+  # The tuning sweeps compared with cuBLAS (f32 N^3 is overlap_on_cold's).
+  for job in "bf16:M=$n,N=$n,K=$n" "f32:M=16,N=$n,K=$n" "bf16:M=16,N=$n,K=$n"; do
+    local dtype=${job%%:*} shape=${job#*:}
+    tune "sweep_${dtype}_${shape//[=,]/_}" --op gemm --dtype "$dtype" --layout NN --shape "$shape" \
+      --max-evals "$max_evals" --time-budget "$budget" --cache-dir "$raw/cache_on" --db "$raw/sweeps.db"
   done
-  "$build/kforge" devices --json >"$work/devices.json"
+  step show_results "$raw/results.json" 60 "$build/kforge" show --results --json --db "$raw/sweeps.db"
+  step devices "$raw/devices.json" 60 "$build/kforge" devices --json
+  nvidia-smi -q >"$raw/nvidia-smi-after.txt" 2>&1
 
   echo "device-check: ceilings and receipt"
-  KF_WORK=$work KF_ROOT=$root python3 - <<'PY'
-import glob, json, os, platform, subprocess, time
-import torch
-
-work, root = os.environ["KF_WORK"], os.environ["KF_ROOT"]
-dev = torch.device("cuda:0")
-
-def timed(fn, reps=20, warm=3):
-    for _ in range(warm): fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record(); fn(); e.record(); e.synchronize()
-        times.append(s.elapsed_time(e))
-    times.sort()
-    return times[len(times) // 2]
-
-n = 1 << 30
-src = torch.empty(n, dtype=torch.uint8, device=dev)
-dst = torch.empty_like(src)
-copy_ms = timed(lambda: dst.copy_(src))
-copy_gbs = 2 * n / (copy_ms * 1e-3) / 1e9  # bytes read + written
-del src, dst
-
-def cublas(dtype, m, n_, k):
-    torch.backends.cuda.matmul.allow_tf32 = False
-    a = torch.randn(m, k, device=dev).to(dtype)
-    b = torch.randn(k, n_, device=dev).to(dtype)
-    ms = timed(lambda: torch.matmul(a, b))
-    return ms, 2.0 * m * n_ * k / (ms * 1e-3) / 1e12
-
-def sh(cmd):
-    try: return subprocess.run(cmd, shell=True, capture_output=True, text=True, timeout=60).stdout.strip()
-    except Exception as e: return f"unavailable ({e})"
-
-rows = []
-for path in sorted(glob.glob(os.path.join(work, "tune_*.json"))):
-    t = json.load(open(path))
-    key = t["problem"]
-    dims = dict(kv.split("=") for kv in key.split("/")[1].split(","))
-    m, n_, k = int(dims["M"]), int(dims["N"]), int(dims["K"])
-    dtype = key.split("/")[2]
-    tdtype = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}[dtype]
-    ref_ms, ref_tflops = cublas(tdtype, m, n_, k)
-    w = t.get("winner") or {}
-    med = w.get("median_ms") or 0
-    tflops = 2.0 * m * n_ * k / (med * 1e-3) / 1e12 if med else 0
-    rows.append({"problem": key, "winner": w, "achieved_tflops": tflops, "evaluated": t.get("evaluated"),
-                 "failed": t.get("failed"), "cublas_ms": ref_ms, "cublas_tflops": ref_tflops,
-                 "ratio_to_cublas": (ref_ms / med) if med else 0})
-
-bf16_peak = cublas(torch.bfloat16, 8192, 8192, 8192)
-receipt = {
-    "schema_version": 1,
-    "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-    "git_revision": sh(f"git -C {root} rev-parse HEAD"),
-    "hardware": {"nvidia_smi": sh("nvidia-smi --query-gpu=name,uuid,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv,noheader"),
-                 "torch_device": torch.cuda.get_device_name(0),
-                 "sm_count": torch.cuda.get_device_properties(0).multi_processor_count,
-                 "host": platform.node(), "cpu": platform.processor()},
-    "software": {"cuda_driver": sh("nvidia-smi --query-gpu=driver_version --format=csv,noheader"),
-                 "nvcc": sh("nvcc --version | tail -1"), "torch": torch.__version__, "torch_cuda": torch.version.cuda,
-                 "cmake": sh("cmake --version | head -1"), "python": platform.python_version(),
-                 "kforge_devices": json.load(open(os.path.join(work, "devices.json")))},
-    "ceilings": {"d2d_copy_gbs": copy_gbs, "d2d_copy_bytes": n,
-                 "cublas_bf16_8192_tflops": bf16_peak[1]},
-    "sweeps": rows,
-}
-out_dir = os.path.join(root, "bench", "receipts")
-os.makedirs(out_dir, exist_ok=True)
-stem = os.path.join(out_dir, "device-check-" + time.strftime("%Y%m%d-%H%M%S", time.gmtime()))
-json.dump(receipt, open(stem + ".json", "w"), indent=2)
-md = [f"# kforge device check, {receipt['date']}", "",
-      f"GPU: {receipt['hardware']['nvidia_smi']}  ",
-      f"torch {torch.__version__} (CUDA {torch.version.cuda}); kforge {receipt['git_revision'][:12]}", "",
-      f"Ceilings measured in this run: device-to-device copy {copy_gbs:.0f} GB/s (read + write); "
-      f"cuBLAS bf16 8192^3 {bf16_peak[1]:.0f} TFLOP/s.", "",
-      "| problem | winner | median ms (p20 / p80, n) | TFLOP/s | cuBLAS ms | cuBLAS TFLOP/s | kforge / cuBLAS |",
-      "|---|---|---|---|---|---|---|"]
-for r in rows:
-    w = r["winner"]
-    md.append(f"| {r['problem']} | {w.get('template', '-')} {w.get('config', '')} | "
-              f"{w.get('median_ms', 0):.4f} ({w.get('p20_ms', 0):.4f} / {w.get('p80_ms', 0):.4f}, {w.get('count', 0)}) | "
-              f"{r['achieved_tflops']:.2f} | {r['cublas_ms']:.4f} | {r['cublas_tflops']:.1f} | {r['ratio_to_cublas']:.3f} |")
-open(stem + ".md", "w").write("\n".join(md) + "\n")
-print("\n".join(md))
-print("receipt:", stem + ".json", stem + ".md")
-PY
+  printf '%s\n' "${failed[@]}" >"$raw/failed.txt"
+  step receipt "$raw/receipt.txt" 300 env KF_RAW="$raw" KF_ROOT="$root" KF_OUT="$out" KF_STAMP="$stamp" \
+    python3 "$root/tools/device_check_receipt.py"
+  cat "$raw/receipt.txt" "$raw/receipt.err" 2>/dev/null | tail -40
+  rm -rf "$raw"/cache_*
+  tar -czf "$out/device-check-$stamp-raw.tar.gz" -C "$work" "device-check-$stamp"
+  echo "device-check: raw outputs in $out/device-check-$stamp-raw.tar.gz"
   rm -rf "$work"
+  if [ ${#failed[@]} -gt 0 ]; then die "failed: ${failed[*]}"; fi
+  echo "device-check: all steps passed"
 }
 
 case "${1:-}" in
   prepare) prepare ;;
-  run) run ;;
-  *) echo "usage: tools/device-check.sh prepare|run (docs/device-check.md)" >&2; exit 2 ;;
+  run) shift; run "$@" ;;
+  *) echo "usage: tools/device-check.sh prepare | run [OUT_DIR] (docs/device-check.md)" >&2; exit 2 ;;
 esac
