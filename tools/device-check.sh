@@ -88,7 +88,7 @@ configure() {
     args+=(-DCMAKE_PREFIX_PATH="$prefix/usr" -DPKG_CONFIG_EXECUTABLE="$pc"
            -DOpenCL_INCLUDE_DIR="$prefix/usr/include" -DOpenCL_LIBRARY="$prefix/usr/lib/x86_64-linux-gnu/libOpenCL.so")
   fi
-  cmake -S . -B "$build" "${args[@]}" ${KFORGE_CHECK_CMAKE_ARGS:-} >"$build.configure.log" 2>&1 || { tail -20 "$build.configure.log"; return 1; }
+  cmake -S . -B "$build" "${args[@]}" ${KFORGE_CHECK_CMAKE_ARGS:-} >"$build/configure.log" 2>&1 || { tail -20 "$build/configure.log"; return 1; }
 }
 
 # step NAME STDOUT_FILE SECONDS CMD...: runs CMD under a time limit, stdout to
@@ -111,7 +111,18 @@ step() {
 tune() {  # tune NAME ARGS...: one `kforge tune --json` as a step
   local name=$1
   shift
-  step "$name" "$raw/$name.json" 240 "$build/kforge" tune --device "$device" --quiet --json "$@"
+  step "$name" "$raw/$name.json" 150 "$build/kforge" tune --device "$device" --quiet --json "$@"
+  python3 - "$raw/$name.json" <<'PY' || true
+import json, sys
+try:
+    t = json.load(open(sys.argv[1]))
+    w, ts = t.get("winner") or {}, t["time_s"]
+    print(f"  {t['problem']}: {t['evaluated_now']} evaluated, {t['failed']} failed, {ts['total']:.1f} s "
+          f"(compile {ts['compile']:.1f}, measure {ts['measure']:.1f}); overlap {t.get('compile_overlap')}; "
+          f"winner {w.get('config')} {w.get('median_ms', 0):.4f} ms; clocks {(w.get('clocks') or {}).get('source')}")
+except Exception as e:
+    print(f"  no summary: {e}")
+PY
 }
 
 run() {
@@ -130,12 +141,12 @@ run() {
   find_nvrtc
 
   local t0=$SECONDS
-  configure || die "cmake failed (log: $build.configure.log)"
-  cmake --build "$build" -j"$(nproc)" --target kforge cuda_gpu_tests nvml_gpu_tests gpu_cli_tests \
+  configure || die "cmake failed (log: $build/configure.log)"
+  timeout 400 cmake --build "$build" -j"$(nproc)" --target kforge cuda_gpu_tests nvml_gpu_tests gpu_cli_tests \
     >"$raw/build.log" 2>&1 || { tail -30 "$raw/build.log"; cp "$raw/build.log" "$out/device-check-$stamp-build.log"; die "build failed"; }
   echo "device-check: built in $((SECONDS - t0)) s; $("$build/kforge" --version)"
 
-  step gpu_tests "$raw/ctest_gpu.txt" 420 ctest --test-dir "$build" -L gpu --output-on-failure --timeout 300
+  step gpu_tests "$raw/ctest_gpu.txt" 300 ctest --test-dir "$build" -L gpu -j3 --output-on-failure --timeout 240
   tail -25 "$raw/ctest_gpu.txt"
   grep -q "Skipped" "$raw/ctest_gpu.txt" && failed+=("gpu tests skipped on a GPU machine")
 
