@@ -65,6 +65,13 @@ CandidateStatus failure_status(const Error& e) {
   return is_sticky_device_error(e) ? CandidateStatus::kCrash : status_for(e.code);
 }
 
+/// The recorded reason for a failed step: the error, and for a sticky one
+/// why the candidate is a crash.
+std::string failure_reason(const Error& e) {
+  return is_sticky_device_error(e) ? e.message + "; sticky device error: the device context is lost and the worker restarts"
+                                   : e.message;
+}
+
 }  // namespace
 
 struct InProcessRunner::Workloads {
@@ -171,7 +178,7 @@ Result<Evaluation> InProcessRunner::evaluate(const std::string& template_name, c
   if (on_phase) on_phase("compiled");
   auto kernel = device_.load(*compiled);
   if (!kernel.ok()) {
-    fail(failure_status(kernel.error()), kernel.error().message);
+    fail(failure_status(kernel.error()), failure_reason(kernel.error()));
     return e;
   }
 
@@ -184,14 +191,14 @@ Result<Evaluation> InProcessRunner::evaluate(const std::string& template_name, c
     Status st_write = device_.write(out_buf, out.bytes.data(), out.bytes.size());
     auto launched = st_write.ok() ? device_.launch(**kernel, w.args, inst->geometry) : Result<double>(st_write.error());
     if (!launched.ok()) {
-      fail(failure_status(launched.error()), launched.error().message);
+      fail(failure_status(launched.error()), failure_reason(launched.error()));
       break;
     }
     validation_ms.push_back(*launched);
     std::vector<float> result(out.elements());
     Status st_read = device_.read(out_buf, result.data(), result.size() * sizeof(float));
     if (!st_read.ok()) {
-      fail(failure_status(st_read.error()), st_read.error().message);
+      fail(failure_status(st_read.error()), failure_reason(st_read.error()));
       break;
     }
     ValidationResult v = validate_output(result.data(), result.size(), w.reference);
@@ -216,7 +223,7 @@ Result<Evaluation> InProcessRunner::evaluate(const std::string& template_name, c
       measure(device_, **kernel, workloads_->runs[0].args, inst->geometry, protocol, best_ms, validation_ms);
   e.measure_s = seconds_since(t_meas);
   if (!timing.ok()) {
-    fail(failure_status(timing.error()), timing.error().message);
+    fail(failure_status(timing.error()), failure_reason(timing.error()));
     return e;
   }
   e.timing = std::move(*timing);

@@ -85,11 +85,14 @@ TEST_CASE("a CUDA tuning run records NVML clocks with every timed sample", "[gpu
   const json t = parse_json(test::run_kforge("tune --device cuda:0 --op gemm --shape M=1024,N=1024,K=1024 --max-evals 6 "
                                              "--quiet --json --db " + db + " --cache-dir " + tmp.file("cache")));
   CHECK(t["compile_overlap"] == true);
-  CHECK(t["failed"] == 0);
   REQUIRE(t["winner"].is_object());
   std::size_t checked = 0;
   for (const auto& [config, r] : results_by_config(db)) {
-    if (r["status"] != "ok") continue;
+    // Pruned before launch (spills on this architecture) is the only other outcome.
+    if (r["status"] != "ok") {
+      CHECK(r["status"] == "resource_limit");
+      continue;
+    }
     INFO(config << ": " << r["clocks"].dump());
     const json& c = r["clocks"];
     REQUIRE(c.is_object());
