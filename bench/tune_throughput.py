@@ -42,7 +42,7 @@ def main():
                           "--layout", "NN", "--device", args.device, "--max-evals", str(args.max_evals),
                           "--seed", str(args.seed), "--db", db, "--json"])
         t = r["time_s"]
-        overhead = t["total"] - t["compile"] - t["validate"] - t["measure"]
+        overhead = t["total"] - t["compile"] - t["validate"] - t["measure"] - t.get("setup", 0)
         rows.append({
             "shape": f"{n}x{n}x{n}",
             "device": r["device"],
@@ -81,15 +81,15 @@ def main():
     with open(path, "w") as f:
         json.dump(receipt, f, indent=2)
 
-    print("| shape | candidates | failed | cand/s | compile s | validate s | measure s | overhead s | "
+    print("| shape | candidates | failed | cand/s | setup s | compile s | validate s | measure s | overhead s | "
           "default ms | winner ms | speedup | winner |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         t = r["time_s"]
         w, d = r["winner"] or {}, r["default"] or {}
         print(f"| {r['shape']} | {r['evaluated']} | {r['failed']} | {r['candidates_per_s']:.2f} | "
-              f"{t['compile']:.1f} | {t['validate']:.1f} | {t['measure']:.1f} | {t['overhead']:.1f} | "
-              f"{d.get('median_ms', 0):.3f} | {w.get('median_ms', 0):.3f} | "
+              f"{t.get('setup', 0):.1f} | {t['compile']:.1f} | {t['validate']:.1f} | {t['measure']:.1f} | "
+              f"{t['overhead']:.1f} | {d.get('median_ms', 0):.3f} | {w.get('median_ms', 0):.3f} | "
               f"{(r['speedup_vs_default'] or 0):.2f}x | {w.get('config', '-')} |")
     print(f"\nreceipt: {os.path.relpath(path, ROOT)}")
 

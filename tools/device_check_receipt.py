@@ -128,7 +128,7 @@ def tune_row(name):
     if "error" in t or "time_s" not in t:
         return {"run": name, "error": t.get("error", "no time_s in output")}
     ts = t["time_s"]
-    overhead = ts["total"] - ts["compile"] - ts["validate"] - ts["measure"]
+    overhead = ts["total"] - ts["compile"] - ts["validate"] - ts["measure"] - ts.get("setup", 0)
     w = t.get("winner") or {}
     return {"run": name, "problem": t["problem"], "evaluated": t["evaluated_now"], "failed": t["failed"],
             "compile_overlap": t.get("compile_overlap"), "cache_hits": t.get("cache_hits"),
@@ -221,14 +221,15 @@ def markdown(r, overlap, tuned):
           f"Ceilings in this run: device-to-device copy {c['d2d_copy_gbs']:.0f} GB/s (read + write); "
           f"cuBLAS bf16 8192^3 {c['cublas_bf16_8192']['tflops']:.0f} TFLOP/s.", "",
           "## Compile overlap (same candidates: gemm f32 N^3, random, seed 1)", "",
-          "| run | evaluated | failed | total s | compile s | validate s | measure s | overhead s | cand/s | cache hits | winner | median ms |",
-          "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+          "| run | evaluated | failed | total s | setup s | compile s | validate s | measure s | overhead s | cand/s | cache hits | winner | median ms |",
+          "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for o in overlap:
         if "error" in o:
             md.append(f"| {o['run']} | {o['error']} |")
             continue
         t = o["time_s"]
-        md.append(f"| {o['run']} | {o['evaluated']} | {o['failed']} | {fmt(t['total'], 1)} | {fmt(t['compile'], 1)} | "
+        md.append(f"| {o['run']} | {o['evaluated']} | {o['failed']} | {fmt(t['total'], 1)} | {fmt(t.get('setup'), 1)} | "
+                  f"{fmt(t['compile'], 1)} | "
                   f"{fmt(t['validate'], 1)} | {fmt(t['measure'], 1)} | {fmt(t['overhead'], 1)} | "
                   f"{fmt(o['candidates_per_s'], 2)} | {o['cache_hits']} | {o['winner']['config']} | "
                   f"{fmt(o['winner']['median_ms'], 4)} |")

@@ -107,6 +107,9 @@ struct TuneSummary {
   int generated_ahead = 0;       ///< candidates whose device code they generated
   /// Wall time split, seconds, of this run's evaluations.
   double compile_s = 0, validate_s = 0, measure_s = 0, total_s = 0;
+  /// Starting the measuring worker (device, inputs, references; restarts
+  /// included): part of total_s, none of the others. 0 in process.
+  double setup_s = 0;
   /// Templates left out because their architecture guard fails on this
   /// device: (template, the guard's reason).
   std::vector<std::pair<std::string, std::string>> skipped_templates;

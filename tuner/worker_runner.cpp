@@ -96,7 +96,10 @@ std::string WorkerRunner::stop(std::unique_ptr<Worker>& w, bool kill_first) {
 Status WorkerRunner::ensure_worker() {
   if (worker_) return ok_status();
   if (started_++ > 0) ++restarts_;
-  return start(worker_, setup_);
+  const auto t0 = std::chrono::steady_clock::now();
+  Status started = start(worker_, setup_);
+  setup_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return started;
 }
 
 Status WorkerRunner::start(std::unique_ptr<Worker>& w, const RunnerSetup& setup_to_send) {

@@ -48,6 +48,9 @@ class WorkerRunner final : public CandidateRunner {
                                       const std::function<void(std::string_view)>& on_phase = {}) override;
 
   int restarts() const { return restarts_; }  ///< workers started after a crash or timeout
+  /// Wall seconds spent starting the measuring worker (device, inputs,
+  /// references), restarts included.
+  double setup_seconds() const { return setup_s_; }
   /// Code generators (RunnerSetup::code_generators) lost to a crash or a
   /// timeout; their share of that batch is compiled by the worker instead.
   int generators_lost() const { return generators_lost_; }
@@ -70,6 +73,7 @@ class WorkerRunner final : public CandidateRunner {
   std::unique_ptr<Worker> worker_;
   std::vector<std::unique_ptr<Worker>> generators_;
   int started_ = 0, restarts_ = 0, generators_lost_ = 0;
+  double setup_s_ = 0;
 };
 
 }  // namespace kforge

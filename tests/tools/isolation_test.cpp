@@ -45,6 +45,9 @@ TEST_CASE("isolation: a run over crashing, hanging and wrong candidates records 
   CHECK_THAT(j["winner"]["config"].get<std::string>(), Catch::Contains("FLAW0"));
   // Two crashes and two hangs each cost one worker.
   CHECK(j["worker_restarts"] == 4);
+  // Five worker starts (the first and the restarts): device, inputs, references.
+  CHECK(j["time_s"]["setup"].get<double>() > 0);
+  CHECK(j["time_s"]["setup"].get<double>() < j["time_s"]["total"].get<double>());
   // On PoCL two code generators compiled the batches and launched each
   // compiled candidate once: the crashes and hangs cost them a process each
   // too. Of the six that launch cleanly (ok, wrong, NaN) those not queued
