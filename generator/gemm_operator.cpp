@@ -28,9 +28,37 @@ GemmDims dims_of(const Problem& p) {
   return {get("M", 0), get("N", 0), get("K", 0), get("batch", 1)};
 }
 
-/// Rows of C per block of the reference: with acc and mag for each, 16 rows of
-/// N = 4096 are 1 MiB, about one core's L2.
-constexpr std::size_t kReferenceRows = 16;
+/// A tile of C in the reference: its sums (acc and mag, 64 x 256 doubles each)
+/// are 256 KiB, within one core's L2, and each row segment of op(B) read from
+/// memory (256 doubles and their magnitudes, 4 KiB) serves 64 rows.
+constexpr std::size_t kReferenceRows = 64;
+constexpr std::size_t kReferenceCols = 256;
+
+/// acc += A_tile * B_panel and mag += |A_tile| * |B_panel| over all k, for a
+/// tile of `rows` rows (A row-major with row stride k) and `cols` columns (B
+/// and |B| row-major with row stride n). Built for AVX2 as well where the
+/// compiler can (chosen at run time): the same multiplies and adds in the same
+/// order, never fused, so the sums are the same bits on every host.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+void accumulate_tile(const double* a, std::size_t k, const double* b, const double* b_abs, std::size_t n,
+                     std::size_t rows, std::size_t cols, double* acc, double* mag) {
+  for (std::size_t kk = 0; kk < k; ++kk) {
+    const double* brow = b + kk * n;
+    const double* brow_abs = b_abs + kk * n;
+    for (std::size_t r = 0; r < rows; ++r) {
+      const double aik = a[r * k + kk];
+      const double aik_abs = std::fabs(aik);
+      double* acc_r = acc + r * cols;
+      double* mag_r = mag + r * cols;
+      for (std::size_t j = 0; j < cols; ++j) {
+        acc_r[j] += aik * brow[j];
+        mag_r[j] += aik_abs * brow_abs[j];
+      }
+    }
+  }
+}
 
 }  // namespace
 
@@ -170,33 +198,24 @@ Reference GemmOperator::reference(const Problem& p, const Workload& w) const {
         b_abs[kk * n + j] = std::fabs(v);
       }
     }
-    // Blocks of rows of C reuse each streamed row of op(B) from cache, and the
-    // blocks run on every core; each element still sums over k in order, so
-    // the reference is the same for any block size or thread count.
-    const std::size_t blocks = (m + kReferenceRows - 1) / kReferenceRows;
+    // Tiles of C (kReferenceRows x kReferenceCols) run on every core; within a
+    // tile each row segment of op(B) is reused by all the tile's rows while it
+    // is in cache, and the tile's sums stay in L2. Each element still sums over
+    // k in order, so the reference is the same for any tiling or thread count.
+    const std::size_t row_blocks = (m + kReferenceRows - 1) / kReferenceRows;
+    const std::size_t col_blocks = (n + kReferenceCols - 1) / kReferenceCols;
     const bool large = m * n * k >= (std::size_t{1} << 24);
-    parallel_for(blocks, [&](std::size_t block) {
-      const std::size_t i0 = block * kReferenceRows, rows = std::min(kReferenceRows, m - i0);
-      std::vector<double> acc(rows * n, 0.0), mag(rows * n, 0.0);
-      for (std::size_t kk = 0; kk < k; ++kk) {
-        const double* brow = &b[kk * n];
-        const double* brow_abs = &b_abs[kk * n];
-        for (std::size_t r = 0; r < rows; ++r) {
-          const double aik = a[(i0 + r) * k + kk];
-          const double aik_abs = std::fabs(aik);
-          double* acc_r = &acc[r * n];
-          double* mag_r = &mag[r * n];
-          for (std::size_t j = 0; j < n; ++j) {
-            acc_r[j] += aik * brow[j];
-            mag_r[j] += aik_abs * brow_abs[j];
-          }
-        }
-      }
+    parallel_for(row_blocks * col_blocks, [&](std::size_t tile) {
+      const std::size_t i0 = (tile / col_blocks) * kReferenceRows, rows = std::min(kReferenceRows, m - i0);
+      const std::size_t j0 = (tile % col_blocks) * kReferenceCols, cols = std::min(kReferenceCols, n - j0);
+      std::vector<double> acc(rows * cols, 0.0), mag(rows * cols, 0.0);
+      accumulate_tile(&a[i0 * k], k, &b[j0], &b_abs[j0], n, rows, cols, acc.data(), mag.data());
       for (std::size_t r = 0; r < rows; ++r) {
-        for (std::size_t j = 0; j < n; ++j) {
+        for (std::size_t jj = 0; jj < cols; ++jj) {
+          const std::size_t j = j0 + jj;
           const std::size_t idx = c_off + (i0 + r) * n + j;
-          double value = alpha * acc[r * n + j];
-          double scale = std::fabs(alpha) * mag[r * n + j];
+          double value = alpha * acc[r * cols + jj];
+          double scale = std::fabs(alpha) * mag[r * cols + jj];
           if (beta != 0.0) {  // BLAS convention: C is not read when beta == 0
             const double c = tc.f32()[idx];
             value += beta * c;

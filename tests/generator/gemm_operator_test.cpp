@@ -351,7 +351,7 @@ TEST_CASE("float conversions round to nearest even", "[gemm]") {
   CHECK(std::isnan(bf16_bits_to_float(float_to_bf16_bits(std::nanf("")))));
 }
 
-TEST_CASE("gemm: the blocked, multi-threaded reference equals the plain sum element by element", "[gemm]") {
+TEST_CASE("gemm: the tiled, multi-threaded reference equals the plain sum element by element", "[gemm]") {
   // Large enough (M*N*K >= 2^24) to run on every core, with M not a multiple
   // of the row block and both operands transposed; beta != 0 reads C.
   const std::size_t m = 263, n = 257, k = 256;
