@@ -1,18 +1,31 @@
 // Element-wise and normwise comparison against the reference.
 #include "validator.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <vector>
 
+#include "parallel_for.hpp"
 #include "tuner.hpp"
 
 namespace kforge {
 
-ValidationResult validate_output(const float* out, std::size_t n, const Reference& ref) {
-  ValidationResult r;
-  r.passed = true;
-  double diff2 = 0.0, ref2 = 0.0;
-  for (std::size_t i = 0; i < n; ++i) {
+namespace {
+
+/// Elements per chunk of the comparison: chunks are compared in parallel and
+/// combined in order, so the result does not depend on the thread count.
+constexpr std::size_t kValidateChunk = std::size_t{1} << 18;
+
+struct Partial {
+  double diff2 = 0.0, ref2 = 0.0, error_ratio = 0.0;
+  std::size_t bad_count = 0, first_bad = 0;
+  double value = 0.0, reference = 0.0, threshold = 0.0;  ///< at first_bad
+};
+
+Partial compare(const float* out, std::size_t begin, std::size_t end, const Reference& ref) {
+  Partial p;
+  for (std::size_t i = begin; i < end; ++i) {
     const double v = out[i];
     const double want = ref.value[i];
     const double err = v == want ? 0.0 : std::fabs(v - want);  // equal infinities match
@@ -20,24 +33,50 @@ ValidationResult validate_output(const float* out, std::size_t n, const Referenc
     // Written as !(err <= thr) so that a NaN value or error fails.
     const bool bad = !(err <= thr);
     if (std::isfinite(err)) {
-      diff2 += err * err;
-      if (thr > 0) r.error_ratio = std::max(r.error_ratio, err / thr);
-      else if (err > 0) r.error_ratio = INFINITY;
+      p.diff2 += err * err;
+      if (thr > 0) p.error_ratio = std::max(p.error_ratio, err / thr);
+      else if (err > 0) p.error_ratio = INFINITY;
     } else {
-      diff2 = INFINITY;
-      r.error_ratio = INFINITY;
+      p.diff2 = INFINITY;
+      p.error_ratio = INFINITY;
     }
-    ref2 += want * want;
+    p.ref2 += want * want;
     if (bad) {
-      if (r.passed) {
-        r.first_bad = i;
-        r.value = v;
-        r.reference = want;
-        r.threshold = thr;
+      if (p.bad_count == 0) {
+        p.first_bad = i;
+        p.value = v;
+        p.reference = want;
+        p.threshold = thr;
       }
-      r.passed = false;
-      ++r.bad_count;
+      ++p.bad_count;
     }
+  }
+  return p;
+}
+
+}  // namespace
+
+ValidationResult validate_output(const float* out, std::size_t n, const Reference& ref) {
+  const std::size_t chunks = (n + kValidateChunk - 1) / kValidateChunk;
+  std::vector<Partial> parts(chunks);
+  parallel_for(chunks, [&](std::size_t c) {
+    parts[c] = compare(out, c * kValidateChunk, std::min(n, (c + 1) * kValidateChunk), ref);
+  });
+  ValidationResult r;
+  r.passed = true;
+  double diff2 = 0.0, ref2 = 0.0;
+  for (const Partial& p : parts) {
+    diff2 += p.diff2;
+    ref2 += p.ref2;
+    r.error_ratio = std::max(r.error_ratio, p.error_ratio);
+    if (p.bad_count > 0 && r.passed) {
+      r.passed = false;
+      r.first_bad = p.first_bad;
+      r.value = p.value;
+      r.reference = p.reference;
+      r.threshold = p.threshold;
+    }
+    r.bad_count += p.bad_count;
   }
   r.error_norm = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
   return r;

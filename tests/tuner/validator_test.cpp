@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <vector>
 
 #include "validator.hpp"
 
@@ -52,4 +53,40 @@ TEST_CASE("a zero threshold demands an exact answer", "[validator]") {
   float ok = 0.0f, bad = 1e-30f;
   CHECK(validate_output(&ok, 1, r).passed);
   CHECK_FALSE(validate_output(&bad, 1, r).passed);
+}
+
+TEST_CASE("a large output compared in parallel chunks: the first bad element, every bad one, the norm", "[validator]") {
+  // Over 2^20 elements: several chunks of the parallel comparison.
+  const std::size_t n = (std::size_t{1} << 20) + 12345;
+  Reference r;
+  r.value.resize(n);
+  r.scale.assign(n, 1.0);
+  r.tolerance = 1e-6;
+  std::vector<float> out(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    r.value[i] = static_cast<double>(i % 97) - 48.0;
+    out[i] = static_cast<float>(r.value[i]);
+  }
+  CHECK(validate_output(out.data(), n, r).passed);
+  // Bad elements in the third chunk and the last; the first is reported.
+  const std::size_t first = (std::size_t{1} << 19) + 7, last = n - 1;
+  out[first] += 0.5f;
+  out[last] += 0.25f;
+  auto v = validate_output(out.data(), n, r);
+  CHECK_FALSE(v.passed);
+  CHECK(v.bad_count == 2);
+  CHECK(v.first_bad == first);
+  CHECK(v.reference == r.value[first]);
+  double ref2 = 0;
+  for (double x : r.value) ref2 += x * x;
+  CHECK(v.error_norm == Approx(std::sqrt((0.25 + 0.0625) / ref2)).epsilon(1e-12));
+  CHECK(v.error_ratio == Approx(0.5 / 1e-6));
+  // A NaN in the last chunk fails the whole output and makes the norm infinite.
+  out[first] = static_cast<float>(r.value[first]);
+  out[last] = std::nanf("");
+  v = validate_output(out.data(), n, r);
+  CHECK_FALSE(v.passed);
+  CHECK(v.bad_count == 1);
+  CHECK(v.first_bad == last);
+  CHECK(std::isinf(v.error_norm));
 }
