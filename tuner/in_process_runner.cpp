@@ -36,11 +36,14 @@ struct DeviceWorkload {
   Reference reference;
   std::vector<std::unique_ptr<Buffer>> buffers;
   std::vector<KernelArg> args;
+  /// The output read back for validation: one allocation for every candidate
+  /// (a fresh 64 MiB vector per validation cost as much as the comparison).
+  std::vector<float> readback;
 };
 
 Result<DeviceWorkload> upload_workload(Device& device, const Operator& op, const Problem& p,
                                        std::uint64_t seed, WorkloadKind kind, bool reference) {
-  DeviceWorkload w{kind, op.make_workload(p, seed, kind), {}, {}, {}};
+  DeviceWorkload w{kind, op.make_workload(p, seed, kind), {}, {}, {}, {}};
   if (reference) w.reference = op.reference(p, w.host);
   for (const auto& t : w.host.tensors) {
     KF_TRY_ASSIGN(buf, device.allocate(std::max<std::size_t>(t.bytes.size(), 4)));
@@ -195,7 +198,8 @@ Result<Evaluation> InProcessRunner::evaluate(const std::string& template_name, c
       break;
     }
     validation_ms.push_back(*launched);
-    std::vector<float> result(out.elements());
+    std::vector<float>& result = w.readback;
+    result.resize(out.elements());
     Status st_read = device_.read(out_buf, result.data(), result.size() * sizeof(float));
     if (!st_read.ok()) {
       fail(failure_status(st_read.error()), failure_reason(st_read.error()));
