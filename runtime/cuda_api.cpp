@@ -112,6 +112,12 @@ std::string NvrtcApi::version() const {
   return std::to_string(major) + "." + std::to_string(minor);
 }
 
+bool NvrtcApi::at_least(int major, int minor) const {
+  int have_major = 0, have_minor = 0;
+  if (nvrtcVersion(&have_major, &have_minor) != 0) return false;
+  return have_major > major || (have_major == major && have_minor >= minor);
+}
+
 std::string error_text(const DriverApi& api, CUresult r) {
   const char* name = nullptr;
   const char* text = nullptr;

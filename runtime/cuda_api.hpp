@@ -133,6 +133,8 @@ struct NvrtcApi {
   static const Result<const NvrtcApi*>& get();
   /// "13.0".
   std::string version() const;
+  /// True when this NVRTC is major.minor or newer.
+  bool at_least(int major, int minor) const;
 };
 
 /// "CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was encountered)".

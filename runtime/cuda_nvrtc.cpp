@@ -85,6 +85,11 @@ Result<NvrtcOutput> nvrtc_compile(const std::string& source, const std::string& 
   const auto t0 = std::chrono::steady_clock::now();
 
   std::vector<std::string> opts = {"-arch=" + arch, "-std=c++17", "--ptxas-options=-v"};
+  // NVRTC 12.9 and later may answer from its own cache, and a cached answer
+  // carries no ptxas report: on an H200 every candidate compiled a second
+  // time came back without registers, spills or shared memory, so none was
+  // pruned. kforge's binary cache keeps the report with the binary instead.
+  if (api.at_least(12, 9)) opts.push_back("--no-cache");
   for (auto& o : split_options(options)) opts.push_back(std::move(o));
   std::vector<const char*> argv;
   std::string joined;

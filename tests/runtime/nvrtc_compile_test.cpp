@@ -166,3 +166,22 @@ TEST_CASE("the CUDA prelude's epilogue compiles for every activation", "[cuda][n
   CHECK(bad.error().message.find("build failed for k (sm_90): ") == 0);
   CHECK(bad.error().context.find("identifier \"y\" is undefined") != std::string::npos);
 }
+
+TEST_CASE("NVRTC 12.9 and later compile without NVRTC's own cache, so every compile has its ptxas report",
+          "[cuda][nvrtc]") {
+  require_nvrtc();
+  const std::string source = "extern \"C\" __global__ void kf_probe(float* x) { x[threadIdx.x] *= 2.0f; }\n";
+  auto v = nvrtc_version();
+  REQUIRE(v.ok());
+  const int major = std::stoi(*v), minor = std::stoi(v->substr(v->find('.') + 1));
+  const bool caches = major > 12 || (major == 12 && minor >= 9);
+  INFO("NVRTC " << *v);
+  // The same source twice, as two tuning processes would compile it.
+  for (int round = 0; round < 2; ++round) {
+    auto out = nvrtc_compile(source, "kf_probe", "sm_90", "");
+    REQUIRE(out.ok());
+    CHECK((out->kernel.options.find("--no-cache") != std::string::npos) == caches);
+    CHECK(out->kernel.resources.registers > 0);
+    CHECK(out->kernel.resources.spill_stores == 0);
+  }
+}

@@ -11,6 +11,7 @@
 
 #include "cli_util.hpp"
 #include "cuda_backend.hpp"
+#include "database.hpp"
 #include "device_registry.hpp"
 
 using namespace kforge;
@@ -105,4 +106,31 @@ TEST_CASE("a CUDA tuning run records NVML clocks with every timed sample", "[gpu
     ++checked;
   }
   CHECK(checked >= 1);
+}
+
+TEST_CASE("every CUDA candidate keeps its ptxas report, also when another process compiled it before",
+          "[gpu][nvrtc]") {
+  if (!cuda_present_or_skip()) return;
+  test::TempDir tmp;
+  // Two runs over the same candidates, each with its own binary cache: the
+  // second compiles what the first did (NVRTC 12.9+ would answer it from its
+  // own cache, without a report, unless told not to).
+  for (int run = 0; run < 2; ++run) {
+    const std::string db = tmp.file("r" + std::to_string(run) + ".db");
+    (void)parse_json(test::run_kforge("tune --device cuda:0 --op gemm --shape M=512,N=512,K=512 --max-evals 4 "
+                                      "--strategy random --seed 3 --quiet --json --db " + db + " --cache-dir " +
+                                      tmp.file("cache" + std::to_string(run))));
+    auto opened = Database::open(db, Database::Mode::kReadOnly);
+    REQUIRE(opened.ok());
+    auto rows = (*opened)->results();
+    REQUIRE(rows.ok());
+    REQUIRE_FALSE(rows->empty());
+    for (const auto& r : *rows) {
+      INFO("run " << run << " " << r.config << ": " << r.status << " " << r.resources_json);
+      const json res = json::parse(r.resources_json);
+      CHECK(res.value("registers", -1) > 0);
+      CHECK(res.value("spill_stores", -1) >= 0);
+      CHECK_THAT(r.compile_log, Catch::Contains("Used"));
+    }
+  }
 }
