@@ -13,6 +13,7 @@
 #include "cuda_backend.hpp"
 #include "database.hpp"
 #include "device_registry.hpp"
+#include "faulty_template.hpp"
 
 using namespace kforge;
 using nlohmann::json;
@@ -47,8 +48,7 @@ TEST_CASE("isolation on a CUDA GPU: a sticky device error, a hang and the other 
   test::TempDir tmp;
   const std::string db = tmp.file("faulty.db");
   const json j = parse_json(test::run_kforge(
-      "tune --device cuda:0 --template " + std::string(KFORGE_TEST_DATA_DIR) +
-      "/templates/gemm_faulty --shape M=24,N=20,K=8 --strategy exhaustive --launch-timeout 8 --min-reps 2 "
+      "tune --device cuda:0 --template " + test::kFaulty + " --shape M=24,N=20,K=8 --strategy exhaustive --launch-timeout 8 --min-reps 2 "
       "--max-reps 3 --no-cache --quiet --json --db " + db));
   CHECK(j["evaluated"] == 14);
   CHECK(j["compile_overlap"] == true);  // auto: on for a GPU
@@ -60,12 +60,9 @@ TEST_CASE("isolation on a CUDA GPU: a sticky device error, a hang and the other 
 
   const auto rows = results_by_config(db);
   REQUIRE(rows.size() == 14);
-  const std::map<int, std::string> expected = {{0, "ok"},          {1, "crash"},        {2, "timeout"},
-                                               {3, "compile_error"}, {4, "wrong_result"}, {5, "wrong_result"},
-                                               {6, "resource_limit"}};
   for (int bx : {8, 16}) {
-    for (const auto& [flaw, status] : expected) {
-      const std::string config = "BX" + std::to_string(bx) + "_FLAW" + std::to_string(flaw);
+    for (const auto& [flaw, status] : test::kFaultyStatus) {
+      const std::string config = test::faulty_config(bx, flaw);
       INFO(config);
       REQUIRE(rows.count(config) == 1);
       const json& r = rows.at(config);

@@ -12,13 +12,12 @@
 
 #include "cli_util.hpp"
 #include "database.hpp"
+#include "faulty_template.hpp"
 #include "planted_template.hpp"
 
 namespace kforge::test {
 
 namespace {
-
-const std::string kFaulty = std::string(KFORGE_TEST_DATA_DIR) + "/templates/gemm_faulty";
 
 std::map<std::string, ResultRecord> results_by_config(const std::string& db_path) {
   auto db = Database::open(db_path, Database::Mode::kReadOnly);
@@ -59,12 +58,9 @@ TEST_CASE("isolation: a run over crashing, hanging and wrong candidates records 
 
   const auto rows = results_by_config(db);
   REQUIRE(rows.size() == 14);
-  const std::map<int, std::string> expected = {{0, "ok"},          {1, "crash"},        {2, "timeout"},
-                                               {3, "compile_error"}, {4, "wrong_result"}, {5, "wrong_result"},
-                                               {6, "resource_limit"}};
   for (int bx : {8, 16}) {
-    for (const auto& [flaw, status] : expected) {
-      const std::string config = "BX" + std::to_string(bx) + "_FLAW" + std::to_string(flaw);
+    for (const auto& [flaw, status] : kFaultyStatus) {
+      const std::string config = faulty_config(bx, flaw);
       INFO(config);
       REQUIRE(rows.count(config) == 1);
       const ResultRecord& rec = rows.at(config);
