@@ -6,6 +6,7 @@
 #include <atomic>
 #include <fstream>
 
+#include "forwarding_device.hpp"
 #include "lookup_fixtures.hpp"
 
 using namespace kforge;
@@ -31,23 +32,13 @@ class CountingCompiler : public Compiler {
 };
 
 /// A real device whose compiler is counted.
-class CountingDevice : public Device {
+class CountingDevice : public test::ForwardingDevice {
  public:
-  explicit CountingDevice(Device& inner) : inner_(inner), compiler_(inner.compiler()) {}
-  const DeviceInfo& info() const override { return inner_.info(); }
+  explicit CountingDevice(Device& inner) : ForwardingDevice(inner), compiler_(inner.compiler()) {}
   Compiler& compiler() override { return compiler_; }
-  Result<std::unique_ptr<Kernel>> load(const CompiledKernel& c) override { return inner_.load(c); }
-  Result<std::unique_ptr<Buffer>> allocate(std::size_t bytes) override { return inner_.allocate(bytes); }
-  Status write(Buffer& dst, const void* src, std::size_t bytes) override { return inner_.write(dst, src, bytes); }
-  Status read(const Buffer& src, void* dst, std::size_t bytes) override { return inner_.read(src, dst, bytes); }
-  Result<double> launch(Kernel& k, const std::vector<KernelArg>& args, const LaunchGeometry& g) override {
-    return inner_.launch(k, args, g);
-  }
-  Status flush_cache() override { return inner_.flush_cache(); }
   int compiles() const { return compiler_.calls; }
 
  private:
-  Device& inner_;
   CountingCompiler compiler_;
 };
 

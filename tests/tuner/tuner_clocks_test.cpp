@@ -10,8 +10,10 @@
 
 #include "database.hpp"
 #include "device_registry.hpp"
+#include "forwarding_device.hpp"
 #include "gemm_operator.hpp"
 #include "nvml_api.hpp"
+#include "small_gemm_request.hpp"
 #include "template_catalog.hpp"
 #include "test_util.hpp"
 #include "tuner.hpp"
@@ -21,23 +23,12 @@ using namespace kforge;
 namespace {
 
 /// A real device whose clocks are read by another reader.
-class WithClockReader final : public Device {
+class WithClockReader final : public test::ForwardingDevice {
  public:
-  WithClockReader(Device& inner, ClockReader& clocks) : inner_(inner), clocks_(clocks) {}
-  const DeviceInfo& info() const override { return inner_.info(); }
-  Compiler& compiler() override { return inner_.compiler(); }
-  Result<std::unique_ptr<Kernel>> load(const CompiledKernel& c) override { return inner_.load(c); }
-  Result<std::unique_ptr<Buffer>> allocate(std::size_t bytes) override { return inner_.allocate(bytes); }
-  Status write(Buffer& dst, const void* src, std::size_t n) override { return inner_.write(dst, src, n); }
-  Status read(const Buffer& src, void* dst, std::size_t n) override { return inner_.read(src, dst, n); }
-  Result<double> launch(Kernel& k, const std::vector<KernelArg>& args, const LaunchGeometry& g) override {
-    return inner_.launch(k, args, g);
-  }
-  Status flush_cache() override { return inner_.flush_cache(); }
+  WithClockReader(Device& inner, ClockReader& clocks) : ForwardingDevice(inner), clocks_(clocks) {}
   ClockReader* clock_reader() override { return &clocks_; }
 
  private:
-  Device& inner_;
   ClockReader& clocks_;
 };
 
@@ -60,13 +51,7 @@ TEST_CASE("throttled samples are kept, counted and noted in every stored result"
   GemmOperator gemm;
   Tuner tuner(device, **db, gemm);
 
-  TuneRequest req;
-  req.problem.op = "gemm";
-  req.problem.dims = {{"M", 32}, {"N", 32}, {"K", 32}, {"batch", 1}};
-  req.problem.dtype = Dtype::kF32;
-  req.problem.layout = *parse_layout("NN");
-  req.templates = {catalog->find("gemm_simt_tiled")};
-  req.max_evals = 4;
+  TuneRequest req = test::small_gemm_request(catalog->find("gemm_simt_tiled"), 32, 4);
   req.protocol.warmup = 1;
   req.protocol.min_reps = 4;
   req.protocol.max_reps = 4;

@@ -6,7 +6,9 @@
 
 #include "database.hpp"
 #include "device_registry.hpp"
+#include "forwarding_device.hpp"
 #include "gemm_operator.hpp"
+#include "small_gemm_request.hpp"
 #include "sticky_error.hpp"
 #include "template_catalog.hpp"
 #include "test_util.hpp"
@@ -18,15 +20,9 @@ namespace {
 
 /// A real device on which every launch of kernels named with `marker` fails
 /// with a sticky device error.
-class StickyOnMarker final : public Device {
+class StickyOnMarker final : public test::ForwardingDevice {
  public:
-  StickyOnMarker(Device& inner, std::string marker) : inner_(inner), marker_(std::move(marker)) {}
-  const DeviceInfo& info() const override { return inner_.info(); }
-  Compiler& compiler() override { return inner_.compiler(); }
-  Result<std::unique_ptr<Kernel>> load(const CompiledKernel& c) override { return inner_.load(c); }
-  Result<std::unique_ptr<Buffer>> allocate(std::size_t bytes) override { return inner_.allocate(bytes); }
-  Status write(Buffer& dst, const void* src, std::size_t n) override { return inner_.write(dst, src, n); }
-  Status read(const Buffer& src, void* dst, std::size_t n) override { return inner_.read(src, dst, n); }
+  StickyOnMarker(Device& inner, std::string marker) : ForwardingDevice(inner), marker_(std::move(marker)) {}
   Result<double> launch(Kernel& k, const std::vector<KernelArg>& args, const LaunchGeometry& g) override {
     if (k.name().find(marker_) != std::string::npos) {
       return sticky_device_error(k.name() + " failed while running: CUDA_ERROR_ILLEGAL_ADDRESS",
@@ -34,11 +30,8 @@ class StickyOnMarker final : public Device {
     }
     return inner_.launch(k, args, g);
   }
-  Status flush_cache() override { return inner_.flush_cache(); }
-  ClockReader* clock_reader() override { return inner_.clock_reader(); }
 
  private:
-  Device& inner_;
   std::string marker_;
 };
 
@@ -55,13 +48,7 @@ TEST_CASE("a sticky device error at launch makes the candidate a crash that name
   REQUIRE(db.ok());
   GemmOperator gemm;
 
-  TuneRequest req;
-  req.problem.op = "gemm";
-  req.problem.dims = {{"M", 32}, {"N", 32}, {"K", 32}, {"batch", 1}};
-  req.problem.dtype = Dtype::kF32;
-  req.problem.layout = *parse_layout("NN");
-  req.templates = {catalog->find("gemm_simt_tiled")};
-  req.max_evals = 3;
+  TuneRequest req = test::small_gemm_request(catalog->find("gemm_simt_tiled"), 32, 3);
   req.protocol.min_reps = 2;
   req.protocol.max_reps = 2;
 
