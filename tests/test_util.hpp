@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -42,6 +43,26 @@ inline void write_file(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
   out << text;
 }
+
+/// An environment variable set to `value` while the object lives; its earlier
+/// value (or its absence) is restored after.
+class ScopedEnv {
+ public:
+  ScopedEnv(std::string var, const std::string& value) : var_(std::move(var)) {
+    if (const char* old = std::getenv(var_.c_str())) old_ = old;
+    setenv(var_.c_str(), value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (old_) setenv(var_.c_str(), old_->c_str(), 1);
+    else unsetenv(var_.c_str());
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  std::string var_;
+  std::optional<std::string> old_;
+};
 
 /// A text file whose path is in the environment variable `var` while the
 /// object lives: how tests script the fake vendor libraries (fake_nvml.cpp,

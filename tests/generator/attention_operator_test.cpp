@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "test_util.hpp"
 #include "workload_builder.hpp"
 
 using kforge::AttentionOperator;
@@ -191,4 +192,33 @@ TEST_CASE("attention: workloads are deterministic and follow the contract", "[at
     auto ref = kAttention.reference(p, peaked);
     for (double v : ref.value) REQUIRE(std::isfinite(v));
   }
+}
+
+TEST_CASE("attention: the reference is the same on one thread and on every core, every row computed",
+          "[attention]") {
+  // Large enough to run in parallel (B*H*S*SK*D >= 2^22), S not a multiple
+  // of the 64-row blocks, causal, and the peaked workload, whose tolerance
+  // comes from the largest baseline error over all rows.
+  Problem p = problem(1, 2, 130, 130, 128, true);
+  auto normalized = kAttention.normalize(p);
+  REQUIRE(normalized.ok());
+  p = *normalized;
+  const Workload w = kAttention.make_workload(p, 5, WorkloadKind::kAccumulate);
+  kforge::Reference one, all;
+  {
+    const kforge::test::ScopedEnv threads("KFORGE_HOST_THREADS", "1");
+    one = kAttention.reference(p, w);
+  }
+  {
+    const kforge::test::ScopedEnv threads("KFORGE_HOST_THREADS", "4");
+    all = kAttention.reference(p, w);
+  }
+  REQUIRE(one.value.size() == 2u * 130 * 128);
+  std::size_t unset = 0;
+  for (double v : one.value) unset += std::isnan(v);
+  CHECK(unset == 0);
+  CHECK(one.value == all.value);
+  CHECK(one.scale == all.scale);
+  CHECK(one.tolerance == all.tolerance);
+  CHECK(one.tolerance > AttentionOperator::kFloor);
 }
