@@ -118,9 +118,10 @@ TEST_CASE("without NVML, its symbols or the device there is no reader, with the 
 
 TEST_CASE("KFORGE_NVML_LIBRARY chooses the NVML library", "[clocks][unit]") {
   FakeNvmlScript script(kDevice + "sample 1234 1200 70 250000 0\n");
-  setenv("KFORGE_NVML_LIBRARY", KFORGE_FAKE_NVML, 1);
-  auto reader = nvml::open_nvml_clock_reader("GPU-0c1d2e3f");
-  unsetenv("KFORGE_NVML_LIBRARY");
+  auto reader = [] {
+    const test::ScopedEnv library("KFORGE_NVML_LIBRARY", KFORGE_FAKE_NVML);
+    return nvml::open_nvml_clock_reader("GPU-0c1d2e3f");
+  }();
   REQUIRE(reader.ok());
   CHECK((*reader)->read().value().core_mhz == 1234);
 }

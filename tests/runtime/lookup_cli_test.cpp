@@ -34,7 +34,7 @@ TEST_CASE("kforge lookup searches --db before --system-db and says where each st
           "[cli][lookup]") {
   test::TempDir dir;
   const std::string system = dir.file("system.db"), user = dir.file("user.db");
-  REQUIRE(setenv("KFORGE_CACHE_DIR", dir.file("tune-binaries").c_str(), 1) == 0);
+  const test::ScopedEnv tune_cache("KFORGE_CACHE_DIR", dir.file("tune-binaries"));
   tune(system, "M=48,N=40,K=32");
   tune(user, "M=64,N=64,K=64");
 
@@ -58,7 +58,7 @@ TEST_CASE("kforge lookup searches --db before --system-db and says where each st
 
   SECTION("--prepare: compiled once, then loaded from the binary cache; --no-binary-cache compiles") {
     const std::string cache = dir.file("binaries");
-    REQUIRE(setenv("KFORGE_CACHE_DIR", cache.c_str(), 1) == 0);
+    const test::ScopedEnv lookup_cache("KFORGE_CACHE_DIR", cache);
     const std::string args = "--prepare --shape M=48,N=40,K=32 --system-db " + system;
     const json first = lookup_json(args);
     CHECK(first["kernel"]["origin"] == "compiled");
@@ -73,5 +73,4 @@ TEST_CASE("kforge lookup searches --db before --system-db and says where each st
     CHECK(off["kernel"]["origin"] == "compiled");
     CHECK(off["kernel"]["cache_entry"] == "");
   }
-  unsetenv("KFORGE_CACHE_DIR");
 }

@@ -92,17 +92,6 @@ TEST_CASE("an override set through the API comes first and is validated", "[look
   }
 }
 
-namespace {
-
-/// Sets an environment variable for the scope.
-struct ScopedEnv {
-  ScopedEnv(const char* name, const std::string& value) : name_(name) { setenv(name, value.c_str(), 1); }
-  ~ScopedEnv() { unsetenv(name_); }
-  const char* name_;
-};
-
-}  // namespace
-
 TEST_CASE("an override from the environment is read at open and validated", "[lookup][opencl]") {
   TempDir dir;
   auto device = open_device("auto");

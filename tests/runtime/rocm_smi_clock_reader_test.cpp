@@ -201,9 +201,10 @@ TEST_CASE("without ROCm SMI, its symbols or the GPU there is no reader, with the
 
 TEST_CASE("KFORGE_ROCM_SMI_LIBRARY chooses the ROCm SMI library", "[clocks][unit]") {
   FakeRocmSmiScript script(kTwoGpus + "sample 0 1 47000 50000 90000000 0\n");
-  setenv("KFORGE_ROCM_SMI_LIBRARY", KFORGE_FAKE_ROCM_SMI, 1);
-  auto reader = rocm_smi::open_rocm_smi_clock_reader(kSecondGpu, "gfx90a");
-  unsetenv("KFORGE_ROCM_SMI_LIBRARY");
+  auto reader = [] {
+    const test::ScopedEnv library("KFORGE_ROCM_SMI_LIBRARY", KFORGE_FAKE_ROCM_SMI);
+    return rocm_smi::open_rocm_smi_clock_reader(kSecondGpu, "gfx90a");
+  }();
   REQUIRE(reader.ok());
   CHECK((*reader)->read().value().core_mhz == Approx(500.0));
 }

@@ -237,8 +237,9 @@ TEST_CASE("code generators: on PoCL with its kernel cache, one per compile threa
   req.compile_threads = 1;
   CHECK(code_generators(req, pocl, true) == 0);
   req.compile_threads = 3;
-  setenv("POCL_KERNEL_CACHE", "0", 1);
-  CHECK(code_generators(req, pocl, true) == 0);  // nothing would carry the generated code across
-  unsetenv("POCL_KERNEL_CACHE");
+  {
+    const test::ScopedEnv no_cache("POCL_KERNEL_CACHE", "0");
+    CHECK(code_generators(req, pocl, true) == 0);  // nothing would carry the generated code across
+  }
   CHECK(code_generators(req, pocl, true) == 3);
 }
