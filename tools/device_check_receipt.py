@@ -14,6 +14,7 @@ import json
 import os
 import platform
 import re
+import sqlite3
 import statistics
 import subprocess
 import time
@@ -124,6 +125,29 @@ def clock_summary(clocks):
             "reasons_known": s.get("reasons_known")}
 
 
+DATABASES = {"overlap_off_cold": "overlap_off.db", "overlap_on_cold": "overlap_on.db",
+             "overlap_on_warm": "overlap_warm.db"}
+
+
+def missing_reports(name, problem):
+    """Results of this run stored without the compiler's resource report
+    (registers unknown): pruning had nothing to go on for them."""
+    path = os.path.join(RAW, DATABASES.get(name, "sweeps.db"))
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+            rows = db.execute("SELECT r.resources_json FROM results r JOIN problems p ON p.id = r.problem_id "
+                              "WHERE p.key = ?", (problem,)).fetchall()
+    except sqlite3.Error as e:
+        return f"unreadable ({e})"
+    missing = 0
+    for (text,) in rows:
+        try:
+            missing += json.loads(text or "{}").get("registers", -1) < 0
+        except ValueError:
+            missing += 1
+    return missing
+
+
 def tune_row(name):
     t = load_json(name + ".json")
     if "error" in t or "time_s" not in t:
@@ -140,6 +164,7 @@ def tune_row(name):
                                              "gflops", "error_norm")},
             "winner_clocks": clock_summary(w.get("clocks")),
             "finalists": t.get("finalists"), "stop_reason": t.get("stop_reason"),
+            "missing_reports": missing_reports(name, t["problem"]),
             "speedup_vs_default": t.get("speedup_vs_default")}
 
 
@@ -222,8 +247,8 @@ def markdown(r, overlap, tuned):
           f"Ceilings in this run: device-to-device copy {c['d2d_copy_gbs']:.0f} GB/s (read + write); "
           f"cuBLAS bf16 8192^3 {c['cublas_bf16_8192']['tflops']:.0f} TFLOP/s.", "",
           "## Compile overlap (same candidates: gemm f32 N^3, random, seed 1)", "",
-          "| run | evaluated | failed | total s | setup s | compile s | validate s | measure s | overhead s | cand/s | cache hits | winner | median ms |",
-          "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+          "| run | evaluated | failed | total s | setup s | compile s | validate s | measure s | overhead s | cand/s | cache hits | no ptxas report | winner | median ms |",
+          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for o in overlap:
         if "error" in o:
             md.append(f"| {o['run']} | {o['error']} |")
@@ -232,7 +257,7 @@ def markdown(r, overlap, tuned):
         md.append(f"| {o['run']} | {o['evaluated']} | {o['failed']} | {fmt(t['total'], 1)} | {fmt(t.get('setup'), 1)} | "
                   f"{fmt(t['compile'], 1)} | "
                   f"{fmt(t['validate'], 1)} | {fmt(t['measure'], 1)} | {fmt(t['overhead'], 1)} | "
-                  f"{fmt(o['candidates_per_s'], 2)} | {o['cache_hits']} | {o['winner']['config']} | "
+                  f"{fmt(o['candidates_per_s'], 2)} | {o['cache_hits']} | {o['missing_reports']} | {o['winner']['config']} | "
                   f"{fmt(o['winner']['median_ms'], 4)} |")
     md += ["", "## Winners against cuBLAS (same shapes and dtypes, TF32 off)", "",
            "| problem | winner | median ms (p20 / p80, n) | TFLOP/s | cuBLAS ms | cuBLAS TFLOP/s | cuBLAS / kforge time |",
