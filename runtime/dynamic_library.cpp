@@ -81,4 +81,11 @@ std::vector<std::string> library_candidates(const std::vector<std::string>& name
   return out;
 }
 
+std::vector<std::string> library_files(const std::string& library, const char* env_var,
+                                       const std::vector<std::string>& defaults) {
+  if (!library.empty()) return {library};
+  if (const char* env = env_var ? std::getenv(env_var) : nullptr; env && *env) return {env};
+  return defaults;
+}
+
 }  // namespace kforge

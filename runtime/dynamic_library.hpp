@@ -2,6 +2,8 @@
 // runs without the CUDA or HIP driver and compiler installed.
 #pragma once
 
+#include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -50,5 +52,24 @@ class DynamicLibrary {
 /// names for the loader's own search (LD_LIBRARY_PATH, ldconfig).
 std::vector<std::string> library_candidates(const std::vector<std::string>& names, const char* env_var,
                                             const std::vector<std::string>& dirs);
+
+/// Candidate files for a library a caller or user may name outright (the
+/// vendor monitoring libraries, or fakes in tests): `library` when given,
+/// else the file in `env_var` when set, else `defaults` for the loader.
+std::vector<std::string> library_files(const std::string& library, const char* env_var,
+                                       const std::vector<std::string>& defaults);
+
+/// `load(candidates)` once per distinct candidate list for the process; later
+/// calls return the first outcome. Thread-safe.
+template <class Api>
+const Result<const Api*>& load_once(const std::vector<std::string>& candidates,
+                                    Result<const Api*> (*load)(const std::vector<std::string>&)) {
+  static std::mutex mutex;
+  static std::map<std::vector<std::string>, Result<const Api*>> loaded;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = loaded.find(candidates);
+  if (it == loaded.end()) it = loaded.emplace(candidates, load(candidates)).first;
+  return it->second;
+}
 
 }  // namespace kforge

@@ -3,17 +3,15 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <map>
-#include <mutex>
 #include <utility>
 
 namespace kforge::nvml {
 
 namespace {
 
-Result<const NvmlApi*> load_library(const std::string& library) {
+Result<const NvmlApi*> load_library(const std::vector<std::string>& candidates) {
   auto api = std::make_unique<NvmlApi>();
-  KF_TRY_ASSIGN(lib, DynamicLibrary::open("NVML", {library}));
+  KF_TRY_ASSIGN(lib, DynamicLibrary::open("NVML", candidates));
   api->lib = std::move(lib);
   KF_TRY(api->lib.bind(api->nvmlInit_v2, "nvmlInit_v2"));
   KF_TRY(api->lib.bind(api->nvmlErrorString, "nvmlErrorString"));
@@ -118,17 +116,7 @@ std::vector<std::string> reason_names(std::uint64_t mask) {
 }
 
 Result<const NvmlApi*> NvmlApi::load(const std::string& library) {
-  std::string path = library;
-  if (path.empty()) {
-    const char* env = std::getenv("KFORGE_NVML_LIBRARY");
-    path = env && *env ? env : "libnvidia-ml.so.1";
-  }
-  static std::mutex mutex;
-  static std::map<std::string, Result<const NvmlApi*>> loaded;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = loaded.find(path);
-  if (it == loaded.end()) it = loaded.emplace(path, load_library(path)).first;
-  return it->second;
+  return load_once(library_files(library, "KFORGE_NVML_LIBRARY", {"libnvidia-ml.so.1"}), &load_library);
 }
 
 std::string NvmlApi::error_text(nvmlReturn_t r) const {

@@ -4,8 +4,6 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <map>
-#include <mutex>
 #include <utility>
 
 namespace kforge::rocm_smi {
@@ -154,23 +152,8 @@ std::optional<ThrottleReasons> decode_throttle_status(const std::string& gfx_arc
 }
 
 Result<const RocmSmiApi*> RocmSmiApi::load(const std::string& library) {
-  std::vector<std::string> candidates{library};
-  if (library.empty()) {
-    const char* env = std::getenv("KFORGE_ROCM_SMI_LIBRARY");
-    if (env && *env) {
-      candidates = {env};
-    } else {
-      candidates = {"librocm_smi64.so.1", "librocm_smi64.so"};
-    }
-  }
-  std::string key;
-  for (const auto& c : candidates) key += c + "\n";
-  static std::mutex mutex;
-  static std::map<std::string, Result<const RocmSmiApi*>> loaded;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = loaded.find(key);
-  if (it == loaded.end()) it = loaded.emplace(key, load_library(candidates)).first;
-  return it->second;
+  return load_once(library_files(library, "KFORGE_ROCM_SMI_LIBRARY", {"librocm_smi64.so.1", "librocm_smi64.so"}),
+                   &load_library);
 }
 
 std::string RocmSmiApi::error_text(rsmi_status_t r) const {
