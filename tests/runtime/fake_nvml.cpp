@@ -11,12 +11,12 @@
 // asks for the SM clock first). Built with KFORGE_FAKE_NVML_LEGACY it exports
 // only the pre-R535 nvmlDeviceGetCurrentClocksThrottleReasons.
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "fake_script.hpp"
 
 namespace {
 
@@ -39,14 +39,7 @@ constexpr int kSuccess = 0, kUninitialized = 1, kInvalidArgument = 2, kNotFound 
 
 bool load_script() {
   script = Script{};
-  const char* path = std::getenv("KFORGE_FAKE_NVML_SCRIPT");
-  if (!path) return false;
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream words(line);
-    std::string kind;
-    words >> kind;
+  kforge::test::for_each_script_line("KFORGE_FAKE_NVML_SCRIPT", [](const std::string& kind, std::istringstream& words) {
     if (kind == "device") {
       words >> script.uuid >> script.bus_id;
     } else if (kind == "sample") {
@@ -54,7 +47,7 @@ bool load_script() {
       words >> s.sm >> s.mem >> s.temp >> s.power_mw >> std::hex >> s.reasons;
       script.samples.push_back(s);
     }
-  }
+  });
   return !script.uuid.empty();
 }
 

@@ -19,12 +19,12 @@
 #include <rocm_smi/rocm_smi.h>
 
 #include <algorithm>
-#include <cstdlib>
-#include <fstream>
 #include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "fake_script.hpp"
 
 namespace {
 
@@ -56,19 +56,13 @@ std::optional<T> field(std::istringstream& words, bool hex = false) {
 
 void load_script() {
   devices.clear();
-  const char* path = std::getenv("KFORGE_FAKE_ROCM_SMI_SCRIPT");
-  if (!path) return;
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream words(line);
-    std::string kind;
-    words >> kind;
+  kforge::test::for_each_script_line("KFORGE_FAKE_ROCM_SMI_SCRIPT", [](const std::string& kind,
+                                                                        std::istringstream& words) {
     if (kind == "device") {
       devices.emplace_back();
       devices.back().bdfid = field<std::uint64_t>(words, true).value_or(0);
     } else if (devices.empty()) {
-      continue;
+      return;
     } else if (kind == "sys" || kind == "mem") {
       auto& table = kind == "sys" ? devices.back().sys : devices.back().mem;
       std::uint64_t hz = 0;
@@ -83,7 +77,7 @@ void load_script() {
       s.throttle = field<std::uint32_t>(words, true);
       devices.back().samples.push_back(s);
     }
-  }
+  });
 }
 
 /// The device's current sample, or nullptr for a bad index or no samples.
