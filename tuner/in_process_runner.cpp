@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <thread>
+#include <tuple>
 
 #include "builtin_templates.hpp"
 #include "instance.hpp"
@@ -62,17 +63,12 @@ Result<DeviceWorkload> upload_workload(Device& device, const Operator& op, const
 
 std::int64_t threads_per_block(const LaunchGeometry& g) { return g.block[0] * g.block[1] * g.block[2]; }
 
-/// The candidate's status for a failed step; a sticky device error is a
-/// crash: the context is gone and the process must restart.
-CandidateStatus failure_status(const Error& e) {
-  return is_sticky_device_error(e) ? CandidateStatus::kCrash : status_for(e.code);
-}
-
-/// The recorded reason for a failed step: the error, and for a sticky one
-/// why the candidate is a crash.
-std::string failure_reason(const Error& e) {
-  return is_sticky_device_error(e) ? e.message + "; sticky device error: the device context is lost and the worker restarts"
-                                   : e.message;
+/// A failed step's status and reason: a sticky device error is a crash (the
+/// context is gone and the process must restart), and its reason says so.
+std::pair<CandidateStatus, std::string> failure(const Error& e) {
+  if (!is_sticky_device_error(e)) return {status_for(e.code), e.message};
+  return {CandidateStatus::kCrash,
+          e.message + "; sticky device error: the device context is lost and the worker restarts"};
 }
 
 }  // namespace
@@ -145,6 +141,9 @@ Result<Evaluation> InProcessRunner::evaluate(const std::string& template_name, c
     e.status = status;
     e.reason = reason;
   };
+  auto fail_with = [&](const Error& err) {
+    std::tie(e.status, e.reason) = failure(err);
+  };
 
   auto t_compile = Clock::now();
   auto inst = instantiate(*tpl, prelude_text(info.backend), op_, cfg, problem_, info.limits());
@@ -181,7 +180,7 @@ Result<Evaluation> InProcessRunner::evaluate(const std::string& template_name, c
   if (on_phase) on_phase("compiled");
   auto kernel = device_.load(*compiled);
   if (!kernel.ok()) {
-    fail(failure_status(kernel.error()), failure_reason(kernel.error()));
+    fail_with(kernel.error());
     return e;
   }
 
@@ -194,7 +193,7 @@ Result<Evaluation> InProcessRunner::evaluate(const std::string& template_name, c
     Status st_write = device_.write(out_buf, out.bytes.data(), out.bytes.size());
     auto launched = st_write.ok() ? device_.launch(**kernel, w.args, inst->geometry) : Result<double>(st_write.error());
     if (!launched.ok()) {
-      fail(failure_status(launched.error()), failure_reason(launched.error()));
+      fail_with(launched.error());
       break;
     }
     validation_ms.push_back(*launched);
@@ -202,7 +201,7 @@ Result<Evaluation> InProcessRunner::evaluate(const std::string& template_name, c
     result.resize(out.elements());
     Status st_read = device_.read(out_buf, result.data(), result.size() * sizeof(float));
     if (!st_read.ok()) {
-      fail(failure_status(st_read.error()), failure_reason(st_read.error()));
+      fail_with(st_read.error());
       break;
     }
     ValidationResult v = validate_output(result.data(), result.size(), w.reference);
@@ -227,7 +226,7 @@ Result<Evaluation> InProcessRunner::evaluate(const std::string& template_name, c
       measure(device_, **kernel, workloads_->runs[0].args, inst->geometry, protocol, best_ms, validation_ms);
   e.measure_s = seconds_since(t_meas);
   if (!timing.ok()) {
-    fail(failure_status(timing.error()), failure_reason(timing.error()));
+    fail_with(timing.error());
     return e;
   }
   e.timing = std::move(*timing);
