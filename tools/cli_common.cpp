@@ -16,7 +16,7 @@ void add_db_flag(CLI::App& cmd, CommonOptions& o) {
 }
 
 void add_device_flag(CLI::App& cmd, CommonOptions& o) {
-  cmd.add_option("--device", o.device, "Device: auto (best present) or opencl:N (see `kforge devices`)")
+  cmd.add_option("--device", o.device, "Device: auto (best present), opencl:N, cuda:N or hip:N (see `kforge devices`)")
       ->capture_default_str();
 }
 
