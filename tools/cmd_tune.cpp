@@ -123,6 +123,7 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
                           {"cache_hits", s.cache_hits},
                           {"skipped_templates", skipped_json(s)},
                           {"worker_restarts", s.worker_restarts},
+                          {"references_reused", s.references_reused},
                           {"compile_overlap", s.compile_overlap},
                           {"code_generators", s.code_generators},
                           {"generators_lost", s.generators_lost},

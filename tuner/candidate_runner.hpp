@@ -58,6 +58,9 @@ struct RunnerSetup {
   /// on all cores, between timed runs (WorkerRunner only; 0: none).
   int code_generators = 0;
   bool code_generator = false;  ///< this process is one of those
+  /// Where the first worker writes the validation references and restarted
+  /// ones read them (WorkerRunner makes a private one when empty).
+  std::string reference_dir = {};
 };
 
 /// A candidate by name: template and canonical configuration.

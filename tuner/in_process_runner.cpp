@@ -12,6 +12,7 @@
 #include "builtin_templates.hpp"
 #include "instance.hpp"
 #include "occupancy.hpp"
+#include "reference_file.hpp"
 #include "sticky_error.hpp"
 #include "tuner.hpp"
 #include "validator.hpp"
@@ -28,6 +29,11 @@ double seconds_since(Clock::time_point t) {
 
 std::string_view kind_name(WorkloadKind k) {
   return k == WorkloadKind::kPoisonedOutput ? "poisoned-output run" : "accumulate run";
+}
+
+/// The reference file of a validation run kind in a reference directory.
+std::string_view kind_file(WorkloadKind k) {
+  return k == WorkloadKind::kPoisonedOutput ? "poisoned-output.ref" : "accumulate.ref";
 }
 
 /// A workload's tensors on the device plus its host copy and reference.
@@ -93,7 +99,7 @@ InProcessRunner::~InProcessRunner() = default;
 Result<std::unique_ptr<InProcessRunner>> InProcessRunner::create(
     Device& device, const Operator& op, const Problem& problem, std::vector<const TemplateSource*> templates,
     std::uint64_t workload_seed, const MeasurementProtocol& protocol, std::optional<BinaryCache> cache,
-    int compile_threads, bool compile_overlap, bool code_generator) {
+    int compile_threads, bool compile_overlap, bool code_generator, const std::string& reference_dir) {
   std::unique_ptr<InProcessRunner> r(
       new InProcessRunner(device, op, problem, std::move(templates), protocol, std::move(cache)));
   r->compile_overlap_ = compile_overlap;
@@ -101,12 +107,28 @@ Result<std::unique_ptr<InProcessRunner>> InProcessRunner::create(
   r->ahead_ = std::make_unique<CompileQueue<std::pair<std::string, std::string>, Ready>>(
       InProcessRunner::compile_threads(compile_threads));
   // Fresh random inputs (never zeros), one set per validation kind; the
-  // references are computed once and shared by every candidate.
+  // references are computed once and shared by every candidate, and with a
+  // reference directory by every later process of the run.
   for (auto kind : {WorkloadKind::kPoisonedOutput, WorkloadKind::kAccumulate}) {
     // A code generator launches candidates only to generate their device
     // code: it needs the inputs, not the references.
+    const bool needs_reference = !code_generator;
+    const std::string path = reference_dir.empty() ? std::string() : reference_dir + "/" + std::string(kind_file(kind));
+    const std::uint64_t key = reference_key(problem, workload_seed, kind);
+    std::optional<Reference> stored;
+    if (needs_reference && !path.empty()) {
+      // A missing, truncated or corrupt file is computed again and replaced.
+      if (auto loaded = load_reference(path, key); loaded.ok()) stored = std::move(*loaded);
+    }
     KF_TRY_ASSIGN(w, upload_workload(device, op, problem, workload_seed + static_cast<int>(kind), kind,
-                                     !code_generator));
+                                     needs_reference && !stored));
+    if (stored) {
+      w.reference = std::move(*stored);
+      ++r->references_loaded_;
+    } else if (needs_reference && !path.empty()) {
+      // Best effort: without the file a later process only computes again.
+      (void)save_reference(path, key, w.reference);
+    }
     r->workloads_->runs.push_back(std::move(w));
   }
   return r;

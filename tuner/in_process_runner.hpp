@@ -24,7 +24,10 @@ class InProcessRunner final : public CandidateRunner {
   /// set, serves and stores compiled binaries. A `code_generator` only
   /// compiles ahead and launches one work-group of each candidate for
   /// another process to measure (RunnerSetup::code_generators): it computes
-  /// no references and is never asked to evaluate.
+  /// no references and is never asked to evaluate. With a `reference_dir`,
+  /// each validation run's reference is read from the file there when one
+  /// matches (reference_file.hpp), else computed and written there for the
+  /// next process of the run.
   static Result<std::unique_ptr<InProcessRunner>> create(Device& device, const Operator& op,
                                                          const Problem& problem,
                                                          std::vector<const TemplateSource*> templates,
@@ -32,7 +35,8 @@ class InProcessRunner final : public CandidateRunner {
                                                          const MeasurementProtocol& protocol,
                                                          std::optional<BinaryCache> cache,
                                                          int compile_threads = 0, bool compile_overlap = false,
-                                                         bool code_generator = false);
+                                                         bool code_generator = false,
+                                                         const std::string& reference_dir = {});
   ~InProcessRunner() override;
 
   Result<Evaluation> evaluate(const std::string& template_name, const Config& config, double best_ms,
@@ -47,6 +51,8 @@ class InProcessRunner final : public CandidateRunner {
   /// Threads for precompile: `requested` if > 0, else the core count capped
   /// so that each compile has about 1 GiB of available memory; at least 1.
   static int compile_threads(int requested);
+  /// Validation references create() read from the reference directory (0 to 2).
+  int references_loaded() const { return references_loaded_; }
 
  private:
   struct Workloads;
@@ -70,6 +76,7 @@ class InProcessRunner final : public CandidateRunner {
   std::unique_ptr<Workloads> workloads_;
   bool compile_overlap_ = false;
   bool code_generator_ = false;  ///< compiles and launches ahead only; no references, never evaluates
+  int references_loaded_ = 0;
   struct Ready {
     Result<CompiledKernel> compiled = Error::internal("not compiled");
     bool cache_hit = false;

@@ -442,6 +442,7 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
   if (worker) {
     summary.worker_restarts = worker->restarts();
     summary.setup_s = worker->setup_seconds();
+    summary.references_reused = worker->references_reused();
     summary.generators_lost = worker->generators_lost();
   }
   KF_TRY(db_.finish_sweep(sweep_id, utc_now()));

@@ -115,6 +115,9 @@ struct TuneSummary {
   std::vector<std::pair<std::string, std::string>> skipped_templates;
   int cache_hits = 0;       ///< binaries taken from the on-disk cache
   int worker_restarts = 0;  ///< workers started after a crash or timeout
+  /// Validation references restarted workers read from the first worker's
+  /// file instead of computing them (two per restart).
+  int references_reused = 0;
 };
 
 class Tuner {

@@ -46,7 +46,7 @@ Result<std::unique_ptr<WorkerContext>> make_context(const RunnerSetup& s) {
   }
   KF_TRY_ASSIGN(runner, InProcessRunner::create(*ctx->device, *op, s.problem, std::move(templates),
                                                 s.workload_seed, s.protocol, std::move(cache), s.compile_threads,
-                                                s.compile_overlap, s.code_generator));
+                                                s.compile_overlap, s.code_generator, s.reference_dir));
   ctx->runner = std::move(runner);
   return ctx;
 }
@@ -71,8 +71,8 @@ int run_tuner_worker(int fd) {
     (void)channel.send(error_message(ctx.error()));
     return 1;
   }
-  if (!channel.send({{"type", "ready"}}).ok()) return 1;
   InProcessRunner& runner = *(*ctx)->runner;
+  if (!channel.send({{"type", "ready"}, {"references_loaded", runner.references_loaded()}}).ok()) return 1;
 
   while (channel.receive(m) == MessageChannel::Wait::kMessage) {
     const std::string type = m.value("type", "");

@@ -117,7 +117,8 @@ nlohmann::json to_json(const RunnerSetup& s) {
           {"cache_dir", s.cache_dir},
           {"compile_threads", s.compile_threads},
           {"compile_overlap", s.compile_overlap},
-          {"code_generator", s.code_generator}};
+          {"code_generator", s.code_generator},
+          {"reference_dir", s.reference_dir}};
 }
 
 Result<RunnerSetup> setup_from_json(const nlohmann::json& j) {
@@ -143,6 +144,7 @@ Result<RunnerSetup> setup_from_json(const nlohmann::json& j) {
     s.compile_threads = j.value("compile_threads", 0);
     s.compile_overlap = j.value("compile_overlap", false);
     s.code_generator = j.value("code_generator", false);
+    s.reference_dir = j.value("reference_dir", std::string());
     return s;
   } catch (const nlohmann::json::exception& e) {
     return Error::bad_input(std::string("worker setup: ") + e.what());

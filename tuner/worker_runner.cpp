@@ -10,7 +10,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <sstream>
 
 #include "worker_protocol.hpp"
@@ -51,6 +53,12 @@ struct WorkerRunner::Worker {
 WorkerRunner::WorkerRunner(RunnerSetup setup, std::vector<std::string> command, WorkerTimeouts timeouts)
     : setup_(std::move(setup)), command_(std::move(command)), timeouts_(timeouts) {
   generators_.resize(static_cast<std::size_t>(std::max(0, setup_.code_generators)));
+  if (setup_.reference_dir.empty()) {
+    // Private to this run; without it every worker computes its references.
+    std::error_code ec;
+    std::string tmpl = (std::filesystem::temp_directory_path(ec) / "kforge-references-XXXXXX").string();
+    if (!ec && mkdtemp(tmpl.data())) owned_reference_dir_ = setup_.reference_dir = tmpl;
+  }
 }
 
 WorkerRunner::~WorkerRunner() {
@@ -71,6 +79,10 @@ WorkerRunner::~WorkerRunner() {
     } else {
       w->reset();
     }
+  }
+  if (!owned_reference_dir_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(owned_reference_dir_, ec);
   }
 }
 
@@ -141,7 +153,10 @@ Status WorkerRunner::start(std::unique_ptr<Worker>& w, const RunnerSetup& setup_
   Status sent = w->channel->send(setup);
   nlohmann::json reply;
   auto wait = sent.ok() ? w->channel->receive(after(timeouts_.setup_s), reply) : MessageChannel::Wait::kClosed;
-  if (wait == MessageChannel::Wait::kMessage && reply.value("type", "") == "ready") return ok_status();
+  if (wait == MessageChannel::Wait::kMessage && reply.value("type", "") == "ready") {
+    references_reused_ += reply.value("references_loaded", 0);
+    return ok_status();
+  }
   std::string why;
   if (wait == MessageChannel::Wait::kMessage) {
     why = reply.value("message", reply.dump());

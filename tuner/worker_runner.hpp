@@ -4,7 +4,9 @@
 // tuner's device state. A candidate that kills the worker (a segfault, an
 // abort, a sticky device error) is recorded as `crash`; one that runs past
 // its timeout is recorded as `timeout` and the worker is killed, not waited
-// for. Either way the next candidate gets a new worker.
+// for. Either way the next candidate gets a new worker, which reads the
+// validation references the first one wrote to the run's reference
+// directory (reference_file.hpp) instead of computing them again.
 #pragma once
 
 #include <sys/types.h>
@@ -54,6 +56,9 @@ class WorkerRunner final : public CandidateRunner {
   /// Code generators (RunnerSetup::code_generators) lost to a crash or a
   /// timeout; their share of that batch is compiled by the worker instead.
   int generators_lost() const { return generators_lost_; }
+  /// Validation references that restarted workers read from the run's
+  /// reference directory instead of computing (two per restart when all went well).
+  int references_reused() const { return references_reused_; }
 
  private:
   struct Worker;
@@ -72,7 +77,8 @@ class WorkerRunner final : public CandidateRunner {
   WorkerTimeouts timeouts_;
   std::unique_ptr<Worker> worker_;
   std::vector<std::unique_ptr<Worker>> generators_;
-  int started_ = 0, restarts_ = 0, generators_lost_ = 0;
+  int started_ = 0, restarts_ = 0, generators_lost_ = 0, references_reused_ = 0;
+  std::string owned_reference_dir_;  ///< made by the constructor, removed by the destructor
   double setup_s_ = 0;
 };
 

@@ -44,6 +44,8 @@ TEST_CASE("isolation: a run over crashing, hanging and wrong candidates records 
   CHECK_THAT(j["winner"]["config"].get<std::string>(), Catch::Contains("FLAW0"));
   // Two crashes and two hangs each cost one worker.
   CHECK(j["worker_restarts"] == 4);
+  // Each restarted worker read both validation references the first wrote.
+  CHECK(j["references_reused"] == 8);
   // Five worker starts (the first and the restarts): device, inputs, references.
   CHECK(j["time_s"]["setup"].get<double>() > 0);
   CHECK(j["time_s"]["setup"].get<double>() < j["time_s"]["total"].get<double>());
