@@ -3,6 +3,7 @@
 #include "opencl_backend.hpp"
 
 #include "cpu_clock_reader.hpp"
+#include "pci_clock_reader.hpp"
 
 #include <sys/utsname.h>
 
@@ -16,6 +17,7 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -154,6 +156,39 @@ T device_value(cl_device_id d, cl_device_info what) {
   T v{};
   if (clGetDeviceInfo(d, what, sizeof v, &v, nullptr) != CL_SUCCESS) return T{};
   return v;
+}
+
+// cl_nv_device_attribute_query's PCI queries, which the Khronos header
+// leaves out (the domain only in newer drivers).
+constexpr cl_device_info kPciBusIdNv = 0x4008;
+constexpr cl_device_info kPciSlotIdNv = 0x4009;
+constexpr cl_device_info kPciDomainIdNv = 0x400A;
+
+/// Where a GPU sits on the PCI bus: cl_khr_pci_bus_info, else the NVIDIA or
+/// AMD query (pci_clock_reader.hpp); nullopt when the device tells none.
+std::optional<PciBusAddress> device_pci_address(cl_device_id d, const std::string& extensions) {
+  if (extensions.find("cl_khr_pci_bus_info") != std::string::npos) {
+    cl_device_pci_bus_info_khr info{};
+    if (clGetDeviceInfo(d, CL_DEVICE_PCI_BUS_INFO_KHR, sizeof info, &info, nullptr) == CL_SUCCESS) {
+      return PciBusAddress{info.pci_domain, info.pci_bus, info.pci_device, info.pci_function};
+    }
+  }
+  if (extensions.find("cl_nv_device_attribute_query") != std::string::npos) {
+    cl_uint bus = 0, slot = 0, domain = 0;
+    if (clGetDeviceInfo(d, kPciBusIdNv, sizeof bus, &bus, nullptr) == CL_SUCCESS &&
+        clGetDeviceInfo(d, kPciSlotIdNv, sizeof slot, &slot, nullptr) == CL_SUCCESS) {
+      const bool has_domain = clGetDeviceInfo(d, kPciDomainIdNv, sizeof domain, &domain, nullptr) == CL_SUCCESS;
+      return pci_from_nv(bus, slot, has_domain ? std::optional<std::uint32_t>(domain) : std::nullopt);
+    }
+  }
+  if (extensions.find("cl_amd_device_attribute_query") != std::string::npos) {
+    std::array<unsigned char, 24> topology{};
+    static_assert(sizeof(cl_device_topology_amd) == 24);
+    if (clGetDeviceInfo(d, CL_DEVICE_TOPOLOGY_AMD, topology.size(), topology.data(), nullptr) == CL_SUCCESS) {
+      return pci_from_amd_topology(topology);
+    }
+  }
+  return std::nullopt;
 }
 
 std::string trim(std::string s) {
@@ -552,11 +587,19 @@ class OpenClDevice final : public Device {
   Status flush_cache() override;
 
   /// A CPU device runs on the host's cores: their clock (cpu_clock_reader.hpp).
+  /// A GPU is found by its PCI address in NVML or ROCm SMI
+  /// (pci_clock_reader.hpp); none where the device tells no address or the
+  /// vendor's library is missing.
   ClockReader* clock_reader() override {
-    if (!clocks_tried_ && info_.device_type == "cpu") {
-      if (auto r = make_cpu_clock_reader(); r.ok()) clocks_ = std::move(r).value();
+    if (!clocks_tried_) {
+      clocks_tried_ = true;
+      if (info_.device_type == "cpu") {
+        if (auto r = make_cpu_clock_reader(); r.ok()) clocks_ = std::move(r).value();
+      } else if (auto pci = device_pci_address(device_, device_string(device_, CL_DEVICE_EXTENSIONS))) {
+        const auto vendor = device_value<cl_uint>(device_, CL_DEVICE_VENDOR_ID);
+        if (auto r = open_pci_clock_reader(vendor, *pci, info_.arch); r.ok()) clocks_ = std::move(r).value();
+      }
     }
-    clocks_tried_ = true;
     return clocks_.get();
   }
 

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <cstdlib>
 
+#include "pci_clock_reader.hpp"
 #include "rocm_smi_api.hpp"
 #include "test_util.hpp"
 
@@ -139,6 +140,21 @@ TEST_CASE("the ROCm SMI reader finds the GPU by PCI address and reads its levels
   CHECK(s->core_mhz == Approx(1700.0));
   CHECK(s->reasons == std::vector<std::string>{"tdc_gfx"});
   CHECK(s->throttled);
+}
+
+TEST_CASE("an AMD OpenCL GPU is read through ROCm SMI by its PCI address", "[clocks][unit]") {
+  FakeRocmSmiScript script(kTwoGpus + "sample 3 1 52000 61000 250000000 0\n");
+  // The address as the OpenCL topology query gives it (no domain there, so
+  // the first GPU's), function included, which ROCm SMI's match drops.
+  auto reader = open_pci_clock_reader(kPciVendorAmd, {0, 0x03, 0, 0}, "gfx90a", KFORGE_FAKE_ROCM_SMI);
+  REQUIRE(reader.ok());
+  CHECK((*reader)->source() == "rocm_smi");
+  auto s = (*reader)->read();
+  REQUIRE(s.ok());
+  CHECK(s->core_mhz == Approx(500.0));  // the first GPU's table: level 0 of 500, 800, 1700 MHz
+  auto elsewhere = open_pci_clock_reader(kPciVendorAmd, {0, 0xc4, 0, 0}, "gfx90a", KFORGE_FAKE_ROCM_SMI);
+  REQUIRE_FALSE(elsewhere.ok());
+  CHECK(elsewhere.error().code == ErrorCode::kNotFound);
 }
 
 TEST_CASE("the ROCm SMI reader falls back to the edge sensor and knows no reasons it cannot decode",
