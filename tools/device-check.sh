@@ -167,6 +167,19 @@ run() {
   done
   step show_results "$raw/results.json" 60 "$build/kforge" show --results --json --db "$raw/sweeps.db"
   step devices "$raw/devices.json" 60 "$build/kforge" devices --json
+  # The same GPU through OpenCL, where the driver's OpenCL is installed: a
+  # short run whose winner's clocks must come from NVML, found by the PCI
+  # address the OpenCL device reports (runtime/pci_clock_reader.hpp).
+  local cl_gpu
+  cl_gpu=$(python3 -c 'import json, sys
+print(next((d["selector"] for d in json.load(open(sys.argv[1]))
+            if d.get("backend") == "opencl" and d.get("device_type") == "gpu"), ""))' "$raw/devices.json" 2>/dev/null)
+  if [ -n "$cl_gpu" ]; then
+    device=$cl_gpu tune opencl_gpu --op gemm --dtype f32 --layout NN --shape M=1024,N=1024,K=1024 \
+      --max-evals 8 --no-cache --db "$raw/opencl_gpu.db"
+  else
+    echo "device-check: no OpenCL GPU listed; opencl_gpu skipped"
+  fi
   nvidia-smi -q >"$raw/nvidia-smi-after.txt" 2>&1
 
   echo "device-check: ceilings and receipt"

@@ -126,7 +126,7 @@ def clock_summary(clocks):
 
 
 DATABASES = {"overlap_off_cold": "overlap_off.db", "overlap_on_cold": "overlap_on.db",
-             "overlap_on_warm": "overlap_warm.db"}
+             "overlap_on_warm": "overlap_warm.db", "opencl_gpu": "opencl_gpu.db"}
 
 
 def missing_reports(name, problem):
@@ -190,6 +190,8 @@ def main():
     overlap = [tune_row(n) for n in ("overlap_off_cold", "overlap_on_cold", "overlap_on_warm")]
     sweeps = [tune_row(os.path.basename(p)[:-5]) for p in sorted(glob.glob(os.path.join(RAW, "sweep_*.json")))]
     tuned = [r for r in [overlap[1]] + sweeps if "error" not in r]
+    # The GPU through OpenCL, where it is listed (device-check.sh skips it otherwise).
+    opencl_gpu = tune_row("opencl_gpu") if os.path.exists(os.path.join(RAW, "opencl_gpu.json")) else None
 
     ceilings = {"d2d_copy_gbs": copy_bandwidth_gbs(), "cublas_bf16_8192": cublas(torch.bfloat16, 8192, 8192, 8192)}
     for r in tuned:
@@ -222,6 +224,7 @@ def main():
         "ceilings": ceilings,
         "compile_overlap": overlap,
         "sweeps": sweeps,
+        "opencl_gpu": opencl_gpu,
     }
     stem = os.path.join(OUT, f"device-check-{STAMP}")
     with open(stem + ".json", "w") as f:
@@ -270,7 +273,7 @@ def markdown(r, overlap, tuned):
     md += ["", "## Clocks of each winner (NVML, one sample after every timed launch)", "",
            "| problem | source | samples | SM MHz min / median / max | memory MHz | max C | max W | throttled | reasons |",
            "|---|---|---|---|---|---|---|---|---|"]
-    for t in [overlap[1]] + [s for s in r["sweeps"]]:
+    for t in [overlap[1]] + [s for s in r["sweeps"]] + ([r["opencl_gpu"]] if r.get("opencl_gpu") else []):
         cl = t.get("winner_clocks")
         if not cl:
             continue
@@ -278,6 +281,17 @@ def markdown(r, overlap, tuned):
                   f"{' / '.join(fmt(x, 0) for x in cl['core_mhz'])} | {' / '.join(fmt(x, 0) for x in cl['memory_mhz'])} | "
                   f"{fmt(cl['temperature_c_max'], 0)} | {fmt(cl['power_w_max'], 0)} | {cl['throttled_samples']} | "
                   f"{', '.join(cl['reasons'] or []) or '-'} |")
+    o = r.get("opencl_gpu")
+    md += ["", "## The GPU through OpenCL", ""]
+    if not o:
+        md.append("No OpenCL GPU listed by `kforge devices`: not run.")
+    elif "error" in o:
+        md.append(f"opencl_gpu: {o['error']}")
+    else:
+        cl = o.get("winner_clocks") or {}
+        md.append(f"{o['problem']}: {o['evaluated']} evaluated, {o['failed']} failed, {fmt(o['time_s']['total'], 1)} s; "
+                  f"winner {o['winner']['config']} {fmt(o['winner']['median_ms'], 4)} ms; "
+                  f"clocks: {cl.get('source') or 'none'} ({cl.get('samples', 0)} samples).")
     md += ["", "## Steps", "", "| step | rc | seconds |", "|---|---|---|"]
     md += [f"| {s['step']} | {s['rc']} | {s['seconds']:.1f} |" for s in r["steps"]]
     return "\n".join(md) + "\n"
