@@ -27,6 +27,27 @@ Clock::time_point after(double seconds) {
   return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
 }
 
+constexpr std::string_view kReferenceDirPrefix = "kforge-references-";
+
+/// Removes the reference directories of tuners that died without removing
+/// their own (SIGKILL): each is named kforge-references-<pid>-XXXXXX, and
+/// one whose process is gone is stale. A directory of a live process, or
+/// one whose name says nothing, is left alone.
+void remove_stale_reference_dirs(const std::filesystem::path& tmp) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(tmp, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(kReferenceDirPrefix, 0) != 0) continue;
+    const std::string rest = name.substr(kReferenceDirPrefix.size());
+    char* end = nullptr;
+    const long pid = std::strtol(rest.c_str(), &end, 10);
+    if (pid <= 0 || end == rest.c_str() || *end != '-' || pid == getpid()) continue;
+    if (kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // alive, or not ours to judge
+    std::error_code ignored;
+    std::filesystem::remove_all(entry.path(), ignored);
+  }
+}
+
 std::string seconds_text(double s) {
   std::ostringstream o;
   o.precision(3);
@@ -56,8 +77,13 @@ WorkerRunner::WorkerRunner(RunnerSetup setup, std::vector<std::string> command, 
   if (setup_.reference_dir.empty()) {
     // Private to this run; without it every worker computes its references.
     std::error_code ec;
-    std::string tmpl = (std::filesystem::temp_directory_path(ec) / "kforge-references-XXXXXX").string();
-    if (!ec && mkdtemp(tmpl.data())) owned_reference_dir_ = setup_.reference_dir = tmpl;
+    const auto tmp = std::filesystem::temp_directory_path(ec);
+    if (!ec) {
+      remove_stale_reference_dirs(tmp);
+      std::string tmpl =
+          (tmp / (std::string(kReferenceDirPrefix) + std::to_string(getpid()) + "-XXXXXX")).string();
+      if (mkdtemp(tmpl.data())) owned_reference_dir_ = setup_.reference_dir = tmpl;
+    }
   }
 }
 

@@ -37,7 +37,10 @@ struct WorkerTimeouts {
 class WorkerRunner final : public CandidateRunner {
  public:
   /// `command`: argv of the worker; the socket's descriptor number is appended.
+  /// Without a reference directory in `setup`, makes one private to the run.
   WorkerRunner(RunnerSetup setup, std::vector<std::string> command, WorkerTimeouts timeouts);
+  /// The directory the workers share the validation references through.
+  const std::string& reference_dir() const { return setup_.reference_dir; }
   ~WorkerRunner() override;
 
   Result<Evaluation> evaluate(const std::string& template_name, const Config& config, double best_ms,
@@ -78,7 +81,10 @@ class WorkerRunner final : public CandidateRunner {
   std::unique_ptr<Worker> worker_;
   std::vector<std::unique_ptr<Worker>> generators_;
   int started_ = 0, restarts_ = 0, generators_lost_ = 0, references_reused_ = 0;
-  std::string owned_reference_dir_;  ///< made by the constructor, removed by the destructor
+  /// Made by the constructor under TMPDIR as kforge-references-<pid>-XXXXXX,
+  /// removed by the destructor; one left by a killed tuner is removed by the
+  /// next WorkerRunner on the machine.
+  std::string owned_reference_dir_;
   double setup_s_ = 0;
 };
 
