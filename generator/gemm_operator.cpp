@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "activation.hpp"
@@ -34,27 +35,94 @@ GemmDims dims_of(const Problem& p) {
 constexpr std::size_t kReferenceRows = 64;
 constexpr std::size_t kReferenceCols = 256;
 
+/// Four doubles in one vector register (AVX2), or two halves of it where the
+/// host has only SSE2 or NEON: GCC and Clang lower the operations either way.
+typedef double Double4 __attribute__((vector_size(32)));
+
+/// The sums of a micro-tile of R rows x 8 columns over a block of `kb` k:
+/// its values and magnitudes (4R vectors) stay in registers across the k
+/// loop, where a loop over whole rows would load and store them at every k.
+/// `a` is the first row at the block's first k (row stride k); `panel` and
+/// `panel_abs` hold the block's rows of op(B) and |op(B)| for the 8 columns,
+/// packed (row stride 8). Always inlined, so that it is built for each
+/// target of accumulate_tile.
+template <std::size_t R>
+__attribute__((always_inline)) inline void accumulate_micro(const double* a, std::size_t k, const double* panel,
+                                                            const double* panel_abs, std::size_t kb, double* acc,
+                                                            double* mag, std::size_t ld) {
+  Double4 s[R][2], t[R][2];
+  for (std::size_t r = 0; r < R; ++r) {
+    std::memcpy(s[r], acc + r * ld, sizeof s[r]);
+    std::memcpy(t[r], mag + r * ld, sizeof t[r]);
+  }
+  for (std::size_t kk = 0; kk < kb; ++kk) {
+    Double4 b0, b1, c0, c1;
+    std::memcpy(&b0, panel + 8 * kk, sizeof b0);
+    std::memcpy(&b1, panel + 8 * kk + 4, sizeof b1);
+    std::memcpy(&c0, panel_abs + 8 * kk, sizeof c0);
+    std::memcpy(&c1, panel_abs + 8 * kk + 4, sizeof c1);
+    for (std::size_t r = 0; r < R; ++r) {
+      const double x = a[r * k + kk], x_abs = std::fabs(x);
+      s[r][0] += x * b0;
+      s[r][1] += x * b1;
+      t[r][0] += x_abs * c0;
+      t[r][1] += x_abs * c1;
+    }
+  }
+  for (std::size_t r = 0; r < R; ++r) {
+    std::memcpy(acc + r * ld, s[r], sizeof s[r]);
+    std::memcpy(mag + r * ld, t[r], sizeof t[r]);
+  }
+}
+
+/// The k blocks of accumulate_tile: a block's packed rows of op(B) for 8
+/// columns (2 x 16 KiB) stay in L1 while every micro-tile of the tile's rows
+/// uses them. Packed, because the rows of a column panel lie n apart, which
+/// for a power-of-two n maps them onto a few cache sets.
+constexpr std::size_t kReferenceBlockK = 256;
+
 /// acc += A_tile * B_panel and mag += |A_tile| * |B_panel| over all k, for a
 /// tile of `rows` rows (A row-major with row stride k) and `cols` columns (B
 /// and |B| row-major with row stride n). Built for AVX2 as well where the
-/// compiler can (chosen at run time): the same multiplies and adds in the same
-/// order, never fused, so the sums are the same bits on every host.
+/// compiler can (chosen at run time). Every element sums its products in k
+/// order, each multiply and add rounded on its own (never fused: this file
+/// is built with -ffp-contract=off, and AVX2 alone has no FMA), so the sums
+/// are the same bits for any blocking and on every host.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("avx2", "default")))
 #endif
 void accumulate_tile(const double* a, std::size_t k, const double* b, const double* b_abs, std::size_t n,
                      std::size_t rows, std::size_t cols, double* acc, double* mag) {
-  for (std::size_t kk = 0; kk < k; ++kk) {
-    const double* brow = b + kk * n;
-    const double* brow_abs = b_abs + kk * n;
+  const std::size_t wide = cols / 8 * 8;
+  std::vector<double> panel(8 * kReferenceBlockK), panel_abs(8 * kReferenceBlockK);
+  for (std::size_t k0 = 0; k0 < k; k0 += kReferenceBlockK) {
+    const std::size_t kb = std::min(kReferenceBlockK, k - k0);
+    for (std::size_t j = 0; j < wide; j += 8) {
+      for (std::size_t kk = 0; kk < kb; ++kk) {
+        std::memcpy(&panel[8 * kk], b + (k0 + kk) * n + j, 8 * sizeof(double));
+        std::memcpy(&panel_abs[8 * kk], b_abs + (k0 + kk) * n + j, 8 * sizeof(double));
+      }
+      std::size_t r = 0;
+      for (; r + 2 <= rows; r += 2) {
+        accumulate_micro<2>(a + r * k + k0, k, panel.data(), panel_abs.data(), kb, acc + r * cols + j,
+                            mag + r * cols + j, cols);
+      }
+      for (; r < rows; ++r) {
+        accumulate_micro<1>(a + r * k + k0, k, panel.data(), panel_abs.data(), kb, acc + r * cols + j,
+                            mag + r * cols + j, cols);
+      }
+    }
+    // The last columns (fewer than 8), one at a time.
     for (std::size_t r = 0; r < rows; ++r) {
-      const double aik = a[r * k + kk];
-      const double aik_abs = std::fabs(aik);
-      double* acc_r = acc + r * cols;
-      double* mag_r = mag + r * cols;
-      for (std::size_t j = 0; j < cols; ++j) {
-        acc_r[j] += aik * brow[j];
-        mag_r[j] += aik_abs * brow_abs[j];
+      for (std::size_t j = wide; j < cols; ++j) {
+        double s = acc[r * cols + j], t = mag[r * cols + j];
+        for (std::size_t kk = k0; kk < k0 + kb; ++kk) {
+          const double x = a[r * k + kk];
+          s += x * b[kk * n + j];
+          t += std::fabs(x) * b_abs[kk * n + j];
+        }
+        acc[r * cols + j] = s;
+        mag[r * cols + j] = t;
       }
     }
   }

@@ -352,9 +352,10 @@ TEST_CASE("float conversions round to nearest even", "[gemm]") {
 }
 
 TEST_CASE("gemm: the tiled, multi-threaded reference equals the plain sum element by element", "[gemm]") {
-  // Large enough (M*N*K >= 2^24) to run on every core, with M not a multiple
-  // of the row block and both operands transposed; beta != 0 reads C.
-  const std::size_t m = 263, n = 257, k = 256;
+  // Large enough (M*N*K >= 2^24) to run on every core, with M odd and not a
+  // multiple of the row block, N not a multiple of the 8-column micro-tile,
+  // K over two blocks and a part, and both operands transposed; beta != 0 reads C.
+  const std::size_t m = 263, n = 257, k = 520;
   Problem p = problem(m, n, k);
   p.layout = Layout{true, true};
   Workload w = kGemm.make_workload(p, 5, WorkloadKind::kAccumulate);
