@@ -115,10 +115,12 @@ TEST_CASE("every CUDA candidate keeps its ptxas report, also when another proces
   // second compiles what the first did (NVRTC 12.9+ would answer it from its
   // own cache, without a report, unless told not to).
   for (int run = 0; run < 2; ++run) {
-    const std::string db = tmp.file("r" + std::to_string(run) + ".db");
+    const std::string tag = std::to_string(run);
+    const std::string db = tmp.file("r" + tag + ".db");
+    const std::string cache = tmp.file("cache" + tag);
     (void)parse_json(test::run_kforge("tune --device cuda:0 --op gemm --shape M=512,N=512,K=512 --max-evals 4 "
                                       "--strategy random --seed 3 --quiet --json --db " + db + " --cache-dir " +
-                                      tmp.file("cache" + std::to_string(run))));
+                                      cache));
     auto opened = Database::open(db, Database::Mode::kReadOnly);
     REQUIRE(opened.ok());
     auto rows = (*opened)->results();
