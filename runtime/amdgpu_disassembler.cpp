@@ -41,7 +41,9 @@ std::pair<std::string, std::string> split_target_id(const std::string& id) {
     const std::size_t next = rest.find(':', p + 1);
     std::string f = rest.substr(p + 1, next == std::string::npos ? std::string::npos : next - p - 1);
     if (!f.empty() && (f.back() == '+' || f.back() == '-')) {
-      features += (features.empty() ? "" : ",") + std::string(1, f.back()) + f.substr(0, f.size() - 1);
+      if (!features.empty()) features += ',';
+      features += f.back();
+      features.append(f, 0, f.size() - 1);
     }
     p = next;
   }

@@ -25,9 +25,8 @@ bool is_wal_mode(const std::string& path) {
 }
 
 bool directory_writable(const std::string& path) {
-  std::string dir = std::filesystem::path(path).parent_path().string();
-  if (dir.empty()) dir = ".";
-  return access(dir.c_str(), W_OK) == 0;
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  return access(dir.empty() ? "." : dir.c_str(), W_OK) == 0;
 }
 
 }  // namespace

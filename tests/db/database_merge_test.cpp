@@ -218,7 +218,9 @@ TEST_CASE("a bad source is refused and the target is left untouched", "[db][merg
       auto s = open_rw(bad);
       const auto ids = test::seed(*s);
       for (int i = 0; i < 300; ++i) {
-        auto r = make_result(ids, "X" + std::to_string(i));
+        std::string config = "X";
+        config += std::to_string(i);
+        auto r = make_result(ids, config);
         r.compile_log = std::string(300, 'x');
         REQUIRE(s->add_result(r).value());
       }
