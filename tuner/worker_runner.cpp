@@ -32,16 +32,19 @@ constexpr std::string_view kReferenceDirPrefix = "kforge-references-";
 /// Removes the reference directories of tuners that died without removing
 /// their own (SIGKILL): each is named kforge-references-<pid>-XXXXXX, and
 /// one whose process is gone is stale. A directory of a live process, or
-/// one whose name says nothing, is left alone.
+/// one whose name says nothing, is left alone. (A tuner in another PID
+/// namespace sharing this TMPDIR could lose its directory; its workers then
+/// compute their references again, nothing worse.)
 void remove_stale_reference_dirs(const std::filesystem::path& tmp) {
   std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(tmp, ec)) {
+  for (std::filesystem::directory_iterator it(tmp, ec), end; !ec && it != end; it.increment(ec)) {
+    const auto& entry = *it;
     const std::string name = entry.path().filename().string();
     if (name.rfind(kReferenceDirPrefix, 0) != 0) continue;
     const std::string rest = name.substr(kReferenceDirPrefix.size());
-    char* end = nullptr;
-    const long pid = std::strtol(rest.c_str(), &end, 10);
-    if (pid <= 0 || end == rest.c_str() || *end != '-' || pid == getpid()) continue;
+    char* digits_end = nullptr;
+    const long pid = std::strtol(rest.c_str(), &digits_end, 10);
+    if (pid <= 0 || digits_end == rest.c_str() || *digits_end != '-' || pid == getpid()) continue;
     if (kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // alive, or not ours to judge
     std::error_code ignored;
     std::filesystem::remove_all(entry.path(), ignored);
