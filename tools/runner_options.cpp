@@ -28,7 +28,8 @@ void add_runner_flags(CLI::App& cmd, RunnerOptions& r) {
                "candidate then ends the run; for debugging)");
   cmd.add_option("--launch-timeout", r.launch_timeout_s,
                  "Seconds a candidate's launches may take before the worker is killed and the candidate "
-                 "recorded as timeout; grows with the best time so far (docs/measurement.md)")
+                 "recorded as timeout; grows with the best time so far, before any with the candidate's "
+                 "first launch (docs/measurement.md)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd.add_option("--compile-timeout", r.compile_timeout_s, "Seconds one candidate's compile may take")

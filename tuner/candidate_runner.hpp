@@ -89,7 +89,9 @@ class CandidateRunner {
   /// template `template_name`. `best_ms` (0: none yet) lets slow candidates
   /// be cut early. An error here means the runner itself failed, not the candidate.
   /// `on_phase`, when set, hears "compiled" once the binary is ready and
-  /// launches begin, so a supervisor can apply a launch timeout from there.
+  /// launches begin, so a supervisor can apply a launch timeout from there,
+  /// and "launched" when the first validation launch is done, so that the
+  /// timeout can scale with it.
   virtual Result<Evaluation> evaluate(const std::string& template_name, const Config& config, double best_ms,
                                       const std::function<void(std::string_view)>& on_phase = {}) = 0;
   /// Re-times the finalists interleaved (A B C A B C ...): one TimingStats each.

@@ -219,6 +219,7 @@ Result<Evaluation> InProcessRunner::evaluate(const std::string& template_name, c
       break;
     }
     validation_ms.push_back(*launched);
+    if (on_phase && validation_ms.size() == 1) on_phase("launched");
     std::vector<float>& result = w.readback;
     result.resize(out.elements());
     Status st_read = device_.read(out_buf, result.data(), result.size() * sizeof(float));

@@ -7,6 +7,7 @@
 //                     {"type":"precompile","batch":[{"template":T,"config":C},...]}
 //   worker -> tuner   {"type":"ready"} | {"type":"error","message":M}
 //                     {"type":"phase","phase":"compiled"}   (then launches begin)
+//                     {"type":"phase","phase":"launched"}   (the first validation launch is done)
 //                     {"type":"evaluation", ...Evaluation, "restart":bool}
 //                     {"type":"retimed","timings":[...]}
 //                     {"type":"phase","phase":"generating"|"generated"}   (code generators, per launch)

@@ -206,16 +206,33 @@ Result<Evaluation> WorkerRunner::evaluate(const std::string& template_name, cons
   std::string phase = "compile";
   double limit = timeouts_.compile_s;
   auto deadline = after(limit);
+  Clock::time_point launches_began;
+  bool scaled_by_own_launch = false;
   for (;;) {
     nlohmann::json m;
     const auto wait = worker_->channel->receive(deadline, m);
     if (wait == MessageChannel::Wait::kMessage) {
       const std::string type = m.value("type", "");
       if (type == "phase") {
-        phase = "launch";
-        limit = timeouts_.launch_limit_s(setup_.protocol, best_ms);
-        deadline = after(limit);
-        if (on_phase) on_phase(m.value("phase", ""));
+        const std::string reached = m.value("phase", "");
+        if (reached == "launched") {
+          // The first validation launch is done. Before any candidate has a
+          // time, the launches' expected time is this candidate's own: the
+          // limit scales with that launch (write, launch, first-launch code
+          // generation included), not with the floor alone.
+          if (best_ms <= 0 && !scaled_by_own_launch) {
+            scaled_by_own_launch = true;
+            const double first_ms = std::chrono::duration<double, std::milli>(Clock::now() - launches_began).count();
+            limit = timeouts_.launch_limit_s(setup_.protocol, first_ms);
+            deadline = launches_began + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limit));
+          }
+        } else {
+          phase = "launch";
+          launches_began = Clock::now();
+          limit = timeouts_.launch_limit_s(setup_.protocol, best_ms);
+          deadline = after(limit);
+        }
+        if (on_phase) on_phase(reached);
         continue;
       }
       if (type == "evaluation") {

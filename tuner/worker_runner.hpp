@@ -26,7 +26,9 @@ struct WorkerTimeouts {
   /// Launch phase (validation and timing), after the binary is ready:
   /// launch_floor_s + the protocol's timing budget + launch_factor x the run
   /// time expected from the best median so far (validations, warm-up, every
-  /// repetition). Before any candidate has a time, no third term.
+  /// repetition). Before any candidate has a time, the third term comes from
+  /// the candidate's own first validation launch once it is done (until
+  /// then, none): a large problem on a slow device is not cut at the floor.
   double launch_floor_s = 20;
   double launch_factor = 10;
 

@@ -80,6 +80,25 @@ TEST_CASE("isolation: a run over crashing, hanging and wrong candidates records 
   }
 }
 
+TEST_CASE("isolation: before any candidate has a time, the launch limit scales with the first launch",
+          "[isolation]") {
+  // A 1 s floor (+ 0.4 s of timing budget) is less than the launches this
+  // candidate needs (two validations and 40 repetitions of about 70 ms on
+  // PoCL); the first launch alone fits in it. Scaled by that launch, the
+  // limit lets the run finish; held at the floor, it would kill it.
+  TempDir tmp;
+  const auto r = run_kforge("tune --op gemm --shape M=512,N=512,K=512 --only-template gemm_simt_tiled --max-evals 1 "
+                            "--launch-timeout 1 --min-reps 40 --max-reps 40 --no-cache --json --db " +
+                            tmp.file("t.db"));
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["failed"] == 0);
+  CHECK(j["worker_restarts"] == 0);
+  REQUIRE(j["winner"].is_object());
+  CHECK(j["winner"]["count"].get<int>() >= 40);
+}
+
 TEST_CASE("isolation: --in-process runs the good candidates without a worker", "[isolation]") {
   TempDir tmp;
   const std::string db = tmp.file("inproc.db");
