@@ -1,6 +1,7 @@
 // `kforge tune`: tune one operator problem on one device into the database.
 #include <cmath>
 #include <cstdint>
+#include <map>
 
 #include "commands.hpp"
 #include "database.hpp"
@@ -106,7 +107,11 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
 
     Tuner tuner(*device, *db, *op);
     ProgressPrinter progress(t->quiet || o.json);
-    TuneSummary s = unwrap(tuner.run(req, [&](const TuneEvent& e) { progress(e); }));
+    std::map<std::string, int> failures;  // by status, as the last event counted them
+    TuneSummary s = unwrap(tuner.run(req, [&](const TuneEvent& e) {
+      failures = e.failures;
+      progress(e);
+    }));
     const double flops = op->flops(problem);
 
     if (o.json) {
@@ -170,7 +175,21 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
     if (s.winner && s.default_result && s.default_result->status == CandidateStatus::kOk)
       std::cout << "speedup over default: " << fmt(s.default_result->timing.median_ms / s.winner->timing.median_ms, 3)
                 << "x\n";
-    if (!s.winner) std::cout << "no candidate passed validation\n";
+    if (!s.winner) {
+      std::cout << "no candidate passed validation";
+      std::string sep = " (";
+      for (const auto& [status, n] : failures) {
+        std::cout << sep << n << " " << status;
+        sep = ", ";
+      }
+      std::cout << (failures.empty() ? "" : ")") << "\n";
+      // Every candidate ran out of time: on a large problem or a slow device
+      // that is more often the limit than a hang.
+      if (!failures.empty() && failures.size() == 1 && failures.begin()->first == "timeout") {
+        std::cout << "every candidate timed out; if they are slow rather than hung, raise --launch-timeout (now "
+                  << runner->launch_timeout_s << " s) or --compile-timeout (docs/measurement.md, \"Isolation\")\n";
+      }
+    }
     std::cout << "database: " << o.db << "\n";
   });
 }

@@ -99,6 +99,22 @@ TEST_CASE("isolation: before any candidate has a time, the launch limit scales w
   CHECK(j["winner"]["count"].get<int>() >= 40);
 }
 
+TEST_CASE("isolation: a run whose every candidate timed out says so and names the limit to raise", "[isolation]") {
+  TempDir tmp;
+  // FLAW 2 loops forever, FLAW 4 computes a wrong result (faulty_template.hpp).
+  const auto r = run_kforge("tune --template " + kFaulty + " --shape M=24,N=20,K=8 --config " +
+                            faulty_config(8, 2) + " --launch-timeout 1 --no-cache --db " + tmp.file("t.db"));
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("no candidate passed validation (1 timeout)") &&
+                        Catch::Contains("raise --launch-timeout (now 1 s)"));
+  // A wrong result is not a time limit: no such advice.
+  const auto wrong = run_kforge("tune --template " + kFaulty + " --shape M=24,N=20,K=8 --config " +
+                                faulty_config(8, 4) + " --no-cache --db " + tmp.file("w.db"));
+  CHECK_THAT(wrong.out, Catch::Contains("no candidate passed validation (1 wrong_result)"));
+  CHECK_THAT(wrong.out, !Catch::Contains("--launch-timeout"));
+}
+
 TEST_CASE("isolation: --in-process runs the good candidates without a worker", "[isolation]") {
   TempDir tmp;
   const std::string db = tmp.file("inproc.db");
