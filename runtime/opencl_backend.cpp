@@ -158,39 +158,6 @@ T device_value(cl_device_id d, cl_device_info what) {
   return v;
 }
 
-// cl_nv_device_attribute_query's PCI queries, which the Khronos header
-// leaves out (the domain only in newer drivers).
-constexpr cl_device_info kPciBusIdNv = 0x4008;
-constexpr cl_device_info kPciSlotIdNv = 0x4009;
-constexpr cl_device_info kPciDomainIdNv = 0x400A;
-
-/// Where a GPU sits on the PCI bus: cl_khr_pci_bus_info, else the NVIDIA or
-/// AMD query (pci_clock_reader.hpp); nullopt when the device tells none.
-std::optional<PciBusAddress> device_pci_address(cl_device_id d, const std::string& extensions) {
-  if (extensions.find("cl_khr_pci_bus_info") != std::string::npos) {
-    cl_device_pci_bus_info_khr info{};
-    if (clGetDeviceInfo(d, CL_DEVICE_PCI_BUS_INFO_KHR, sizeof info, &info, nullptr) == CL_SUCCESS) {
-      return PciBusAddress{info.pci_domain, info.pci_bus, info.pci_device, info.pci_function};
-    }
-  }
-  if (extensions.find("cl_nv_device_attribute_query") != std::string::npos) {
-    cl_uint bus = 0, slot = 0, domain = 0;
-    if (clGetDeviceInfo(d, kPciBusIdNv, sizeof bus, &bus, nullptr) == CL_SUCCESS &&
-        clGetDeviceInfo(d, kPciSlotIdNv, sizeof slot, &slot, nullptr) == CL_SUCCESS) {
-      const bool has_domain = clGetDeviceInfo(d, kPciDomainIdNv, sizeof domain, &domain, nullptr) == CL_SUCCESS;
-      return pci_from_nv(bus, slot, has_domain ? std::optional<std::uint32_t>(domain) : std::nullopt);
-    }
-  }
-  if (extensions.find("cl_amd_device_attribute_query") != std::string::npos) {
-    std::array<unsigned char, 24> topology{};
-    static_assert(sizeof(cl_device_topology_amd) == 24);
-    if (clGetDeviceInfo(d, CL_DEVICE_TOPOLOGY_AMD, topology.size(), topology.data(), nullptr) == CL_SUCCESS) {
-      return pci_from_amd_topology(topology);
-    }
-  }
-  return std::nullopt;
-}
-
 std::string trim(std::string s) {
   auto not_space = [](unsigned char c) { return !std::isspace(c); };
   s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
@@ -200,6 +167,39 @@ std::string trim(std::string s) {
 
 bool contains(std::string_view haystack, std::string_view needle) {
   return haystack.find(needle) != std::string_view::npos;
+}
+
+// cl_nv_device_attribute_query's PCI queries, which the Khronos header
+// leaves out (the domain only in newer drivers).
+constexpr cl_device_info kPciBusIdNv = 0x4008;
+constexpr cl_device_info kPciSlotIdNv = 0x4009;
+constexpr cl_device_info kPciDomainIdNv = 0x400A;
+
+/// Where a GPU sits on the PCI bus: cl_khr_pci_bus_info, else the NVIDIA or
+/// AMD query (pci_clock_reader.hpp); nullopt when the device tells none.
+std::optional<PciBusAddress> device_pci_address(cl_device_id d, const std::string& extensions) {
+  if (contains(extensions, "cl_khr_pci_bus_info")) {
+    cl_device_pci_bus_info_khr info{};
+    if (clGetDeviceInfo(d, CL_DEVICE_PCI_BUS_INFO_KHR, sizeof info, &info, nullptr) == CL_SUCCESS) {
+      return PciBusAddress{info.pci_domain, info.pci_bus, info.pci_device, info.pci_function};
+    }
+  }
+  if (contains(extensions, "cl_nv_device_attribute_query")) {
+    cl_uint bus = 0, slot = 0, domain = 0;
+    if (clGetDeviceInfo(d, kPciBusIdNv, sizeof bus, &bus, nullptr) == CL_SUCCESS &&
+        clGetDeviceInfo(d, kPciSlotIdNv, sizeof slot, &slot, nullptr) == CL_SUCCESS) {
+      const bool has_domain = clGetDeviceInfo(d, kPciDomainIdNv, sizeof domain, &domain, nullptr) == CL_SUCCESS;
+      return pci_from_nv(bus, slot, has_domain ? std::optional<std::uint32_t>(domain) : std::nullopt);
+    }
+  }
+  if (contains(extensions, "cl_amd_device_attribute_query")) {
+    std::array<unsigned char, 24> topology{};
+    static_assert(sizeof(cl_device_topology_amd) == 24);
+    if (clGetDeviceInfo(d, CL_DEVICE_TOPOLOGY_AMD, topology.size(), topology.data(), nullptr) == CL_SUCCESS) {
+      return pci_from_amd_topology(topology);
+    }
+  }
+  return std::nullopt;
 }
 
 /// Host CPU model from /proc/cpuinfo ("model name"); the machine name where absent.
