@@ -109,23 +109,23 @@ Result<std::unique_ptr<InProcessRunner>> InProcessRunner::create(
   // Fresh random inputs (never zeros), one set per validation kind; the
   // references are computed once and shared by every candidate, and with a
   // reference directory by every later process of the run.
+  // A code generator launches candidates only to generate their device
+  // code: it needs the inputs, not the references.
+  const bool shared = !code_generator && !reference_dir.empty();
   for (auto kind : {WorkloadKind::kPoisonedOutput, WorkloadKind::kAccumulate}) {
-    // A code generator launches candidates only to generate their device
-    // code: it needs the inputs, not the references.
-    const bool needs_reference = !code_generator;
-    const std::string path = reference_dir.empty() ? std::string() : reference_dir + "/" + std::string(kind_file(kind));
+    const std::string path = reference_dir + "/" + std::string(kind_file(kind));
     const std::uint64_t key = reference_key(problem, workload_seed, kind);
+    // A missing, truncated or corrupt file is computed again and replaced.
     std::optional<Reference> stored;
-    if (needs_reference && !path.empty()) {
-      // A missing, truncated or corrupt file is computed again and replaced.
+    if (shared) {
       if (auto loaded = load_reference(path, key); loaded.ok()) stored = std::move(*loaded);
     }
     KF_TRY_ASSIGN(w, upload_workload(device, op, problem, workload_seed + static_cast<int>(kind), kind,
-                                     needs_reference && !stored));
+                                     !code_generator && !stored));
     if (stored) {
       w.reference = std::move(*stored);
       ++r->references_loaded_;
-    } else if (needs_reference && !path.empty()) {
+    } else if (shared) {
       // Best effort: without the file a later process only computes again.
       (void)save_reference(path, key, w.reference);
     }
