@@ -94,12 +94,12 @@ Status save_reference(const std::string& path, std::uint64_t key, const Referenc
 }
 
 Result<Reference> load_reference(const std::string& path, std::uint64_t key) {
+  File f(std::fopen(path.c_str(), "rb"));
+  if (!f && errno == ENOENT) return Error::not_found(path + ": no reference file");
+  if (!f) return file_error(path, std::string("cannot open: ") + std::strerror(errno));
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return Error::not_found(path + ": no reference file");
   const auto size = std::filesystem::file_size(path, ec);
   if (ec) return file_error(path, "cannot read its size: " + ec.message());
-  File f(std::fopen(path.c_str(), "rb"));
-  if (!f) return file_error(path, std::string("cannot open: ") + std::strerror(errno));
   constexpr std::uint64_t kHeader = 32;  // magic, key, count, tolerance
   if (size < kHeader + 8) return file_error(path, "truncated: " + std::to_string(size) + " bytes");
   char magic[8];
