@@ -5,6 +5,8 @@
 // Prints one JSON object; the host's cores and KFORGE_HOST_THREADS matter.
 //
 //   kforge_bench_reference_reuse [N ...]      (default: 512 1024 2048)
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <filesystem>

@@ -185,7 +185,7 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
       std::cout << (failures.empty() ? "" : ")") << "\n";
       // Every candidate ran out of time: on a large problem or a slow device
       // that is more often the limit than a hang.
-      if (!failures.empty() && failures.size() == 1 && failures.begin()->first == "timeout") {
+      if (failures.size() == 1 && failures.begin()->first == "timeout") {
         std::cout << "every candidate timed out; if they are slow rather than hung, raise --launch-timeout (now "
                   << runner->launch_timeout_s << " s) or --compile-timeout (docs/measurement.md, \"Isolation\")\n";
       }
