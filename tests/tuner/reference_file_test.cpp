@@ -89,36 +89,32 @@ TEST_CASE("reference file: missing, truncated and corrupt files are refused", "[
 
   REQUIRE(save_reference(path, key, sample_reference()).ok());
   const auto size = std::filesystem::file_size(path);
+  // Why the file as it is now is refused.
+  auto refusal = [&] {
+    auto r = load_reference(path, key);
+    REQUIRE_FALSE(r.ok());
+    return r.error().message;
+  };
 
   SECTION("a flipped bit in the values") {
     flip_byte(path, 32 + 8 * 500);
-    auto r = load_reference(path, key);
-    REQUIRE_FALSE(r.ok());
-    CHECK_THAT(r.error().message, Catch::Contains(path) && Catch::Contains("checksum"));
+    CHECK_THAT(refusal(), Catch::Contains(path) && Catch::Contains("checksum"));
   }
   SECTION("a flipped bit in the tolerance") {
     flip_byte(path, 24 + 3);
-    auto r = load_reference(path, key);
-    REQUIRE_FALSE(r.ok());
-    CHECK_THAT(r.error().message, Catch::Contains("checksum"));
+    CHECK_THAT(refusal(), Catch::Contains("checksum"));
   }
   SECTION("cut short") {
     std::filesystem::resize_file(path, size - 8);
-    auto r = load_reference(path, key);
-    REQUIRE_FALSE(r.ok());
-    CHECK_THAT(r.error().message, Catch::Contains(path) && Catch::Contains("expected"));
+    CHECK_THAT(refusal(), Catch::Contains(path) && Catch::Contains("expected"));
   }
   SECTION("a count that promises more than the file holds") {
     flip_byte(path, 16 + 5);
-    auto r = load_reference(path, key);
-    REQUIRE_FALSE(r.ok());
-    CHECK_THAT(r.error().message, Catch::Contains("expected"));
+    CHECK_THAT(refusal(), Catch::Contains("expected"));
   }
   SECTION("not a reference file") {
     std::ofstream(path, std::ios::trunc) << "a binary cache entry, or anything else, of some length";
-    auto r = load_reference(path, key);
-    REQUIRE_FALSE(r.ok());
-    CHECK_THAT(r.error().message, Catch::Contains("not a kforge reference file"));
+    CHECK_THAT(refusal(), Catch::Contains("not a kforge reference file"));
   }
 }
 
