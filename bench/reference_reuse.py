@@ -4,7 +4,8 @@ validation references (tuner/reference_file.hpp) instead of computing them.
 
 Runs build/bench/kforge_bench_reference_reuse --repeat times: per GEMM size,
 the seconds to compute the double-precision reference of one validation
-run, to write its file and to read it back (a worker start reads two). The
+run, to write its file and to read it back (a worker start reads two); and
+the same for one attention problem (B1 H4 S1024 D128). The
 median of the runs goes in the table; every run is in the receipt.
 
     bench/reference_reuse.py [--build build] [--sizes 512 1024 2048 4096] [--repeat 3]
@@ -43,8 +44,12 @@ def main():
         rows.append(row)
         md.append(f"| {n} | {row['file_mib']:.0f} | {med['compute_s']:.3f} | {med['write_s']:.3f} | "
                   f"{med['read_s']:.3f} | {row['compute_over_read']:.0f} |")
+    att = {k: statistics.median(r["attention"][k] for r in runs) for k in ("compute_s", "write_s", "read_s")}
+    att["problem"] = runs[0]["attention"]["problem"]
+    md += ["", f"{att['problem']}: compute {att['compute_s']:.3f} s, write {att['write_s']:.3f} s, "
+               f"read {att['read_s']:.3f} s."]
     md += ["", f"Command: `{ctx['command']}`", ""]
-    bench_env.write_receipt(a.out, "reference_reuse", {"context": ctx, "median": rows, "runs": runs}, "\n".join(md))
+    bench_env.write_receipt(a.out, "reference_reuse", {"context": ctx, "median": rows, "attention_median": att, "runs": runs}, "\n".join(md))
 
 
 if __name__ == "__main__":
