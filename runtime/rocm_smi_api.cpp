@@ -2,6 +2,7 @@
 // its clocks, temperature, power and throttle status.
 #include "rocm_smi_api.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <utility>
@@ -15,7 +16,7 @@ namespace {
 /// headers of the Linux amdgpu driver (THROTTLER_*_BIT), whose values the
 /// gpu_metrics throttle_status carries unchanged.
 struct ThrottleLayout {
-  const char* arch;
+  std::vector<std::string> archs;
   std::vector<const char*> names;
 };
 
@@ -23,20 +24,64 @@ const std::vector<ThrottleLayout>& throttle_layouts() {
   // clang-format off
   static const std::vector<ThrottleLayout> layouts = {
       // Vega 20 (MI50, MI60, Radeon VII): smu11_driver_if.h, THROTTLER_STATUS_*.
-      {"gfx906",
+      {{"gfx906"},
        {nullptr, "temp_edge", "temp_hotspot", "temp_hbm", "temp_vr_gfx", "temp_vr_soc", "temp_vr_mem0",
         "temp_vr_mem1", "temp_liquid", "temp_plx", "temp_skin", "tdc_gfx", "tdc_soc", "ppt", "fit", "ppm"}},
       // Arcturus (MI100): smu11_driver_if_arcturus.h.
-      {"gfx908",
+      {{"gfx908"},
        {nullptr, "temp_edge", "temp_hotspot", "temp_mem", "temp_vr_gfx", "temp_vr_mem", "temp_vr_soc", "tdc_gfx",
         "tdc_soc", "ppt0", "ppt1", "ppt2", "ppt3", "ppm", "fit", "apcc", "vrhot0", "vrhot1"}},
       // Aldebaran (MI210, MI250, MI250X): smu13_driver_if_aldebaran.h.
-      {"gfx90a",
+      {{"gfx90a"},
        {"ppt0", "ppt1", "tdc_gfx", "tdc_soc", "tdc_hbm", nullptr, "temp_gpu", "temp_mem", nullptr, nullptr, nullptr,
         "temp_vr_gfx", "temp_vr_soc", "temp_vr_mem", nullptr, nullptr, nullptr, nullptr, nullptr, "apcc"}},
+      // Navi 10, 12, 14 (RDNA 1): smu11_driver_if_navi10.h.
+      {{"gfx1010", "gfx1011", "gfx1012"},
+       {nullptr, "temp_edge", "temp_hotspot", "temp_mem", "temp_vr_gfx", "temp_vr_mem0", "temp_vr_mem1",
+        "temp_vr_soc", "temp_liquid0", "temp_liquid1", "temp_plx", "temp_skin", "tdc_gfx", "tdc_soc", "ppt0",
+        "ppt1", "ppt2", "ppt3", "fit", "ppm", "apcc"}},
+      // Navi 21, 22, 23, 24 (RDNA 2, W6800 and the RX 6000s): smu11_driver_if_sienna_cichlid.h.
+      {{"gfx1030", "gfx1031", "gfx1032", "gfx1034"},
+       {nullptr, "temp_edge", "temp_hotspot", "temp_mem", "temp_vr_gfx", "temp_vr_mem0", "temp_vr_mem1",
+        "temp_vr_soc", "temp_liquid0", "temp_liquid1", "temp_plx", "tdc_gfx", "tdc_soc", "ppt0", "ppt1", "ppt2",
+        "ppt3", "fit", "ppm", "apcc"}},
+      // Navi 31, 32, 33 (RDNA 3, W7900 and the RX 7000s): smu13_driver_if_v13_0_0.h and
+      // smu13_driver_if_v13_0_7.h, which define the same bits.
+      {{"gfx1100", "gfx1101", "gfx1102"},
+       {"temp_edge", "temp_hotspot", "temp_hotspot_gfx", "temp_hotspot_mem", "temp_mem", "temp_vr_gfx",
+        "temp_vr_mem0", "temp_vr_mem1", "temp_vr_soc", "temp_vr_u", "temp_liquid0", "temp_liquid1", "temp_plx",
+        "tdc_gfx", "tdc_soc", "tdc_u", "ppt0", "ppt1", "ppt2", "ppt3", "fit", "gfx_apcc_plus"}},
   };
   // clang-format on
   return layouts;
+}
+
+/// The ASIC-independent throttler bits (SMU_THROTTLER_*_BIT in the amdgpu
+/// driver's amdgpu_smu.h): bit -> name, every one a limiter.
+const std::vector<std::pair<int, const char*>>& independent_throttle_bits() {
+  static const std::vector<std::pair<int, const char*>> bits = {
+      {0, "ppt0"},           {1, "ppt1"},           {2, "ppt2"},           {3, "ppt3"},
+      {4, "spl"},            {5, "fppt"},           {6, "sppt"},           {7, "sppt_apu"},
+      {16, "tdc_gfx"},       {17, "tdc_soc"},       {18, "tdc_mem"},       {19, "tdc_vdd"},
+      {20, "tdc_cvip"},      {21, "edc_cpu"},       {22, "edc_gfx"},       {23, "apcc"},
+      {32, "temp_gpu"},      {33, "temp_core"},     {34, "temp_mem"},      {35, "temp_edge"},
+      {36, "temp_hotspot"},  {37, "temp_soc"},      {38, "temp_vr_gfx"},   {39, "temp_vr_soc"},
+      {40, "temp_vr_mem0"},  {41, "temp_vr_mem1"},  {42, "temp_liquid0"},  {43, "temp_liquid1"},
+      {44, "vrhot0"},        {45, "vrhot1"},        {46, "prochot_cpu"},   {47, "prochot_gfx"},
+      {56, "ppm"},           {57, "fit"},
+  };
+  return bits;
+}
+
+/// Whether the library's rsmi_gpu_metrics_t is the one this build was
+/// compiled with. The struct grew with every release after 5.x (ROCm 6.0
+/// added the gpu_metrics 1.4 fields, later ones partition statistics), so
+/// only libraries of that era qualify: rsmi_version_get's major version 5
+/// upstream, 1 as Debian builds 5.2.3. False where the call is missing.
+bool metrics_table_layout_known(const RocmSmiApi& api) {
+  rsmi_version_t v{};
+  if (!api.rsmi_version_get || api.rsmi_version_get(&v) != RSMI_STATUS_SUCCESS) return false;
+  return v.major >= 1 && v.major <= 5;
 }
 
 Result<const RocmSmiApi*> load_library(const std::vector<std::string>& candidates) {
@@ -51,6 +96,10 @@ Result<const RocmSmiApi*> load_library(const std::vector<std::string>& candidate
   (void)api->lib.bind(api->rsmi_dev_temp_metric_get, "rsmi_dev_temp_metric_get");
   (void)api->lib.bind(api->rsmi_dev_power_ave_get, "rsmi_dev_power_ave_get");
   (void)api->lib.bind(api->rsmi_dev_gpu_metrics_info_get, "rsmi_dev_gpu_metrics_info_get");
+  (void)api->lib.bind(api->rsmi_dev_metrics_throttle_status_get, "rsmi_dev_metrics_throttle_status_get");
+  (void)api->lib.bind(api->rsmi_dev_metrics_indep_throttle_status_get,
+                      "rsmi_dev_metrics_indep_throttle_status_get");
+  (void)api->lib.bind(api->rsmi_version_get, "rsmi_version_get");
   if (const rsmi_status_t r = api->rsmi_init(0); r != RSMI_STATUS_SUCCESS) {
     return Error::not_found("rsmi_init failed: " + api->error_text(r));
   }
@@ -73,7 +122,11 @@ class RocmSmiClockReader final : public ClockReader {
  public:
   RocmSmiClockReader(const RocmSmiApi& api, std::uint32_t index, std::string gfx_arch,
                      std::uint32_t temp_sensor)
-      : api_(api), index_(index), gfx_arch_(std::move(gfx_arch)), temp_sensor_(temp_sensor) {}
+      : api_(api),
+        index_(index),
+        gfx_arch_(std::move(gfx_arch)),
+        temp_sensor_(temp_sensor),
+        table_layout_known_(metrics_table_layout_known(api)) {}
 
   const std::string& source() const override { return source_; }
 
@@ -95,17 +148,7 @@ class RocmSmiClockReader final : public ClockReader {
         api_.rsmi_dev_power_ave_get(index_, 0, &microwatts) == RSMI_STATUS_SUCCESS) {
       s.power_w = static_cast<double>(microwatts) * 1e-6;
     }
-    rsmi_gpu_metrics_t metrics{};
-    if (api_.rsmi_dev_gpu_metrics_info_get &&
-        api_.rsmi_dev_gpu_metrics_info_get(index_, &metrics) == RSMI_STATUS_SUCCESS &&
-        metrics.common_header.format_revision == RSMI_GPU_METRICS_API_FORMAT_VER) {
-      s.reasons_mask = metrics.throttle_status;
-      if (auto decoded = decode_throttle_status(gfx_arch_, metrics.throttle_status)) {
-        s.reasons_known = true;
-        s.reasons = std::move(decoded->names);
-        s.throttled = decoded->throttled;
-      }
-    }
+    read_throttle_status(&s);
     if (s.core_mhz < 0 && s.memory_mhz < 0 && s.temperature_c < 0 && s.power_w < 0 && !s.reasons_known) {
       return Error{
           ErrorCode::kLaunch,
@@ -116,10 +159,56 @@ class RocmSmiClockReader final : public ClockReader {
   }
 
  private:
+  /// The throttle status, from the first source that answers:
+  /// rsmi_dev_metrics_indep_throttle_status_get (ROCm SMI 6.1 and later; the
+  /// driver's ASIC-independent bits, any family), then
+  /// rsmi_dev_metrics_throttle_status_get (the family's own bits), then the
+  /// whole metrics table where its layout is this build's (format 1, content
+  /// revision 1-3). All ones is how ROCm SMI fills a field the GPU's table
+  /// lacks, so it counts as no answer. Where none answers, reasons stay unknown.
+  void read_throttle_status(ClockSample* s) {
+    std::uint64_t independent = 0;
+    if (api_.rsmi_dev_metrics_indep_throttle_status_get &&
+        api_.rsmi_dev_metrics_indep_throttle_status_get(index_, &independent) == RSMI_STATUS_SUCCESS &&
+        independent != ~std::uint64_t{0}) {
+      set_reasons(s, independent, decode_independent_throttle_status(independent));
+      return;
+    }
+    std::uint32_t status = 0;
+    bool read = api_.rsmi_dev_metrics_throttle_status_get &&
+                api_.rsmi_dev_metrics_throttle_status_get(index_, &status) == RSMI_STATUS_SUCCESS &&
+                status != ~std::uint32_t{0};
+    if (!read && api_.rsmi_dev_gpu_metrics_info_get && table_layout_known_) {
+      // A library newer than its version says may write a larger table: the
+      // buffer leaves it room (a 5.x table is 96 bytes, a 7.x one under 2 KiB).
+      auto* table = reinterpret_cast<rsmi_gpu_metrics_t*>(metrics_buffer_.data());
+      if (api_.rsmi_dev_gpu_metrics_info_get(index_, table) == RSMI_STATUS_SUCCESS &&
+          table->common_header.format_revision == RSMI_GPU_METRICS_API_FORMAT_VER &&
+          table->common_header.content_revision >= RSMI_GPU_METRICS_API_CONTENT_VER_1 &&
+          table->common_header.content_revision <= RSMI_GPU_METRICS_API_CONTENT_VER_3 &&
+          table->throttle_status != ~std::uint32_t{0}) {
+        status = table->throttle_status;
+        read = true;
+      }
+    }
+    if (read) set_reasons(s, status, decode_throttle_status(gfx_arch_, status));
+  }
+
+  /// The raw bits always; names and the verdict where the layout is known.
+  static void set_reasons(ClockSample* s, std::uint64_t mask, std::optional<ThrottleReasons> decoded) {
+    s->reasons_mask = mask;
+    if (!decoded) return;
+    s->reasons_known = true;
+    s->reasons = std::move(decoded->names);
+    s->throttled = decoded->throttled;
+  }
+
   const RocmSmiApi& api_;
   std::uint32_t index_;
   std::string gfx_arch_;
   std::uint32_t temp_sensor_;
+  bool table_layout_known_;
+  std::vector<std::uint64_t> metrics_buffer_ = std::vector<std::uint64_t>(4096);  // 32 KiB
   std::string source_ = "rocm_smi";
 };
 
@@ -138,7 +227,7 @@ PciAddress PciAddress::from_bdfid(std::uint64_t bdfid) {
 
 std::optional<ThrottleReasons> decode_throttle_status(const std::string& gfx_arch, std::uint32_t status) {
   for (const auto& layout : throttle_layouts()) {
-    if (gfx_arch != layout.arch) continue;
+    if (std::find(layout.archs.begin(), layout.archs.end(), gfx_arch) == layout.archs.end()) continue;
     ThrottleReasons out;
     for (std::size_t bit = 0; bit < 32; ++bit) {
       if (!(status & (std::uint32_t{1} << bit))) continue;
@@ -149,6 +238,18 @@ std::optional<ThrottleReasons> decode_throttle_status(const std::string& gfx_arc
     return out;
   }
   return std::nullopt;
+}
+
+ThrottleReasons decode_independent_throttle_status(std::uint64_t status) {
+  ThrottleReasons out;
+  const auto& known = independent_throttle_bits();
+  for (int bit = 0; bit < 64; ++bit) {
+    if (!(status & (std::uint64_t{1} << bit))) continue;
+    const auto it = std::find_if(known.begin(), known.end(), [bit](const auto& b) { return b.first == bit; });
+    out.names.push_back(it != known.end() ? it->second : "bit_" + std::to_string(bit));
+    if (it != known.end()) out.throttled = true;
+  }
+  return out;
 }
 
 Result<const RocmSmiApi*> RocmSmiApi::load(const std::string& library) {

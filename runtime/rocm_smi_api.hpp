@@ -31,7 +31,7 @@ struct PciAddress {
   bool operator==(const PciAddress&) const = default;
 };
 
-/// The throttle status of rsmi_gpu_metrics_t decoded for one GPU family.
+/// A throttle status decoded: a family's own bits or the ASIC-independent ones.
 struct ThrottleReasons {
   std::vector<std::string> names;  ///< set bits in bit order: "ppt0", "temp_hotspot"; undefined bits "bit_5"
   /// A limiter that holds the clocks down is active. Every bit the SMU
@@ -41,11 +41,17 @@ struct ThrottleReasons {
 };
 
 /// Decodes `status`, the throttle_status of the GPU metrics table. Its bits
-/// are the SMU firmware's own and differ between GPU families (the kernel's
-/// ASIC-independent indep_throttle_status is not in ROCm SMI 5.2's
-/// rsmi_gpu_metrics_t), so the layout is chosen by `gfx_arch`: gfx906
-/// (Vega 20), gfx908 (MI100), gfx90a (MI200). Other families: nullopt.
+/// are the SMU firmware's own and differ between GPU families, so the layout
+/// is chosen by `gfx_arch`: gfx906 (Vega 20), gfx908 (MI100), gfx90a
+/// (MI200), gfx1010-1012 (RDNA 1), gfx1030-1032 and gfx1034 (RDNA 2),
+/// gfx1100-1102 (RDNA 3). Other families (MI300's gfx942 among them, whose
+/// driver leaves the field unset): nullopt.
 std::optional<ThrottleReasons> decode_throttle_status(const std::string& gfx_arch, std::uint32_t status);
+
+/// Decodes the driver's ASIC-independent indep_throttle_status (amdgpu's
+/// SMU_THROTTLER_* bits, the same for every family; gpu_metrics 1.3 and
+/// later), as ROCm SMI 6.1 and later return it.
+ThrottleReasons decode_independent_throttle_status(std::uint64_t status);
 
 /// ROCm SMI as loaded from one library file, rsmi_init called.
 struct RocmSmiApi {
@@ -60,6 +66,12 @@ struct RocmSmiApi {
   rsmi_status_t (*rsmi_dev_power_ave_get)(std::uint32_t, std::uint32_t,
                                           std::uint64_t*) = nullptr;                             ///< optional
   rsmi_status_t (*rsmi_dev_gpu_metrics_info_get)(std::uint32_t, rsmi_gpu_metrics_t*) = nullptr;  ///< optional
+  /// One field of the metrics table each, whatever the table's layout
+  /// (ROCm SMI 6.1 and later; not in this build's header, so declared here).
+  rsmi_status_t (*rsmi_dev_metrics_throttle_status_get)(std::uint32_t, std::uint32_t*) = nullptr;  ///< optional
+  rsmi_status_t (*rsmi_dev_metrics_indep_throttle_status_get)(std::uint32_t,
+                                                              std::uint64_t*) = nullptr;  ///< optional
+  rsmi_status_t (*rsmi_version_get)(rsmi_version_t*) = nullptr;                           ///< optional
 
   /// ROCm SMI from `library` (empty: $KFORGE_ROCM_SMI_LIBRARY, else
   /// librocm_smi64.so.1, else librocm_smi64.so, on the loader path), loaded
@@ -74,8 +86,10 @@ struct RocmSmiApi {
 /// A ClockReader for the GPU at `pci` through ROCm SMI: current GFX (sys) and
 /// memory clock from the DPM frequency table and its current level, junction
 /// temperature (edge where the GPU has no junction sensor), average power,
-/// and the GPU metrics' throttle status decoded for `gfx_arch` ("gfx90a";
-/// where it cannot be read or decoded the sample has reasons_known false).
+/// and the throttle status: the driver's ASIC-independent bits where the
+/// library gives them, else the family's own decoded for `gfx_arch`
+/// ("gfx90a"; where neither can be read or decoded the sample has
+/// reasons_known false).
 /// `library` as for RocmSmiApi::load. kNotFound when ROCm SMI or a GPU at
 /// that address is missing: the caller then has no reader, which is not an
 /// error for timing.

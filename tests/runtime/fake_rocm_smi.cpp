@@ -6,19 +6,29 @@
 //   device BDFID_HEX                 a GPU, indexed in the order listed
 //   sys HZ HZ ...                    the last device's GFX clock levels
 //   mem HZ HZ ...                    ... and memory clock levels
-//   sample SYS MEM EDGE JUNCTION POWER THROTTLE
+//   sample SYS MEM EDGE JUNCTION POWER THROTTLE [INDEP]
 //       one reading of the last device: current level indices, temperatures
-//       in millidegrees, average power in microwatts, throttle status (hex);
-//       "-" makes that call answer RSMI_STATUS_NOT_SUPPORTED. The last
-//       sample repeats.
+//       in millidegrees, average power in microwatts, throttle status and
+//       ASIC-independent throttle status (hex); "-" (or, for INDEP, nothing)
+//       makes that call answer RSMI_STATUS_NOT_SUPPORTED. The last sample
+//       repeats.
+//   version MAJOR                    what rsmi_version_get says (default 5)
+//   table BYTES CONTENT              the metrics table rsmi_dev_gpu_metrics_info_get
+//       writes: BYTES in all (a newer library's larger table; past this
+//       header's struct they are 0xa5) with content revision CONTENT
+//       (default: the struct's size, revision 1)
 //
 // Each rsmi_dev_gpu_clk_freq_get(SYS) call moves to the next sample (the
 // reader asks for the GFX clock first). Built with KFORGE_FAKE_ROCM_SMI_NO_METRICS
-// it does not export rsmi_dev_gpu_metrics_info_get. Status strings are the
-// real library's (ROCm SMI 5.2.3).
+// it does not export rsmi_dev_gpu_metrics_info_get; with
+// KFORGE_FAKE_ROCM_SMI_FIELD_GETTERS it also exports ROCm SMI 6.1's
+// rsmi_dev_metrics_throttle_status_get and
+// rsmi_dev_metrics_indep_throttle_status_get. Status strings are the real
+// library's (ROCm SMI 5.2.3).
 #include <rocm_smi/rocm_smi.h>
 
 #include <algorithm>
+#include <cstring>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -33,6 +43,7 @@ struct Sample {
   std::optional<std::int64_t> edge, junction;
   std::optional<std::uint64_t> power;
   std::optional<std::uint32_t> throttle;
+  std::optional<std::uint64_t> indep_throttle;
 };
 
 struct Device {
@@ -45,6 +56,9 @@ struct Device {
 
 std::vector<Device> devices;
 bool initialized = false;
+std::uint32_t version_major = 5;
+std::size_t table_bytes = sizeof(rsmi_gpu_metrics_t);
+std::uint8_t table_content = RSMI_GPU_METRICS_API_CONTENT_VER_1;
 
 template <typename T>
 std::optional<T> field(std::istringstream& words, bool hex = false) {
@@ -56,9 +70,17 @@ std::optional<T> field(std::istringstream& words, bool hex = false) {
 
 void load_script() {
   devices.clear();
+  version_major = 5;
+  table_bytes = sizeof(rsmi_gpu_metrics_t);
+  table_content = RSMI_GPU_METRICS_API_CONTENT_VER_1;
   kforge::test::for_each_script_line("KFORGE_FAKE_ROCM_SMI_SCRIPT", [](const std::string& kind,
                                                                         std::istringstream& words) {
-    if (kind == "device") {
+    if (kind == "version") {
+      version_major = field<std::uint32_t>(words).value_or(0);
+    } else if (kind == "table") {
+      table_bytes = std::max(sizeof(rsmi_gpu_metrics_t), field<std::size_t>(words).value_or(0));
+      table_content = field<std::uint8_t>(words).value_or(0);
+    } else if (kind == "device") {
       devices.emplace_back();
       devices.back().bdfid = field<std::uint64_t>(words, true).value_or(0);
     } else if (devices.empty()) {
@@ -75,6 +97,7 @@ void load_script() {
       s.junction = field<std::int64_t>(words);
       s.power = field<std::uint64_t>(words);
       s.throttle = field<std::uint32_t>(words, true);
+      s.indep_throttle = field<std::uint64_t>(words, true);
       devices.back().samples.push_back(s);
     }
   });
@@ -92,6 +115,11 @@ extern "C" {
 
 __attribute__((visibility("default"))) rsmi_status_t rsmi_init(std::uint64_t) {
   initialized = true;
+  return RSMI_STATUS_SUCCESS;
+}
+
+__attribute__((visibility("default"))) rsmi_status_t rsmi_version_get(rsmi_version_t* version) {
+  *version = rsmi_version_t{version_major, 0, 0, "fake"};
   return RSMI_STATUS_SUCCESS;
 }
 
@@ -180,10 +208,32 @@ __attribute__((visibility("default"))) rsmi_status_t rsmi_dev_gpu_metrics_info_g
   if (!s) return RSMI_STATUS_INVALID_ARGS;
   if (!s->throttle) return RSMI_STATUS_NOT_SUPPORTED;
   *metrics = rsmi_gpu_metrics_t{};
-  metrics->common_header.structure_size = sizeof(rsmi_gpu_metrics_t);
+  metrics->common_header.structure_size = static_cast<std::uint16_t>(table_bytes);
   metrics->common_header.format_revision = RSMI_GPU_METRICS_API_FORMAT_VER;
-  metrics->common_header.content_revision = RSMI_GPU_METRICS_API_CONTENT_VER_1;
+  metrics->common_header.content_revision = table_content;
   metrics->throttle_status = *s->throttle;
+  std::memset(reinterpret_cast<unsigned char*>(metrics) + sizeof(rsmi_gpu_metrics_t), 0xa5,
+              table_bytes - sizeof(rsmi_gpu_metrics_t));
+  return RSMI_STATUS_SUCCESS;
+}
+#endif
+
+#ifdef KFORGE_FAKE_ROCM_SMI_FIELD_GETTERS
+__attribute__((visibility("default"))) rsmi_status_t rsmi_dev_metrics_throttle_status_get(std::uint32_t index,
+                                                                                          std::uint32_t* status) {
+  const Sample* s = current(index);
+  if (!s) return RSMI_STATUS_INVALID_ARGS;
+  if (!s->throttle) return RSMI_STATUS_NOT_SUPPORTED;
+  *status = *s->throttle;
+  return RSMI_STATUS_SUCCESS;
+}
+
+__attribute__((visibility("default"))) rsmi_status_t rsmi_dev_metrics_indep_throttle_status_get(
+    std::uint32_t index, std::uint64_t* status) {
+  const Sample* s = current(index);
+  if (!s) return RSMI_STATUS_INVALID_ARGS;
+  if (!s->indep_throttle) return RSMI_STATUS_NOT_SUPPORTED;
+  *status = *s->indep_throttle;
   return RSMI_STATUS_SUCCESS;
 }
 #endif

@@ -79,10 +79,44 @@ TEST_CASE("throttle status bits decode per GPU family", "[clocks][unit]") {
     CHECK_FALSE(r->throttled);
     CHECK_FALSE(rocm_smi::decode_throttle_status("gfx908", 0x1)->throttled);  // Arcturus' padding bit
   }
+  SECTION("RDNA 1 (gfx1010-1012): skin temperature at bit 11 moves the limits after it") {
+    auto r = rocm_smi::decode_throttle_status("gfx1012", 0x800 | 0x4000 | 0x100000);
+    REQUIRE(r);
+    CHECK(r->names == std::vector<std::string>{"temp_skin", "ppt0", "apcc"});
+    CHECK(r->throttled);
+  }
+  SECTION("RDNA 2 (gfx1030-1032, gfx1034)") {
+    auto r = rocm_smi::decode_throttle_status("gfx1030", 0x4 | 0x2000 | 0x80000);
+    REQUIRE(r);
+    CHECK(r->names == std::vector<std::string>{"temp_hotspot", "ppt0", "apcc"});
+    CHECK(rocm_smi::decode_throttle_status("gfx1034", 0x800)->names == std::vector<std::string>{"tdc_gfx"});
+    CHECK_FALSE(rocm_smi::decode_throttle_status("gfx1031", 0x1)->throttled);  // the padding bit
+  }
+  SECTION("RDNA 3 (gfx1100-1102): no padding bit, hotspot split into gfx and memory") {
+    auto r = rocm_smi::decode_throttle_status("gfx1100", 0x1 | 0x8 | 0x10000 | 0x200000);
+    REQUIRE(r);
+    CHECK(r->names == std::vector<std::string>{"temp_edge", "temp_hotspot_mem", "ppt0", "gfx_apcc_plus"});
+    CHECK(r->throttled);
+    CHECK(rocm_smi::decode_throttle_status("gfx1102", 0x100000)->names == std::vector<std::string>{"fit"});
+  }
   SECTION("families without a known layout") {
-    CHECK_FALSE(rocm_smi::decode_throttle_status("gfx1030", 0x4));
+    CHECK_FALSE(rocm_smi::decode_throttle_status("gfx942", 0x4));   // MI300: the driver leaves it unset
+    CHECK_FALSE(rocm_smi::decode_throttle_status("gfx1033", 0x4));  // Van Gogh, an APU
     CHECK_FALSE(rocm_smi::decode_throttle_status("", 0));
   }
+}
+
+TEST_CASE("the driver's ASIC-independent throttle bits decode alike for every family", "[clocks][unit]") {
+  auto r = rocm_smi::decode_independent_throttle_status(0x1 | (std::uint64_t{1} << 36) | (std::uint64_t{1} << 57));
+  CHECK(r.names == std::vector<std::string>{"ppt0", "temp_hotspot", "fit"});
+  CHECK(r.throttled);
+  r = rocm_smi::decode_independent_throttle_status((std::uint64_t{1} << 16) | (std::uint64_t{1} << 47));
+  CHECK(r.names == std::vector<std::string>{"tdc_gfx", "prochot_gfx"});
+  // Bits the driver does not define are named by number and are not throttling.
+  r = rocm_smi::decode_independent_throttle_status(0x100 | (std::uint64_t{1} << 63));
+  CHECK(r.names == std::vector<std::string>{"bit_8", "bit_63"});
+  CHECK_FALSE(r.throttled);
+  CHECK(rocm_smi::decode_independent_throttle_status(0).names.empty());
 }
 
 TEST_CASE("the ROCm SMI reader finds the GPU by PCI address and reads its levels", "[clocks][unit]") {
@@ -161,7 +195,7 @@ TEST_CASE("the ROCm SMI reader falls back to the edge sensor and knows no reason
           "[clocks][unit]") {
   FakeRocmSmiScript script(kTwoGpus + "sample 1 1 47000 - 90000000 4\n");
   SECTION("a family without a throttle layout: the raw bits are kept, not named") {
-    auto reader = rocm_smi::open_rocm_smi_clock_reader(kSecondGpu, "gfx1030", KFORGE_FAKE_ROCM_SMI);
+    auto reader = rocm_smi::open_rocm_smi_clock_reader(kSecondGpu, "gfx942", KFORGE_FAKE_ROCM_SMI);
     REQUIRE(reader.ok());
     auto s = (*reader)->read();
     REQUIRE(s.ok());
@@ -178,6 +212,83 @@ TEST_CASE("the ROCm SMI reader falls back to the edge sensor and knows no reason
     auto s = (*reader)->read();
     REQUIRE(s.ok());
     CHECK(s->core_mhz == Approx(1000.0));
+    CHECK_FALSE(s->reasons_known);
+    CHECK_FALSE(s->throttled);
+  }
+}
+
+TEST_CASE("the metrics table is read only where its layout is this build's", "[clocks][unit]") {
+  const std::string sample = "sample 1 1 47000 50000 90000000 c0\n";  // gfx90a: temp_gpu + temp_mem
+  auto read_with = [&](const std::string& library_lines) {
+    FakeRocmSmiScript script(library_lines + kTwoGpus + sample);
+    auto reader = rocm_smi::open_rocm_smi_clock_reader(kSecondGpu, "gfx90a", KFORGE_FAKE_ROCM_SMI);
+    REQUIRE(reader.ok());
+    auto s = (*reader)->read();
+    REQUIRE(s.ok());
+    CHECK(s->core_mhz == Approx(1000.0));  // the rest of the sample stands either way
+    return *s;
+  };
+  SECTION("ROCm SMI 5 (Debian's 5.2.3 says 1.0.0): read") {
+    for (const char* version : {"version 5\n", "version 1\n"}) {
+      const ClockSample s = read_with(version);
+      CHECK(s.reasons == std::vector<std::string>{"temp_gpu", "temp_mem"});
+      CHECK(s.throttled);
+    }
+  }
+  SECTION("a library that writes a larger table than this build's struct") {
+    // 2 KiB, as ROCm SMI 7's table; the reader's buffer takes it.
+    const ClockSample s = read_with("version 5\ntable 2048 1\n");
+    CHECK(s.reasons == std::vector<std::string>{"temp_gpu", "temp_mem"});
+  }
+  SECTION("ROCm SMI 6 and later, whose table has another layout: not read") {
+    const ClockSample s = read_with("version 7\ntable 2048 1\n");
+    CHECK_FALSE(s.reasons_known);
+    CHECK(s.reasons_mask == 0);
+    CHECK_FALSE(s.throttled);
+  }
+  SECTION("a library without rsmi_version_get's answer: not read") {
+    CHECK_FALSE(read_with("version 0\n").reasons_known);
+  }
+  SECTION("a table of another content revision (gpu_metrics 1.4, MI300's): not read") {
+    CHECK_FALSE(read_with("table 96 4\n").reasons_known);
+    CHECK_FALSE(read_with("table 96 0\n").reasons_known);
+    CHECK(read_with("table 96 3\n").reasons_known);
+  }
+}
+
+TEST_CASE("ROCm SMI's one-field getters give the throttle status whatever the table's layout",
+          "[clocks][unit]") {
+  SECTION("the ASIC-independent bits first, for any family") {
+    FakeRocmSmiScript script("version 7\n" + kTwoGpus + "sample 1 1 47000 50000 90000000 c0 1000000001\n");
+    auto reader = rocm_smi::open_rocm_smi_clock_reader(kSecondGpu, "gfx942", KFORGE_FAKE_ROCM_SMI_FIELD_GETTERS);
+    REQUIRE(reader.ok());
+    auto s = (*reader)->read();
+    REQUIRE(s.ok());
+    CHECK(s->reasons_known);
+    CHECK(s->reasons_mask == 0x1000000001u);
+    CHECK(s->reasons == std::vector<std::string>{"ppt0", "temp_hotspot"});
+    CHECK(s->throttled);
+  }
+  SECTION("else the family's own bits") {
+    // Not supported, or all ones: how ROCm SMI fills a field the table lacks.
+    for (const char* indep : {"", " ffffffffffffffff"}) {
+      FakeRocmSmiScript script("version 7\n" + kTwoGpus + "sample 1 1 47000 50000 90000000 c0" + indep + "\n");
+      auto reader =
+          rocm_smi::open_rocm_smi_clock_reader(kSecondGpu, "gfx90a", KFORGE_FAKE_ROCM_SMI_FIELD_GETTERS);
+      REQUIRE(reader.ok());
+      auto s = (*reader)->read();
+      REQUIRE(s.ok());
+      CHECK(s->reasons_mask == 0xc0);
+      CHECK(s->reasons == std::vector<std::string>{"temp_gpu", "temp_mem"});
+    }
+  }
+  SECTION("all ones in both: unknown") {
+    FakeRocmSmiScript script("version 7\n" + kTwoGpus +
+                             "sample 1 1 47000 50000 90000000 ffffffff ffffffffffffffff\n");
+    auto reader = rocm_smi::open_rocm_smi_clock_reader(kSecondGpu, "gfx90a", KFORGE_FAKE_ROCM_SMI_FIELD_GETTERS);
+    REQUIRE(reader.ok());
+    auto s = (*reader)->read();
+    REQUIRE(s.ok());
     CHECK_FALSE(s->reasons_known);
     CHECK_FALSE(s->throttled);
   }
