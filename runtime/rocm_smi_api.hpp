@@ -44,8 +44,7 @@ struct ThrottleReasons {
 /// are the SMU firmware's own and differ between GPU families, so the layout
 /// is chosen by `gfx_arch`: gfx906 (Vega 20), gfx908 (MI100), gfx90a
 /// (MI200), gfx1010-1012 (RDNA 1), gfx1030-1032 and gfx1034 (RDNA 2),
-/// gfx1100-1102 (RDNA 3). Other families (MI300's gfx942 among them, whose
-/// driver leaves the field unset): nullopt.
+/// gfx1100-1102 (RDNA 3). Other families (MI300's gfx942 among them): nullopt.
 std::optional<ThrottleReasons> decode_throttle_status(const std::string& gfx_arch, std::uint32_t status);
 
 /// Decodes the driver's ASIC-independent indep_throttle_status (amdgpu's

@@ -100,7 +100,7 @@ TEST_CASE("throttle status bits decode per GPU family", "[clocks][unit]") {
     CHECK(rocm_smi::decode_throttle_status("gfx1102", 0x100000)->names == std::vector<std::string>{"fit"});
   }
   SECTION("families without a known layout") {
-    CHECK_FALSE(rocm_smi::decode_throttle_status("gfx942", 0x4));   // MI300: the driver leaves it unset
+    CHECK_FALSE(rocm_smi::decode_throttle_status("gfx942", 0x4));   // MI300: no layout carried
     CHECK_FALSE(rocm_smi::decode_throttle_status("gfx1033", 0x4));  // Van Gogh, an APU
     CHECK_FALSE(rocm_smi::decode_throttle_status("", 0));
   }
