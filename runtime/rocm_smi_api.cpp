@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <utility>
 
 namespace kforge::rocm_smi {
@@ -73,16 +74,24 @@ const std::vector<std::pair<int, const char*>>& independent_throttle_bits() {
   return bits;
 }
 
-/// Whether the library's rsmi_gpu_metrics_t is the one this build was
-/// compiled with. The struct grew with every release after 5.x (ROCm 6.0
-/// added the gpu_metrics 1.4 fields, later ones partition statistics), so
-/// only libraries of that era qualify: rsmi_version_get's major version 5
-/// upstream, 1 as Debian builds 5.2.3. False where the call is missing.
-bool metrics_table_layout_known(const RocmSmiApi& api) {
+/// rsmi_version_get's major version: 5 for upstream ROCm SMI 5.x, 1 as
+/// Debian builds 5.2.3, 6 and later from ROCm 6.0 on; 0 where the call is
+/// missing or fails.
+std::uint32_t library_major(const RocmSmiApi& api) {
   rsmi_version_t v{};
-  if (!api.rsmi_version_get || api.rsmi_version_get(&v) != RSMI_STATUS_SUCCESS) return false;
-  return v.major >= 1 && v.major <= 5;
+  if (!api.rsmi_version_get || api.rsmi_version_get(&v) != RSMI_STATUS_SUCCESS) return 0;
+  return v.major;
 }
+
+/// rsmi_frequencies_t as ROCm SMI 6.0 and later lay it out: a deep-sleep
+/// flag first and 33 levels, 280 bytes against the 264 of this build's
+/// (5.x) header.
+struct FrequenciesV6 {
+  bool has_deep_sleep;
+  std::uint32_t num_supported;
+  std::uint32_t current;
+  std::uint64_t frequency[33];
+};
 
 Result<const RocmSmiApi*> load_library(const std::vector<std::string>& candidates) {
   auto api = std::make_unique<RocmSmiApi>();
@@ -108,14 +117,23 @@ Result<const RocmSmiApi*> load_library(const std::vector<std::string>& candidate
 
 /// The current level's frequency in MHz, or -1 where the table or its index
 /// cannot be read (the index is -1 when the driver marks no level current).
-double current_mhz(const RocmSmiApi& api, std::uint32_t index, rsmi_clk_type_t type, std::string* error) {
-  rsmi_frequencies_t f{};
-  if (const rsmi_status_t r = api.rsmi_dev_gpu_clk_freq_get(index, type, &f); r != RSMI_STATUS_SUCCESS) {
+/// The table is laid out as the library's major version says; it is read
+/// into `buffer`, larger than either layout, so no version overruns it.
+double current_mhz(const RocmSmiApi& api, std::uint32_t index, rsmi_clk_type_t type, std::uint32_t major,
+                   std::vector<std::uint64_t>* buffer, std::string* error) {
+  std::fill(buffer->begin(), buffer->end(), 0);
+  auto* table = reinterpret_cast<rsmi_frequencies_t*>(buffer->data());  // written by the library only
+  if (const rsmi_status_t r = api.rsmi_dev_gpu_clk_freq_get(index, type, table); r != RSMI_STATUS_SUCCESS) {
     if (error->empty()) error->assign("rsmi_dev_gpu_clk_freq_get: " + api.error_text(r));
     return -1;
   }
-  if (f.current >= f.num_supported || f.current >= RSMI_MAX_NUM_FREQUENCIES) return -1;
-  return static_cast<double>(f.frequency[f.current]) * 1e-6;  // Hz
+  auto level = [&](auto f, std::size_t levels) {
+    std::memcpy(&f, buffer->data(), sizeof f);
+    if (f.current >= f.num_supported || f.current >= levels) return -1.0;
+    return static_cast<double>(f.frequency[f.current]) * 1e-6;  // Hz
+  };
+  if (major >= 6) return level(FrequenciesV6{}, 33);
+  return level(rsmi_frequencies_t{}, RSMI_MAX_NUM_FREQUENCIES);
 }
 
 class RocmSmiClockReader final : public ClockReader {
@@ -126,7 +144,7 @@ class RocmSmiClockReader final : public ClockReader {
         index_(index),
         gfx_arch_(std::move(gfx_arch)),
         temp_sensor_(temp_sensor),
-        table_layout_known_(metrics_table_layout_known(api)) {}
+        major_(library_major(api)) {}
 
   const std::string& source() const override { return source_; }
 
@@ -135,8 +153,8 @@ class RocmSmiClockReader final : public ClockReader {
   Result<ClockSample> read() override {
     ClockSample s;
     std::string error;
-    s.core_mhz = current_mhz(api_, index_, RSMI_CLK_TYPE_SYS, &error);
-    s.memory_mhz = current_mhz(api_, index_, RSMI_CLK_TYPE_MEM, &error);
+    s.core_mhz = current_mhz(api_, index_, RSMI_CLK_TYPE_SYS, major_, &buffer_, &error);
+    s.memory_mhz = current_mhz(api_, index_, RSMI_CLK_TYPE_MEM, major_, &buffer_, &error);
     std::int64_t millidegrees = 0;
     if (api_.rsmi_dev_temp_metric_get &&
         api_.rsmi_dev_temp_metric_get(index_, temp_sensor_, RSMI_TEMP_CURRENT, &millidegrees) ==
@@ -178,17 +196,24 @@ class RocmSmiClockReader final : public ClockReader {
     bool read = api_.rsmi_dev_metrics_throttle_status_get &&
                 api_.rsmi_dev_metrics_throttle_status_get(index_, &status) == RSMI_STATUS_SUCCESS &&
                 status != ~std::uint32_t{0};
-    if (!read && api_.rsmi_dev_gpu_metrics_info_get && table_layout_known_) {
-      // A library newer than its version says may write a larger table: the
-      // buffer leaves it room (a 5.x table is 96 bytes, a 7.x one under 2 KiB).
-      auto* table = reinterpret_cast<rsmi_gpu_metrics_t*>(metrics_buffer_.data());
-      if (api_.rsmi_dev_gpu_metrics_info_get(index_, table) == RSMI_STATUS_SUCCESS &&
-          table->common_header.format_revision == RSMI_GPU_METRICS_API_FORMAT_VER &&
-          table->common_header.content_revision >= RSMI_GPU_METRICS_API_CONTENT_VER_1 &&
-          table->common_header.content_revision <= RSMI_GPU_METRICS_API_CONTENT_VER_3 &&
-          table->throttle_status != ~std::uint32_t{0}) {
-        status = table->throttle_status;
-        read = true;
+    // rsmi_gpu_metrics_t grew with every release after 5.x (ROCm 6.0 added the
+    // gpu_metrics 1.4 fields, later ones partition statistics), so this
+    // header's offsets hold only for libraries of that era (major 1-5).
+    if (!read && api_.rsmi_dev_gpu_metrics_info_get && major_ >= 1 && major_ <= 5) {
+      // The buffer leaves room for a library newer than its version says
+      // (a 5.x table is 96 bytes, a 7.x one under 2 KiB).
+      std::fill(buffer_.begin(), buffer_.end(), 0);
+      rsmi_gpu_metrics_t table{};
+      if (api_.rsmi_dev_gpu_metrics_info_get(index_, reinterpret_cast<rsmi_gpu_metrics_t*>(buffer_.data())) ==
+          RSMI_STATUS_SUCCESS) {
+        std::memcpy(&table, buffer_.data(), sizeof table);
+        if (table.common_header.format_revision == RSMI_GPU_METRICS_API_FORMAT_VER &&
+            table.common_header.content_revision >= RSMI_GPU_METRICS_API_CONTENT_VER_1 &&
+            table.common_header.content_revision <= RSMI_GPU_METRICS_API_CONTENT_VER_3 &&
+            table.throttle_status != ~std::uint32_t{0}) {
+          status = table.throttle_status;
+          read = true;
+        }
       }
     }
     if (read) set_reasons(s, status, decode_throttle_status(gfx_arch_, status));
@@ -207,8 +232,9 @@ class RocmSmiClockReader final : public ClockReader {
   std::uint32_t index_;
   std::string gfx_arch_;
   std::uint32_t temp_sensor_;
-  bool table_layout_known_;
-  std::vector<std::uint64_t> metrics_buffer_ = std::vector<std::uint64_t>(4096);  // 32 KiB
+  std::uint32_t major_;  ///< the library's major version (library_major)
+  /// Where ROCm SMI writes its tables, larger than any version's.
+  std::vector<std::uint64_t> buffer_ = std::vector<std::uint64_t>(4096);  // 32 KiB
   std::string source_ = "rocm_smi";
 };
 

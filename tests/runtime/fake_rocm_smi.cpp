@@ -12,7 +12,8 @@
 //       ASIC-independent throttle status (hex); "-" (or, for INDEP, nothing)
 //       makes that call answer RSMI_STATUS_NOT_SUPPORTED. The last sample
 //       repeats.
-//   version MAJOR                    what rsmi_version_get says (default 5)
+//   version MAJOR                    what rsmi_version_get says (default 5); from
+//       6 on, frequency tables are written in ROCm SMI 6's layout
 //   table BYTES CONTENT              the metrics table rsmi_dev_gpu_metrics_info_get
 //       writes: BYTES in all (a newer library's larger table; past this
 //       header's struct they are 0xa5) with content revision CONTENT
@@ -44,6 +45,15 @@ struct Sample {
   std::optional<std::uint64_t> power;
   std::optional<std::uint32_t> throttle;
   std::optional<std::uint64_t> indep_throttle;
+};
+
+/// rsmi_frequencies_t as ROCm SMI 6.0 and later lay it out (280 bytes; the
+/// header here is 5.2.3's, 264).
+struct FrequenciesV6 {
+  bool has_deep_sleep;
+  std::uint32_t num_supported;
+  std::uint32_t current;
+  std::uint64_t frequency[33];
 };
 
 struct Device {
@@ -171,6 +181,14 @@ __attribute__((visibility("default"))) rsmi_status_t rsmi_dev_gpu_clk_freq_get(s
   const auto& table = type == RSMI_CLK_TYPE_SYS ? d.sys : d.mem;
   const auto& level = type == RSMI_CLK_TYPE_SYS ? s.sys : s.mem;
   if ((type != RSMI_CLK_TYPE_SYS && type != RSMI_CLK_TYPE_MEM) || !level) return RSMI_STATUS_NOT_SUPPORTED;
+  if (version_major >= 6) {  // ROCm SMI 6.0 and later: a deep-sleep flag first, 33 levels
+    auto* v6 = reinterpret_cast<FrequenciesV6*>(f);
+    *v6 = FrequenciesV6{};
+    v6->num_supported = static_cast<std::uint32_t>(std::min<std::size_t>(table.size(), 33));
+    v6->current = *level;
+    std::copy_n(table.begin(), v6->num_supported, v6->frequency);
+    return RSMI_STATUS_SUCCESS;
+  }
   *f = rsmi_frequencies_t{};
   f->num_supported =
       static_cast<std::uint32_t>(std::min<std::size_t>(table.size(), RSMI_MAX_NUM_FREQUENCIES));

@@ -217,6 +217,23 @@ TEST_CASE("the ROCm SMI reader falls back to the edge sensor and knows no reason
   }
 }
 
+TEST_CASE("ROCm SMI 6's frequency tables, a deep-sleep flag first, are read by their layout", "[clocks][unit]") {
+  // 280 bytes against this header's 264: read by the old layout, every
+  // field moves and the call writes past the struct.
+  FakeRocmSmiScript script("version 6\n" + kTwoGpus +
+                           "sample 3 1 52000 61000 250000000 0\n"
+                           "sample 1 0 52000 61000 250000000 0\n");
+  auto reader = rocm_smi::open_rocm_smi_clock_reader(kSecondGpu, "gfx90a", KFORGE_FAKE_ROCM_SMI);
+  REQUIRE(reader.ok());
+  auto s = (*reader)->read();
+  REQUIRE(s.ok());
+  CHECK(s->core_mhz == Approx(1700.0));
+  CHECK(s->memory_mhz == Approx(1600.0));
+  s = (*reader)->read();
+  CHECK(s->core_mhz == Approx(1000.0));
+  CHECK(s->memory_mhz == Approx(400.0));
+}
+
 TEST_CASE("the metrics table is read only where its layout is this build's", "[clocks][unit]") {
   const std::string sample = "sample 1 1 47000 50000 90000000 c0\n";  // gfx90a: temp_gpu + temp_mem
   auto read_with = [&](const std::string& library_lines) {
