@@ -104,6 +104,7 @@ Result<const RocmSmiApi*> load_library(const std::vector<std::string>& candidate
   KF_TRY(api->lib.bind(api->rsmi_dev_gpu_clk_freq_get, "rsmi_dev_gpu_clk_freq_get"));
   (void)api->lib.bind(api->rsmi_dev_temp_metric_get, "rsmi_dev_temp_metric_get");
   (void)api->lib.bind(api->rsmi_dev_power_ave_get, "rsmi_dev_power_ave_get");
+  (void)api->lib.bind(api->rsmi_dev_current_socket_power_get, "rsmi_dev_current_socket_power_get");
   (void)api->lib.bind(api->rsmi_dev_gpu_metrics_info_get, "rsmi_dev_gpu_metrics_info_get");
   (void)api->lib.bind(api->rsmi_dev_metrics_throttle_status_get, "rsmi_dev_metrics_throttle_status_get");
   (void)api->lib.bind(api->rsmi_dev_metrics_indep_throttle_status_get,
@@ -162,8 +163,12 @@ class RocmSmiClockReader final : public ClockReader {
       s.temperature_c = static_cast<double>(millidegrees) * 1e-3;
     }
     std::uint64_t microwatts = 0;
-    if (api_.rsmi_dev_power_ave_get &&
-        api_.rsmi_dev_power_ave_get(index_, 0, &microwatts) == RSMI_STATUS_SUCCESS) {
+    // The average where the GPU keeps one; MI300 keeps only the present
+    // socket power (ROCm SMI 6's rsmi_dev_current_socket_power_get).
+    if ((api_.rsmi_dev_power_ave_get &&
+         api_.rsmi_dev_power_ave_get(index_, 0, &microwatts) == RSMI_STATUS_SUCCESS) ||
+        (api_.rsmi_dev_current_socket_power_get &&
+         api_.rsmi_dev_current_socket_power_get(index_, &microwatts) == RSMI_STATUS_SUCCESS)) {
       s.power_w = static_cast<double>(microwatts) * 1e-6;
     }
     read_throttle_status(&s);

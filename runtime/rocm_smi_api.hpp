@@ -70,7 +70,8 @@ struct RocmSmiApi {
   rsmi_status_t (*rsmi_dev_metrics_throttle_status_get)(std::uint32_t, std::uint32_t*) = nullptr;  ///< optional
   rsmi_status_t (*rsmi_dev_metrics_indep_throttle_status_get)(std::uint32_t,
                                                               std::uint64_t*) = nullptr;  ///< optional
-  rsmi_status_t (*rsmi_version_get)(rsmi_version_t*) = nullptr;                           ///< optional
+  rsmi_status_t (*rsmi_dev_current_socket_power_get)(std::uint32_t, std::uint64_t*) = nullptr;  ///< optional
+  rsmi_status_t (*rsmi_version_get)(rsmi_version_t*) = nullptr;                                ///< optional
 
   /// ROCm SMI from `library` (empty: $KFORGE_ROCM_SMI_LIBRARY, else
   /// librocm_smi64.so.1, else librocm_smi64.so, on the loader path), loaded
@@ -84,7 +85,8 @@ struct RocmSmiApi {
 
 /// A ClockReader for the GPU at `pci` through ROCm SMI: current GFX (sys) and
 /// memory clock from the DPM frequency table and its current level, junction
-/// temperature (edge where the GPU has no junction sensor), average power,
+/// temperature (edge where the GPU has no junction sensor), average power
+/// (the present socket power where the GPU keeps no average),
 /// and the throttle status: the driver's ASIC-independent bits where the
 /// library gives them, else the family's own decoded for `gfx_arch`
 /// ("gfx90a"; where neither can be read or decoded the sample has

@@ -22,9 +22,10 @@
 // Each rsmi_dev_gpu_clk_freq_get(SYS) call moves to the next sample (the
 // reader asks for the GFX clock first). Built with KFORGE_FAKE_ROCM_SMI_NO_METRICS
 // it does not export rsmi_dev_gpu_metrics_info_get; with
-// KFORGE_FAKE_ROCM_SMI_FIELD_GETTERS it also exports ROCm SMI 6.1's
-// rsmi_dev_metrics_throttle_status_get and
-// rsmi_dev_metrics_indep_throttle_status_get. Status strings are the real
+// KFORGE_FAKE_ROCM_SMI_FIELD_GETTERS it plays a newer library on MI300:
+// it also exports ROCm SMI 6.1's rsmi_dev_metrics_throttle_status_get,
+// rsmi_dev_metrics_indep_throttle_status_get and
+// rsmi_dev_current_socket_power_get (POWER), and has no power average. Status strings are the real
 // library's (ROCm SMI 5.2.3).
 #include <rocm_smi/rocm_smi.h>
 
@@ -214,7 +215,12 @@ __attribute__((visibility("default"))) rsmi_status_t rsmi_dev_power_ave_get(std:
                                                                             std::uint64_t* microwatts) {
   const Sample* s = current(index);
   if (!s || sensor != 0) return RSMI_STATUS_INVALID_ARGS;
-  if (!s->power) return RSMI_STATUS_NOT_SUPPORTED;
+#ifdef KFORGE_FAKE_ROCM_SMI_FIELD_GETTERS
+  const bool average_kept = false;  // as on MI300
+#else
+  const bool average_kept = true;
+#endif
+  if (!s->power || !average_kept) return RSMI_STATUS_NOT_SUPPORTED;
   *microwatts = *s->power;
   return RSMI_STATUS_SUCCESS;
 }
@@ -243,6 +249,15 @@ __attribute__((visibility("default"))) rsmi_status_t rsmi_dev_metrics_throttle_s
   if (!s) return RSMI_STATUS_INVALID_ARGS;
   if (!s->throttle) return RSMI_STATUS_NOT_SUPPORTED;
   *status = *s->throttle;
+  return RSMI_STATUS_SUCCESS;
+}
+
+__attribute__((visibility("default"))) rsmi_status_t rsmi_dev_current_socket_power_get(std::uint32_t index,
+                                                                                       std::uint64_t* microwatts) {
+  const Sample* s = current(index);
+  if (!s) return RSMI_STATUS_INVALID_ARGS;
+  if (!s->power) return RSMI_STATUS_NOT_SUPPORTED;
+  *microwatts = *s->power;
   return RSMI_STATUS_SUCCESS;
 }
 

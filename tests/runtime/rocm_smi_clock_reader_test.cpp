@@ -273,7 +273,7 @@ TEST_CASE("the metrics table is read only where its layout is this build's", "[c
   }
 }
 
-TEST_CASE("ROCm SMI's one-field getters give the throttle status whatever the table's layout",
+TEST_CASE("ROCm SMI's one-field getters give the throttle status whatever the table's layout, and power",
           "[clocks][unit]") {
   SECTION("the ASIC-independent bits first, for any family") {
     FakeRocmSmiScript script("version 7\n" + kTwoGpus + "sample 1 1 47000 50000 90000000 c0 1000000001\n");
@@ -285,6 +285,7 @@ TEST_CASE("ROCm SMI's one-field getters give the throttle status whatever the ta
     CHECK(s->reasons_mask == 0x1000000001u);
     CHECK(s->reasons == std::vector<std::string>{"ppt0", "temp_hotspot"});
     CHECK(s->throttled);
+    CHECK(s->power_w == Approx(90.0));  // no average there: the present socket power
   }
   SECTION("else the family's own bits") {
     // Not supported, or all ones: how ROCm SMI fills a field the table lacks.
