@@ -3,6 +3,8 @@
 
 #include <cctype>
 #include <charconv>
+#include <cmath>
+#include <limits>
 
 namespace kforge {
 
@@ -106,6 +108,28 @@ std::string Problem::key() const {
     k += attrs_string();
   }
   return k;
+}
+
+std::string problem_family(std::string_view key) {
+  const auto first = key.find('/');
+  if (first == std::string_view::npos) return std::string(key);
+  const auto second = key.find('/', first + 1);
+  std::string out(key.substr(0, first));
+  if (second != std::string_view::npos) out += key.substr(second);
+  return out;
+}
+
+double dims_log2_distance(const std::map<std::string, std::int64_t>& a,
+                          const std::map<std::string, std::int64_t>& b) {
+  constexpr double kNotComparable = std::numeric_limits<double>::infinity();
+  if (a.size() != b.size()) return kNotComparable;
+  double d = 0;
+  for (const auto& [name, v] : a) {
+    auto it = b.find(name);
+    if (it == b.end() || it->second <= 0 || v <= 0) return kNotComparable;
+    d += std::fabs(std::log2(static_cast<double>(v)) - std::log2(static_cast<double>(it->second)));
+  }
+  return d;
 }
 
 std::int64_t Problem::dim(const std::string& name) const {

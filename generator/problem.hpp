@@ -65,6 +65,16 @@ struct Problem {
   bool operator==(const Problem&) const = default;
 };
 
+/// A problem key without its dims ("gemm/f32/NN[/...]"): problems of one
+/// family differ only in their dims, so one's winner is a fair guess for
+/// another (the runtime's "nearest" rule, the tuner's warm start).
+std::string problem_family(std::string_view key);
+
+/// Sum over dims of |log2(a) - log2(b)|: how far apart two problems of one
+/// family are. Infinity when the dim names differ or a dim is not positive.
+double dims_log2_distance(const std::map<std::string, std::int64_t>& a,
+                          const std::map<std::string, std::int64_t>& b);
+
 /// Parses "M=256,N=256,K=256" into dims; every value a positive integer.
 Result<std::map<std::string, std::int64_t>> parse_dims(std::string_view text);
 

@@ -18,29 +18,6 @@ namespace {
 constexpr double kNotComparable = std::numeric_limits<double>::infinity();
 constexpr std::size_t kMaxNotesPerRule = 12;  ///< skip lines per rule in an explanation
 
-/// A problem key without its dims ("gemm/f32/NN[/...]"): problems with equal
-/// families are comparable.
-std::string family(std::string_view key) {
-  const auto first = key.find('/');
-  if (first == std::string_view::npos) return std::string(key);
-  const auto second = key.find('/', first + 1);
-  std::string out(key.substr(0, first));
-  if (second != std::string_view::npos) out += key.substr(second);
-  return out;
-}
-
-/// Sum over dims of |log2(a) - log2(b)|; kNotComparable when the dim names differ.
-double log_distance(const Problem& p, const std::map<std::string, std::int64_t>& tuned) {
-  if (tuned.size() != p.dims.size()) return kNotComparable;
-  double d = 0;
-  for (const auto& [name, v] : p.dims) {
-    auto it = tuned.find(name);
-    if (it == tuned.end() || it->second <= 0 || v <= 0) return kNotComparable;
-    d += std::fabs(std::log2(static_cast<double>(v)) - std::log2(static_cast<double>(it->second)));
-  }
-  return d;
-}
-
 std::string fmt_ms(double ms) {
   std::ostringstream s;
   s.precision(4);
@@ -101,7 +78,7 @@ Result<Selection> Lookup::select_uncached(const Problem& requested) {
   const DeviceInfo& info = device_.info();
   const std::string my_key = info.hardware_key();
   const std::string key = problem.key();
-  const std::string my_family = family(key);
+  const std::string my_family = problem_family(key);
   std::ostringstream why;
   Selection sel;
   sel.problem = problem;
@@ -172,14 +149,14 @@ Result<Selection> Lookup::select_uncached(const Problem& requested) {
   std::vector<Candidate> all;
   for (std::size_t i = 0; i < tuned.size(); ++i) {
     for (const auto& w : tuned[i].winners) {
-      if (family(w.problem_key) != my_family) continue;
+      if (problem_family(w.problem_key) != my_family) continue;
       auto dev = tuned[i].devices.find(w.device_key);
       if (dev == tuned[i].devices.end()) continue;
       double d = 0;
       if (w.problem_key != key) {
         try {
-          d = log_distance(problem, nlohmann::json::parse(w.dims_json)
-                                        .get<std::map<std::string, std::int64_t>>());
+          d = dims_log2_distance(problem.dims,
+                                 nlohmann::json::parse(w.dims_json).get<std::map<std::string, std::int64_t>>());
         } catch (const std::exception&) {
           why << "  skipped an entry of " << tuned[i].source->path << " with unreadable dims '"
               << printable(w.dims_json) << "'\n";

@@ -2,12 +2,15 @@
 #include "problem.hpp"
 
 #include <catch2/catch.hpp>
+#include <cmath>
 
 #include "gemm_operator.hpp"
 
 using kforge::Activation;
 using kforge::Epilogue;
+using kforge::dims_log2_distance;
 using kforge::Problem;
+using kforge::problem_family;
 
 TEST_CASE("problem: epilogue names round-trip and bad ones are named", "[problem]") {
   for (const char* name : {"none", "bias", "relu", "gelu", "silu", "bias+relu", "bias+gelu", "bias+silu"}) {
@@ -97,4 +100,16 @@ TEST_CASE("problem: an operator without an epilogue refuses one", "[problem]") {
   p.attrs.clear();
   p.epilogue.bias = true;
   CHECK(toy.normalize(p).error().message == "toy: epilogue 'bias' is not supported (toy has no fused epilogue)");
+}
+
+TEST_CASE("problem: a family drops the dims; distance is the log2 gap summed over dims", "[problem]") {
+  CHECK(problem_family("gemm/K=64,M=64,N=64,batch=1/f32/NN") == "gemm/f32/NN");
+  CHECK(problem_family("gemm/K=64,M=64,N=64,batch=1/f16/NT/bias+relu") == "gemm/f16/NT/bias+relu");
+  CHECK(problem_family("reduce/cols=8,rows=2/f32/NN/axis=last,kind=max") == "reduce/f32/NN/axis=last,kind=max");
+  const std::map<std::string, std::int64_t> a = {{"M", 64}, {"N", 32}, {"K", 32}};
+  CHECK(dims_log2_distance(a, {{"M", 128}, {"N", 8}, {"K", 32}}) == Approx(3.0));  // 1 + 2 + 0
+  CHECK(dims_log2_distance(a, a) == 0.0);
+  CHECK(std::isinf(dims_log2_distance(a, {{"M", 64}, {"N", 32}})));             // a dim missing
+  CHECK(std::isinf(dims_log2_distance(a, {{"M", 64}, {"N", 32}, {"B", 32}})));  // another dim
+  CHECK(std::isinf(dims_log2_distance(a, {{"M", 0}, {"N", 32}, {"K", 32}})));
 }
