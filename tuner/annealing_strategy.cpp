@@ -34,12 +34,12 @@ namespace {
 
 class AnnealingStrategy final : public Strategy {
  public:
-  AnnealingStrategy(const SpaceFeatures& features, std::size_t first, std::uint64_t seed)
+  AnnealingStrategy(const SpaceFeatures& features, const std::vector<std::size_t>& firsts, std::uint64_t seed)
       : features_(features),
         rng_(seed),
         seen_(features.size(), false),
         neighbors_(one_parameter_neighbors_unsorted(features)) {
-    design_ = initial_design(features, first, rng_);
+    design_ = initial_design(features, firsts, rng_);
   }
 
   std::string_view name() const override { return "annealing"; }
@@ -112,9 +112,10 @@ class AnnealingStrategy final : public Strategy {
 
 }  // namespace
 
-std::unique_ptr<Strategy> make_annealing_strategy(const SpaceFeatures& features, std::size_t first,
+std::unique_ptr<Strategy> make_annealing_strategy(const SpaceFeatures& features,
+                                                  const std::vector<std::size_t>& firsts,
                                                   std::uint64_t seed) {
-  return std::make_unique<AnnealingStrategy>(features, first, seed);
+  return std::make_unique<AnnealingStrategy>(features, firsts, seed);
 }
 
 }  // namespace kforge

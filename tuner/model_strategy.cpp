@@ -22,14 +22,14 @@ namespace {
 
 class ModelStrategy final : public Strategy {
  public:
-  ModelStrategy(const SpaceFeatures& raw, std::size_t first, std::uint64_t seed)
+  ModelStrategy(const SpaceFeatures& raw, const std::vector<std::size_t>& firsts, std::uint64_t seed)
       : features_(derived_features(raw)),
         neighbors_(one_parameter_neighbors(raw)),
         seed_(seed),
         rng_(seed),
         seen_(raw.size(), false) {
     // A small design leaves most of a small budget to the model.
-    design_ = initial_design(raw, first, rng_);
+    design_ = initial_design(raw, firsts, rng_);
   }
 
   std::string_view name() const override { return "model"; }
@@ -101,9 +101,9 @@ class ModelStrategy final : public Strategy {
 
 }  // namespace
 
-std::unique_ptr<Strategy> make_model_strategy(const SpaceFeatures& features, std::size_t first,
+std::unique_ptr<Strategy> make_model_strategy(const SpaceFeatures& features, const std::vector<std::size_t>& firsts,
                                               std::uint64_t seed) {
-  return std::make_unique<ModelStrategy>(features, first, seed);
+  return std::make_unique<ModelStrategy>(features, firsts, seed);
 }
 
 }  // namespace kforge

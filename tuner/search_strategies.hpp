@@ -8,9 +8,9 @@
 
 namespace kforge {
 
-std::unique_ptr<Strategy> make_annealing_strategy(const SpaceFeatures& features, std::size_t first,
-                                                  std::uint64_t seed);
-std::unique_ptr<Strategy> make_model_strategy(const SpaceFeatures& features, std::size_t first,
+std::unique_ptr<Strategy> make_annealing_strategy(const SpaceFeatures& features,
+                                                  const std::vector<std::size_t>& firsts, std::uint64_t seed);
+std::unique_ptr<Strategy> make_model_strategy(const SpaceFeatures& features, const std::vector<std::size_t>& firsts,
                                               std::uint64_t seed);
 
 /// Scores for a history: log(median) for ok outcomes; failures one unit of

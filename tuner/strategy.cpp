@@ -28,15 +28,21 @@ std::uint64_t SplitMix64::below(std::uint64_t n) {
 
 namespace {
 
-/// Walks a fixed order, `first` moved to the front.
+/// Walks a fixed order, `firsts` moved to the front.
 class OrderedStrategy final : public Strategy {
  public:
-  OrderedStrategy(std::string name, std::vector<std::size_t> order, std::size_t first)
+  OrderedStrategy(std::string name, const std::vector<std::size_t>& order, const std::vector<std::size_t>& firsts)
       : name_(std::move(name)) {
     order_.reserve(order.size());
-    if (first < order.size()) order_.push_back(first);
+    std::vector<bool> taken(order.size(), false);
+    for (std::size_t f : firsts) {
+      if (f < order.size() && !taken[f]) {
+        order_.push_back(f);
+        taken[f] = true;
+      }
+    }
     for (std::size_t i : order) {
-      if (i != first) order_.push_back(i);
+      if (!taken[i]) order_.push_back(i);
     }
   }
   std::string_view name() const override { return name_; }
@@ -68,20 +74,25 @@ Result<std::unique_ptr<Strategy>> make_strategy(std::string_view name, std::size
 
 Result<std::unique_ptr<Strategy>> make_strategy(std::string_view name, const SpaceFeatures& features,
                                                 std::size_t first, std::uint64_t seed) {
+  return make_strategy(name, features, std::vector<std::size_t>{first}, seed);
+}
+
+Result<std::unique_ptr<Strategy>> make_strategy(std::string_view name, const SpaceFeatures& features,
+                                                const std::vector<std::size_t>& firsts, std::uint64_t seed) {
   const std::size_t space_size = features.size();
-  if (name == "annealing") return make_annealing_strategy(features, first, seed);
-  if (name == "model") return make_model_strategy(features, first, seed);
+  if (name == "annealing") return make_annealing_strategy(features, firsts, seed);
+  if (name == "model") return make_model_strategy(features, firsts, seed);
   std::vector<std::size_t> order(space_size);
   std::iota(order.begin(), order.end(), std::size_t{0});
   if (name == "exhaustive") {
-    return std::unique_ptr<Strategy>(new OrderedStrategy("exhaustive", std::move(order), first));
+    return std::unique_ptr<Strategy>(new OrderedStrategy("exhaustive", order, firsts));
   }
   if (name == "random") {
     SplitMix64 rng(seed);
     for (std::size_t i = order.size(); i > 1; --i) {  // Fisher-Yates
       std::swap(order[i - 1], order[rng.below(i)]);
     }
-    return std::unique_ptr<Strategy>(new OrderedStrategy("random", std::move(order), first));
+    return std::unique_ptr<Strategy>(new OrderedStrategy("random", order, firsts));
   }
   return Error::bad_input("unknown strategy '" + std::string(name) +
                           "' (expected exhaustive, random, annealing or model)");

@@ -43,9 +43,10 @@ class Strategy {
   }
 };
 
-/// Every strategy proposes `first` (the default configuration) before
-/// anything else when it is inside the space, and is deterministic for a
-/// seed and a sequence of outcomes:
+/// Every strategy proposes `firsts` (the default configuration, then any warm
+/// starts: winners of nearby tuned problems) before anything else, those
+/// inside the space and each once, and is deterministic for a seed, its
+/// `firsts` and a sequence of outcomes:
 ///   exhaustive  space order
 ///   random      a seeded permutation
 ///   annealing   a small space-filling design (initial_design in
@@ -59,6 +60,9 @@ class Strategy {
 ///               configurations; every third pick only among the best one's
 ///               one-parameter neighbors
 /// Failed candidates count as slower than every ok one.
+Result<std::unique_ptr<Strategy>> make_strategy(std::string_view name, const SpaceFeatures& features,
+                                                const std::vector<std::size_t>& firsts, std::uint64_t seed);
+/// As above with one first configuration (the default).
 Result<std::unique_ptr<Strategy>> make_strategy(std::string_view name, const SpaceFeatures& features,
                                                 std::size_t first, std::uint64_t seed);
 /// As above for a space without features: configuration i has feature {i}.

@@ -65,8 +65,8 @@ SpaceFeatures derived_features(const SpaceFeatures& raw) {
   return scaled_rows(cols, n);
 }
 
-std::vector<std::size_t> space_filling_design(const SpaceFeatures& features, std::size_t first, std::size_t count,
-                                              std::size_t candidates, SplitMix64& rng) {
+std::vector<std::size_t> space_filling_design(const SpaceFeatures& features, const std::vector<std::size_t>& firsts,
+                                              std::size_t count, std::size_t candidates, SplitMix64& rng) {
   const std::size_t n = features.size();
   std::vector<std::size_t> design;
   if (n == 0 || count == 0) return design;
@@ -82,7 +82,10 @@ std::vector<std::size_t> space_filling_design(const SpaceFeatures& features, std
       nearest[j] = std::min(nearest[j], d2);
     }
   };
-  add(first < n ? first : static_cast<std::size_t>(rng.below(n)));
+  for (std::size_t f : firsts) {
+    if (f < n && std::find(design.begin(), design.end(), f) == design.end()) add(f);
+  }
+  if (design.empty()) add(static_cast<std::size_t>(rng.below(n)));
   while (design.size() < std::min(count, n)) {
     if (std::none_of(nearest.begin(), nearest.end(), [](double d) { return d > 0; })) break;
     double far = 0;
@@ -107,10 +110,11 @@ std::vector<std::size_t> space_filling_design(const SpaceFeatures& features, std
   return design;
 }
 
-std::vector<std::size_t> initial_design(const SpaceFeatures& raw, std::size_t first, SplitMix64& rng) {
+std::vector<std::size_t> initial_design(const SpaceFeatures& raw, const std::vector<std::size_t>& firsts,
+                                        SplitMix64& rng) {
   constexpr std::size_t kDrawsPerPoint = 5;
-  const std::size_t count = std::clamp<std::size_t>((raw.size() + 49) / 50, 4, 10);
-  return space_filling_design(scaled_rows(log_columns(raw), raw.size()), first, count, kDrawsPerPoint, rng);
+  const std::size_t count = std::max(std::clamp<std::size_t>((raw.size() + 49) / 50, 4, 10), firsts.size() + 1);
+  return space_filling_design(scaled_rows(log_columns(raw), raw.size()), firsts, count, kDrawsPerPoint, rng);
 }
 
 std::vector<std::vector<std::size_t>> one_parameter_neighbors_unsorted(const SpaceFeatures& raw) {

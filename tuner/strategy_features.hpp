@@ -21,23 +21,26 @@ namespace kforge {
 SpaceFeatures derived_features(const SpaceFeatures& raw);
 
 /// A space-filling design of `count` configurations that starts with
-/// `first` (when inside the space; else one `rng` picks) and adds one
+/// `firsts` (those inside the space, in order, each once; when none is, one
+/// `rng` picks) and adds one
 /// configuration at a time: of `candidates` drawn at random (best-candidate
 /// sampling), the one farthest (Euclidean, over `features`) from the design
 /// so far; `candidates` = 0 weighs every configuration (greedy maximin, ties
 /// broken by `rng`). Configurations equal in every feature to a chosen one
 /// are never added, so it may return fewer than `count`.
-std::vector<std::size_t> space_filling_design(const SpaceFeatures& features, std::size_t first, std::size_t count,
-                                              std::size_t candidates, SplitMix64& rng);
+std::vector<std::size_t> space_filling_design(const SpaceFeatures& features, const std::vector<std::size_t>& firsts,
+                                              std::size_t count, std::size_t candidates, SplitMix64& rng);
 
-/// Where a search starts: `first` (when inside the space), then a
-/// space-filling design (best-candidate sampling, 5 draws per point) over the
-/// scaled logs of the raw columns that vary, 2% of the space and 4 to 10
-/// configurations in all. Distances use the log columns only: the pairwise
+/// Where a search starts: `firsts` (those inside the space: the default, then
+/// any warm starts), then a space-filling design (best-candidate sampling, 5
+/// draws per point) over the scaled logs of the raw columns that vary, 2% of
+/// the space and 4 to 10 configurations in all, and at least one beyond
+/// `firsts`. Distances use the log columns only: the pairwise
 /// columns of derived_features would count each parameter many times over.
 /// Drawing from `rng` lets the seed matter, so a design that misses the good
 /// region does not doom every seed alike.
-std::vector<std::size_t> initial_design(const SpaceFeatures& raw, std::size_t first, SplitMix64& rng);
+std::vector<std::size_t> initial_design(const SpaceFeatures& raw, const std::vector<std::size_t>& firsts,
+                                        SplitMix64& rng);
 
 /// For every configuration, the configurations that differ from it in
 /// exactly one raw column.

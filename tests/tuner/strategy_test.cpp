@@ -73,6 +73,27 @@ TEST_CASE("a default outside the space is not proposed", "[strategy]") {
   CHECK(order == std::vector<std::size_t>{0, 1, 2});
 }
 
+TEST_CASE("warm starts come right after the default, each once, those in the space only", "[strategy]") {
+  SpaceFeatures features;
+  for (int a = 0; a < 6; ++a) {
+    for (int b = 0; b < 5; ++b) features.push_back({static_cast<double>(1 << a), static_cast<double>(b)});
+  }
+  const std::vector<std::size_t> firsts = {7, 12, 7, 99, 3};  // a repeat and one outside the 30
+  for (const auto& name : strategy_names()) {
+    INFO(name);
+    auto s = make_strategy(name, features, firsts, 5).value();
+    const auto order = drain(*s);
+    REQUIRE(order.size() >= 3);
+    CHECK(std::vector<std::size_t>(order.begin(), order.begin() + 3) == std::vector<std::size_t>{7, 12, 3});
+    CHECK(std::set<std::size_t>(order.begin(), order.end()).size() == order.size());
+    CHECK(drain(*make_strategy(name, features, firsts, 5).value()) == order);  // deterministic
+  }
+  // The design still explores beyond them: at least one more before the model or the walk starts.
+  SplitMix64 rng(3);
+  const auto design = initial_design(features, {7, 12, 3, 20, 25}, rng);
+  CHECK(design.size() == 6);
+}
+
 TEST_CASE("unknown strategy is bad input", "[strategy]") {
   auto s = make_strategy("annealing-typo", 3, 0, 1);
   REQUIRE_FALSE(s.ok());
@@ -240,7 +261,7 @@ TEST_CASE("space-filling design starts at the default, spreads out and is determ
   for (int i = 0; i <= 10; ++i) line.push_back({i / 10.0});
   // Weighing every configuration: greedy maximin, the two ends after the middle.
   SplitMix64 rng(1);
-  const auto d = space_filling_design(line, 5, 3, 0, rng);
+  const auto d = space_filling_design(line, {5}, 3, 0, rng);
   REQUIRE(d.size() == 3);
   CHECK(d[0] == 5);
   CHECK(std::set<std::size_t>(d.begin() + 1, d.end()) == std::set<std::size_t>{0, 10});
@@ -250,7 +271,7 @@ TEST_CASE("space-filling design starts at the default, spreads out and is determ
   const auto f = derived_features(l.features);
   auto design = [&](std::uint64_t seed) {
     SplitMix64 r(seed);
-    return space_filling_design(f, 42, 8, 5, r);
+    return space_filling_design(f, {42}, 8, 5, r);
   };
   const auto a = design(3);
   REQUIRE(a.size() == 8);
@@ -288,8 +309,8 @@ TEST_CASE("space-filling design starts at the default, spreads out and is determ
   CHECK(spread_design > 2 * spread_random);
   // A space smaller than the design asked for is covered once, with either rule.
   SplitMix64 r0(1), r5(1);
-  CHECK(space_filling_design(line, 0, 50, 0, r0).size() == 11);
-  CHECK(space_filling_design(line, 0, 50, 5, r5).size() == 11);
+  CHECK(space_filling_design(line, {0}, 50, 0, r0).size() == 11);
+  CHECK(space_filling_design(line, {0}, 50, 5, r5).size() == 11);
 }
 
 TEST_CASE("one-parameter neighbors differ in exactly one column", "[strategy]") {
@@ -321,7 +342,7 @@ TEST_CASE("annealing walks from the best of its initial design and beats random 
   Landscape l;
   const std::size_t default_index = 0;
   SplitMix64 rng(5);
-  const auto design = initial_design(l.features, default_index, rng);
+  const auto design = initial_design(l.features, {default_index}, rng);
   REQUIRE(design.size() >= 4);
   // The design first, as the model strategy evaluates it; then a neighbor of its best.
   auto s = make_strategy("annealing", l.features, default_index, 5).value();
