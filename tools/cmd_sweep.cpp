@@ -109,7 +109,8 @@ std::int64_t finished_by(const std::vector<SweepRecord>& sweeps, const std::set<
     if (settings.value("problem", "") == t.key && settings.value("strategy", "") == b.strategy &&
         settings.value("max_evals", -1) == b.max_evals && settings.value("no_improvement", -1) == b.no_improvement &&
         settings.value("time_budget_s", -1.0) == b.time_budget_s &&
-        settings.value("seed", std::uint64_t{0}) == b.seed && settings.value("protocol", nlohmann::json()) == protocol_json) {
+        settings.value("seed", std::uint64_t{0}) == b.seed && settings.value("warm_start", 0) == b.warm_start &&
+        settings.value("protocol", nlohmann::json()) == protocol_json) {
       return it->id;
     }
   }
@@ -150,7 +151,7 @@ std::string failures_text(const std::map<std::string, int>& failed) {
 nlohmann::json budget_json(const SweepBudget& b) {
   return {{"strategy", b.strategy}, {"max_evals", b.max_evals}, {"time_budget_s", b.time_budget_s},
           {"no_improvement", b.no_improvement}, {"seed", b.seed}, {"min_reps", b.min_reps},
-          {"max_reps", b.max_reps}};
+          {"max_reps", b.max_reps}, {"warm_start", b.warm_start}};
 }
 
 void print_dry_run(const SweepPlan& plan, SweepShard shard, const std::vector<SweepTask>& tasks, bool json) {
@@ -265,6 +266,7 @@ void run_sweep(const CommonOptions& o, const SweepOptions& s) {
     req.time_budget_s = t.budget.time_budget_s;
     req.no_improvement = t.budget.no_improvement;
     req.seed = t.budget.seed;
+    req.warm_start = t.budget.warm_start;
     req.protocol = protocol;
     req.command_line = command_line();
     apply_runner_options(s.runner, req);

@@ -22,6 +22,7 @@ struct TuneOptions {
   int no_improvement = 0;
   double time_budget = 0;
   std::uint64_t seed = 1;
+  int warm_start = 0;
   std::string config;
   std::string only_template;
   bool quiet = false;
@@ -37,6 +38,15 @@ nlohmann::json outcome_json(const CandidateOutcome& o, double flops) {
   if (o.timing.median_ms > 0) j["gflops"] = flops / (o.timing.median_ms * 1e-3) / 1e9;
   if (!o.reason.empty()) j["reason"] = o.reason;
   if (!o.timing.clocks.empty()) j["clocks"] = o.timing.clocks.to_json();
+  return j;
+}
+
+nlohmann::json warm_starts_json(const TuneSummary& s) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& w : s.warm_starts) {
+    j.push_back({{"template", w.template_name}, {"config", w.config}, {"from_problem", w.from_problem},
+                 {"log2_distance", w.distance}});
+  }
   return j;
 }
 
@@ -67,6 +77,11 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
   cmd->add_option("--time-budget", t->time_budget, "Stop starting candidates after this many seconds (0: none)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--seed", t->seed, "Seed for the strategy and the random inputs")->capture_default_str();
+  cmd->add_option("--warm-start", t->warm_start,
+                  "After the default, try the winners of up to this many nearest other problems of the same "
+                  "family tuned on this device with the same template (0: none)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->add_option("--config", t->config, "Evaluate only this configuration (canonical name)");
   cmd->add_option("--only-template", t->only_template, "Tune only this template");
   cmd->add_option("--min-reps", t->min_reps, "Timed repetitions at least")->capture_default_str();
@@ -99,6 +114,7 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
     req.time_budget_s = t->time_budget;
     req.no_improvement = t->no_improvement;
     req.seed = t->seed;
+    req.warm_start = t->warm_start;
     req.protocol.min_reps = t->min_reps;
     req.protocol.max_reps = std::max(t->max_reps, t->min_reps);
     req.protocol.cut_ratio = t->cut_ratio;
@@ -127,6 +143,7 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
                                       {"measure", s.measure_s}, {"setup", s.setup_s}}},
                           {"cache_hits", s.cache_hits},
                           {"skipped_templates", skipped_json(s)},
+                          {"warm_starts", warm_starts_json(s)},
                           {"worker_restarts", s.worker_restarts},
                           {"references_reused", s.references_reused},
                           {"compile_overlap", s.compile_overlap},
@@ -160,6 +177,10 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
       return;
     }
     for (const auto& [name, reason] : s.skipped_templates) std::cout << "\nskipped " << name << ": " << reason;
+    for (const auto& w : s.warm_starts) {
+      std::cout << "\nwarm start " << w.template_name << " " << w.config << ": the winner of " << w.from_problem
+                << " (log2 distance " << fmt(w.distance, 3) << ")";
+    }
     std::cout << "\n" << problem.key() << " on " << device->info().name << " (" << device->info().selector
               << "): " << s.evaluated + s.reused << " candidates (" << s.reused << " already stored), "
               << s.failed << " failed, " << fmt(s.total_s, 3) << " s\n";

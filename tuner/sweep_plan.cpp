@@ -62,7 +62,7 @@ Result<std::int64_t> integer_at_least(const Reporter& r, const std::string& path
 }
 
 const std::vector<std::string> kBudgetKeys = {"strategy", "max_evals", "time_budget_s", "no_improvement",
-                                              "seed",     "min_reps",  "max_reps"};
+                                              "seed",     "min_reps",  "max_reps",      "warm_start"};
 
 /// Applies the fields of a `budget` object over `b`.
 Status read_budget(const Reporter& r, const std::string& path, const json& j, SweepBudget& b) {
@@ -86,6 +86,7 @@ Status read_budget(const Reporter& r, const std::string& path, const json& j, Sw
   KF_TRY(int_field("no_improvement", b.no_improvement, 0));
   KF_TRY(int_field("min_reps", b.min_reps, 1));
   KF_TRY(int_field("max_reps", b.max_reps, 1));
+  KF_TRY(int_field("warm_start", b.warm_start, 0));
   if (j.contains("time_budget_s")) {
     const json& v = j["time_budget_s"];
     if (!v.is_number() || v.get<double>() < 0) {

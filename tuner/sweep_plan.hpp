@@ -28,6 +28,7 @@ struct SweepBudget {
   int no_improvement = 0;      ///< 0: never stop for that
   std::uint64_t seed = 1;
   int min_reps = 5, max_reps = 30;
+  int warm_start = 0;  ///< TuneRequest::warm_start; 0: none
   bool operator==(const SweepBudget&) const = default;
 };
 

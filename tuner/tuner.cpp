@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <ctime>
 #include <memory>
@@ -28,6 +29,54 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+/// The warm starts for `space` (TuneRequest::warm_start): winners stored for
+/// other problems of `problem`'s family on this device with template
+/// `template_name`, nearest first (ties by problem key), those inside
+/// `space`, each configuration once, at most `count`.
+Result<std::vector<std::pair<std::size_t, WarmStart>>> warm_starts(Database& db, const std::string& device_key,
+                                                                   const Problem& problem,
+                                                                   const std::string& template_name,
+                                                                   const std::vector<Config>& space, int count) {
+  std::vector<std::pair<std::size_t, WarmStart>> out;
+  if (count <= 0) return out;
+  Database::WinnerFilter f;
+  f.device_key = device_key;
+  f.op = problem.op;
+  f.dtype = std::string(dtype_name(problem.dtype));
+  f.layout = problem.layout.name();
+  KF_TRY_ASSIGN(winners, db.winners(f));
+  const std::string key = problem.key();
+  const std::string family = problem_family(key);
+  std::vector<WarmStart> near;
+  for (const auto& w : winners) {
+    if (w.template_name != template_name || w.problem_key == key || problem_family(w.problem_key) != family)
+      continue;
+    std::map<std::string, std::int64_t> dims;
+    try {
+      dims = nlohmann::json::parse(w.dims_json).get<std::map<std::string, std::int64_t>>();
+    } catch (const std::exception&) {
+      continue;  // a row this version cannot read suggests nothing
+    }
+    const double d = dims_log2_distance(problem.dims, dims);
+    if (std::isinf(d)) continue;
+    near.push_back({w.template_name, w.config, w.problem_key, d});
+  }
+  std::sort(near.begin(), near.end(), [](const WarmStart& a, const WarmStart& b) {
+    return a.distance != b.distance ? a.distance < b.distance : a.from_problem < b.from_problem;
+  });
+  for (auto& w : near) {
+    if (out.size() >= static_cast<std::size_t>(count)) break;
+    auto cfg = Config::parse(w.config);
+    if (!cfg.ok()) continue;
+    const auto it = std::find(space.begin(), space.end(), *cfg);
+    if (it == space.end()) continue;
+    const auto index = static_cast<std::size_t>(it - space.begin());
+    if (std::any_of(out.begin(), out.end(), [&](const auto& o) { return o.first == index; })) continue;
+    out.emplace_back(index, std::move(w));
+  }
+  return out;
 }
 
 std::string utc_now() {
@@ -188,6 +237,7 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
                              {"protocol", request.protocol.to_json()},
                              {"problem", problem.key()}};
   if (request.only_config) settings["only_config"] = *request.only_config;
+  if (request.warm_start > 0) settings["warm_start"] = request.warm_start;
   SweepRecord sweep;
   sweep.tool_version = tool_version();
   sweep.git_revision = git_revision();
@@ -201,6 +251,7 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
   // Per-template spaces and strategies.
   std::vector<TemplateState> states;
   std::vector<std::pair<std::string, std::string>> skipped;
+  std::vector<WarmStart> warm_started;
   std::size_t total = 0;
   for (const TemplateSource* tpl : request.templates) {
     const auto& m = tpl->manifest;
@@ -227,7 +278,16 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
     const Config def = m.default_config();
     auto it = std::find(st.space.begin(), st.space.end(), def);
     const std::size_t first = it == st.space.end() ? st.space.size() : static_cast<std::size_t>(it - st.space.begin());
-    KF_TRY_ASSIGN(strategy, make_strategy(request.strategy, space_features(st.space), first,
+    std::vector<std::size_t> firsts = {first};
+    if (!request.only_config) {
+      KF_TRY_ASSIGN(warm, warm_starts(db_, info.hardware_key(), problem, m.name, st.space, request.warm_start));
+      for (auto& [index, w] : warm) {
+        if (index == first) continue;  // the default goes first anyway
+        firsts.push_back(index);
+        warm_started.push_back(std::move(w));
+      }
+    }
+    KF_TRY_ASSIGN(strategy, make_strategy(request.strategy, space_features(st.space), firsts,
                                           seed ^ Hasher().add(m.name).value()));
     st.strategy = std::move(strategy);
     KF_TRY_ASSIGN(prior, db_.results({info.hardware_key(), problem.key(), m.name}));
@@ -286,6 +346,7 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
   TuneSummary summary;
   summary.sweep_id = sweep_id;
   summary.skipped_templates = skipped;
+  summary.warm_starts = warm_started;
   summary.compile_overlap = overlap;
   summary.code_generators = generators;
   std::map<std::string, int> failures;

@@ -32,6 +32,11 @@ struct TuneRequest {
   double time_budget_s = 0;                ///< 0: no limit
   int no_improvement = 0;                  ///< stop after this many candidates without a faster one; 0: never
   std::uint64_t seed = 1;
+  /// Warm start: after the default, propose the winners of up to this many
+  /// other problems of the same family (op, dtype, layout, epilogue,
+  /// attributes) tuned on this device with the same template, nearest dims
+  /// first, where they are in this problem's space. 0: none.
+  int warm_start = 0;
   MeasurementProtocol protocol;
   std::string command_line;
   /// Candidates run in a supervised worker process started with this argv
@@ -87,6 +92,15 @@ struct FinalistTiming {
   TimingStats interleaved;
 };
 
+/// A configuration proposed right after the default because it won a
+/// nearby problem (TuneRequest::warm_start).
+struct WarmStart {
+  std::string template_name;
+  std::string config;
+  std::string from_problem;  ///< the problem key it won
+  double distance = 0;       ///< dims_log2_distance to this problem
+};
+
 struct TuneSummary {
   std::int64_t sweep_id = 0;
   int evaluated = 0;  ///< evaluated by this run
@@ -118,6 +132,7 @@ struct TuneSummary {
   /// Validation references restarted workers read from the first worker's
   /// file instead of computing them (two per restart).
   int references_reused = 0;
+  std::vector<WarmStart> warm_starts;  ///< in the order proposed
 };
 
 class Tuner {

@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -80,6 +81,56 @@ TEST_CASE("tune, show and lookup through the CLI", "[cli]") {
   CHECK(near["rule"] == "nearest");
   auto def = parse_json(test::run_kforge("lookup --json --shape M=48,N=40,K=32 --layout TN --db " + db));
   CHECK(def["rule"] == "default");
+}
+
+TEST_CASE("tune --warm-start tries the nearest tuned problems' winners right after the default", "[cli]") {
+  test::TempDir dir;
+  const std::string db = " --db " + dir.file("w.db");
+  const std::string a = "BK16_BM32_BN32_PAD0_TM4_TN2_VW4", b = "BK8_BM32_BN32_PAD0_TM2_TN4_VW2",
+                    other_family = "BK8_BM32_BN64_PAD0_TM4_TN4_VW4";
+  // Winners planted: A at 32^3 and B at 256^3; another layout's is not of the family.
+  for (const auto& [shape, layout, config] :
+       {std::tuple{"M=32,N=32,K=32", "NN", a}, std::tuple{"M=256,N=256,K=256", "NN", b},
+        std::tuple{"M=64,N=64,K=64", "NT", other_family}}) {
+    parse_json(test::run_kforge(std::string("tune --op gemm --shape ") + shape + " --layout " + layout +
+                                " --config " + config + db + kFast + "--json"));
+  }
+  // The first proposals for a problem: its results in the order they were stored.
+  auto first_three = [&](const std::string& problem) {
+    std::vector<std::pair<std::int64_t, std::string>> rows;
+    const json show = parse_json(test::run_kforge("show --results --json" + db));
+    for (const auto& row : show["results"]) {
+      if (row["problem"] == problem) rows.emplace_back(row["id"].get<std::int64_t>(), row["config"].get<std::string>());
+    }
+    std::sort(rows.begin(), rows.end());
+    std::vector<std::string> configs;
+    for (std::size_t i = 0; i < rows.size() && i < 3; ++i) configs.push_back(rows[i].second);
+    return configs;
+  };
+  const std::string fast = " --min-reps 2 --max-reps 2 --strategy random --max-evals 3 --json";
+
+  // 64^3: log2 distance 3 to 32^3, 6 to 256^3.
+  const json t = parse_json(test::run_kforge("tune --op gemm --shape M=64,N=64,K=64 --warm-start 2" + db + fast));
+  REQUIRE(t["warm_starts"].size() == 2);
+  CHECK(t["warm_starts"][0]["config"] == a);
+  CHECK(t["warm_starts"][0]["from_problem"] == "gemm/K=32,M=32,N=32,batch=1/f32/NN");
+  CHECK(t["warm_starts"][0]["log2_distance"].get<double>() == Approx(3.0));
+  CHECK(t["warm_starts"][1]["config"] == b);
+  CHECK(t["warm_starts"][1]["log2_distance"].get<double>() == Approx(6.0));
+  const auto order = first_three("gemm/K=64,M=64,N=64,batch=1/f32/NN");
+  REQUIRE(order.size() == 3);
+  CHECK(order[0] == t["default"]["config"]);
+  CHECK(order[1] == a);
+  CHECK(order[2] == b);
+
+  // 128^3, one warm start: 256^3 is nearer now (3 against 6).
+  const json one = parse_json(test::run_kforge("tune --op gemm --shape M=128,N=128,K=128 --warm-start 1" + db + fast));
+  REQUIRE(one["warm_starts"].size() == 1);
+  CHECK(one["warm_starts"][0]["config"] == b);
+  CHECK(first_three("gemm/K=128,M=128,N=128,batch=1/f32/NN").at(1) == b);
+
+  // Without the flag, none.
+  CHECK(parse_json(test::run_kforge("tune --op gemm --shape M=96,N=96,K=96" + db + fast))["warm_starts"].empty());
 }
 
 TEST_CASE("a user template is tuned without rebuilding and its flaw is reported", "[cli]") {

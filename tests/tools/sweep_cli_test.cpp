@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <random>
 #include <set>
+#include <vector>
 #include <thread>
 #include <tuple>
 
@@ -67,6 +68,21 @@ Stored stored(const std::string& path) {
     out.finished_sweeps = sqlite3_column_int64(st, 0);
   }
   sqlite3_finalize(st);
+  sqlite3_close(db);
+  return out;
+}
+
+/// The first column of every row `sql` returns from the database at `path`.
+std::vector<std::string> column(const std::string& path, const std::string& sql) {
+  std::vector<std::string> out;
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_stmt* st = nullptr;
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) == SQLITE_OK) {
+      while (sqlite3_step(st) == SQLITE_ROW) out.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
+    }
+    sqlite3_finalize(st);
+  }
   sqlite3_close(db);
   return out;
 }
@@ -195,4 +211,27 @@ TEST_CASE("sweep: bad input exits 2 with one line naming the plan field, and --d
   REQUIRE(j["tasks"].size() == 1);
   CHECK(j["tasks"][0]["key"] == "softmax/cols=40,rows=3/f32/NN");
   CHECK(j["tasks"][0]["budget"]["max_evals"] == 2);
+}
+
+TEST_CASE("sweep: a plan's warm_start proposes a nearby problem's winner after the default", "[cli]") {
+  test::TempDir dir;
+  const std::string plan = dir.file("plan.json"), db = dir.file("w.db"), cache = " --cache-dir " + dir.file("cache");
+  const std::string planted = "BK16_BM32_BN32_PAD0_TM4_TN2_VW4";
+  auto t = test::run_kforge("tune --op gemm --shape M=128,N=32,K=32 --config " + planted + cache +
+                            " --min-reps 2 --max-reps 2 --quiet --db " + db);
+  REQUIRE(t.exit_code == 0);
+  test::write_file(plan, R"({"schema_version": 1,
+    "budget": {"strategy": "random", "max_evals": 3, "seed": 3, "min_reps": 2, "max_reps": 2, "warm_start": 1},
+    "entries": [{"op": "gemm", "shapes": ["M=64,N=32,K=32"]}]})");
+  auto r = test::run_kforge("sweep " + plan + cache + " --quiet --db " + db);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto settings = column(db, "SELECT settings_json FROM sweeps ORDER BY id");
+  REQUIRE(settings.size() == 2);
+  CHECK(nlohmann::json::parse(settings[1]).value("warm_start", 0) == 1);
+  const auto order = column(db, "SELECT r.config FROM results r JOIN problems p ON p.id = r.problem_id "
+                                "WHERE p.key = 'gemm/K=32,M=64,N=32,batch=1/f32/NN' ORDER BY r.id");
+  REQUIRE(order.size() == 3);
+  CHECK(order[0] == "BK8_BM32_BN32_PAD0_TM2_TN2_VW1");  // the template's default
+  CHECK(order[1] == planted);
 }

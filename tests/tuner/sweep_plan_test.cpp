@@ -41,7 +41,8 @@ TEST_CASE("A plan expands entries in order: shapes x dtypes x layouts x epilogue
       {"op": "gemm", "shapes": ["M=1,N=64,K=32", {"M": 16, "N": 64, "K": 32}], "dtypes": ["f32", "f16"],
        "layouts": ["NN", "NT"], "epilogues": ["none", "bias+relu"]},
       {"op": "reduce", "shapes": "rows=4,cols=128", "attrs": ["kind=sum", {"kind": "max"}],
-       "budget": {"max_evals": 2, "strategy": "exhaustive", "time_budget_s": 1.5, "no_improvement": 3}}
+       "budget": {"max_evals": 2, "strategy": "exhaustive", "time_budget_s": 1.5, "no_improvement": 3,
+                  "warm_start": 2}}
     ]})";
   auto parsed = parse_sweep_plan(text, "plan.json");
   INFO((parsed.ok() ? "" : parsed.error().message));
@@ -76,6 +77,7 @@ TEST_CASE("A plan expands entries in order: shapes x dtypes x layouts x epilogue
   entry_budget.strategy = "exhaustive";
   entry_budget.time_budget_s = 1.5;
   entry_budget.no_improvement = 3;
+  entry_budget.warm_start = 2;
   CHECK(plan.tasks[17].budget == entry_budget);
 
   std::set<std::string> keys;
@@ -120,7 +122,7 @@ TEST_CASE("Every bad field is one line naming the file, the JSON path and the va
           "plan.json: entries[0].shape: unknown key (known: op, shapes, dtypes, layouts, epilogues, attrs, budget)");
     CHECK(error_of(plan_with(kGemm, R"({"max_eval": 3})")) ==
           "plan.json: budget.max_eval: unknown key (known: strategy, max_evals, time_budget_s, no_improvement, seed, "
-          "min_reps, max_reps)");
+          "min_reps, max_reps, warm_start)");
   }
   SECTION("operators") {
     CHECK(error_of(plan_with(R"("shapes": ["M=1"])")) == "plan.json: entries[0].op: missing");
@@ -169,6 +171,7 @@ TEST_CASE("Every bad field is one line naming the file, the JSON path and the va
           "plan.json: budget.time_budget_s: -3 is not a number of seconds >= 0");
     CHECK(error_of(plan_with(kGemm, R"({"seed": -1})")) == "plan.json: budget.seed: -1 is not an integer >= 0");
     CHECK(error_of(plan_with(kGemm, R"({"min_reps": 0})")) == "plan.json: budget.min_reps: 0 is less than 1");
+    CHECK(error_of(plan_with(kGemm, R"({"warm_start": -2})")) == "plan.json: budget.warm_start: -2 is less than 0");
     CHECK(error_of(plan_with(kGemm, R"({"min_reps": 5, "max_reps": 3})")) ==
           "plan.json: budget.max_reps: max_reps 3 is less than min_reps 5");
     CHECK(error_of(plan_with(std::string(kGemm) + R"(, "budget": {"strategy": "greedy"})"))
