@@ -7,11 +7,16 @@
 // instead of minutes of PoCL: a tool to iterate on a strategy, not a receipt.
 //
 //   kforge_bench_strategy_replay RECEIPT.json [--seeds N] [--noise SIGMA] [--strategy NAME] [--trace K]
+//                                [--warm-from OTHER.json]...
 //
 // --noise SIGMA multiplies every median by exp(SIGMA * z), z standard normal
 // drawn per configuration and seed, to see how a strategy fares when the
 // landscape is measured again (the default 0 replays it as recorded).
 // --trace K prints the first 10% of the picks of seeds 1..K.
+// --warm-from OTHER.json (repeatable) warm-starts every strategy as
+// `kforge tune --warm-start` would from a database holding OTHER's problem:
+// OTHER's fastest configuration, when it is in this space, is proposed right
+// after the default, in the order the flags are given.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -46,19 +51,21 @@ double median(std::vector<double> v) {
 int main(int argc, char** argv) {
   if (argc < 2) {
     std::cerr << "usage: kforge_bench_strategy_replay RECEIPT.json [--seeds N] [--noise SIGMA] [--strategy NAME] "
-                 "[--trace K]\n";
+                 "[--trace K] [--warm-from OTHER.json]...\n";
     return 2;
   }
   int seeds = 10;
   double noise = 0.0;
   int trace_seeds = 0;
   std::vector<std::string> strategies = {"random", "annealing", "model"};
+  std::vector<std::string> warm_from;
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--seeds") seeds = std::stoi(argv[i + 1]);
     else if (flag == "--noise") noise = std::stod(argv[i + 1]);
     else if (flag == "--strategy") strategies = {argv[i + 1]};
     else if (flag == "--trace") trace_seeds = std::stoi(argv[i + 1]);
+    else if (flag == "--warm-from") warm_from.push_back(argv[i + 1]);
     else {
       std::cerr << "kforge_bench_strategy_replay: unknown flag " << flag << "\n";
       return 2;
@@ -141,6 +148,27 @@ int main(int argc, char** argv) {
   }
   const std::size_t first =
       static_cast<std::size_t>(std::find(names.begin(), names.end(), def) - names.begin());
+  std::vector<std::size_t> firsts = {first};
+  for (const auto& path : warm_from) {
+    std::ifstream other_in(path);
+    if (!other_in) {
+      std::cerr << path << ": cannot open\n";
+      return 2;
+    }
+    const auto other = nlohmann::ordered_json::parse(other_in);
+    std::string fastest;
+    double fastest_ms = 1e300;
+    for (const auto& [name, ms] : other.at("landscape").items()) {
+      if (!ms.is_null() && ms.get<double>() < fastest_ms) {
+        fastest_ms = ms.get<double>();
+        fastest = name;
+      }
+    }
+    const auto at = std::find(names.begin(), names.end(), fastest);
+    std::printf("warm start from %s: %s%s\n", path.c_str(), fastest.c_str(),
+                at == names.end() ? " (not in this space)" : "");
+    if (at != names.end()) firsts.push_back(static_cast<std::size_t>(at - names.begin()));
+  }
   const std::vector<double> fractions = {0.05, 0.10, 0.25};
   std::printf("%zu configurations, default %s, %d seeds, noise %.3f\n", n, def.c_str(), seeds, noise);
   for (const auto& strategy : strategies) {
@@ -161,7 +189,7 @@ int main(int argc, char** argv) {
         if (t > 0) optimum = std::min(optimum, t);
       }
       const auto tuner_seed = static_cast<std::uint64_t>(seed) ^ Hasher().add(template_name).value();
-      auto s = make_strategy(strategy, features, first, tuner_seed);
+      auto s = make_strategy(strategy, features, firsts, tuner_seed);
       if (!s.ok()) {
         std::cerr << s.error().message << "\n";
         return 2;
