@@ -34,11 +34,13 @@ double seconds_since(Clock::time_point t) {
 /// The warm starts for `space` (TuneRequest::warm_start): winners stored for
 /// other problems of `problem`'s family on this device with template
 /// `template_name`, nearest first (ties by problem key), those inside
-/// `space`, each configuration once, at most `count`.
+/// `space` other than `first` (the default, proposed anyway), each
+/// configuration once, at most `count`.
 Result<std::vector<std::pair<std::size_t, WarmStart>>> warm_starts(Database& db, const std::string& device_key,
                                                                    const Problem& problem,
                                                                    const std::string& template_name,
-                                                                   const std::vector<Config>& space, int count) {
+                                                                   const std::vector<Config>& space,
+                                                                   std::size_t first, int count) {
   std::vector<std::pair<std::size_t, WarmStart>> out;
   if (count <= 0) return out;
   Database::WinnerFilter f;
@@ -73,7 +75,8 @@ Result<std::vector<std::pair<std::size_t, WarmStart>>> warm_starts(Database& db,
     const auto it = std::find(space.begin(), space.end(), *cfg);
     if (it == space.end()) continue;
     const auto index = static_cast<std::size_t>(it - space.begin());
-    if (std::any_of(out.begin(), out.end(), [&](const auto& o) { return o.first == index; })) continue;
+    if (index == first || std::any_of(out.begin(), out.end(), [&](const auto& o) { return o.first == index; }))
+      continue;
     out.emplace_back(index, std::move(w));
   }
   return out;
@@ -280,9 +283,9 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
     const std::size_t first = it == st.space.end() ? st.space.size() : static_cast<std::size_t>(it - st.space.begin());
     std::vector<std::size_t> firsts = {first};
     if (!request.only_config) {
-      KF_TRY_ASSIGN(warm, warm_starts(db_, info.hardware_key(), problem, m.name, st.space, request.warm_start));
+      KF_TRY_ASSIGN(warm,
+                    warm_starts(db_, info.hardware_key(), problem, m.name, st.space, first, request.warm_start));
       for (auto& [index, w] : warm) {
-        if (index == first) continue;  // the default goes first anyway
         firsts.push_back(index);
         warm_started.push_back(std::move(w));
       }
