@@ -183,7 +183,7 @@ class RocmSmiClockReader final : public ClockReader {
 
  private:
   /// The throttle status, from the first source that answers:
-  /// rsmi_dev_metrics_indep_throttle_status_get (ROCm SMI 6.1 and later; the
+  /// rsmi_dev_metrics_indep_throttle_status_get (later ROCm SMI 6 releases; the
   /// driver's ASIC-independent bits, any family), then
   /// rsmi_dev_metrics_throttle_status_get (the family's own bits), then the
   /// whole metrics table where its layout is this build's (format 1, content

@@ -49,7 +49,7 @@ std::optional<ThrottleReasons> decode_throttle_status(const std::string& gfx_arc
 
 /// Decodes the driver's ASIC-independent indep_throttle_status (amdgpu's
 /// SMU_THROTTLER_* bits, the same for every family; gpu_metrics 1.3 and
-/// later), as ROCm SMI 6.1 and later return it.
+/// later), as later ROCm SMI 6 releases return it.
 ThrottleReasons decode_independent_throttle_status(std::uint64_t status);
 
 /// ROCm SMI as loaded from one library file, rsmi_init called.
@@ -66,7 +66,7 @@ struct RocmSmiApi {
                                           std::uint64_t*) = nullptr;                             ///< optional
   rsmi_status_t (*rsmi_dev_gpu_metrics_info_get)(std::uint32_t, rsmi_gpu_metrics_t*) = nullptr;  ///< optional
   /// One field of the metrics table each, whatever the table's layout
-  /// (ROCm SMI 6.1 and later; not in this build's header, so declared here).
+  /// (later ROCm SMI 6 releases; not in this build's header, so declared here).
   rsmi_status_t (*rsmi_dev_metrics_throttle_status_get)(std::uint32_t, std::uint32_t*) = nullptr;  ///< optional
   rsmi_status_t (*rsmi_dev_metrics_indep_throttle_status_get)(std::uint32_t,
                                                               std::uint64_t*) = nullptr;  ///< optional

@@ -23,7 +23,7 @@
 // reader asks for the GFX clock first). Built with KFORGE_FAKE_ROCM_SMI_NO_METRICS
 // it does not export rsmi_dev_gpu_metrics_info_get; with
 // KFORGE_FAKE_ROCM_SMI_FIELD_GETTERS it plays a newer library on MI300:
-// it also exports ROCm SMI 6.1's rsmi_dev_metrics_throttle_status_get,
+// it also exports later ROCm SMI 6 releases' rsmi_dev_metrics_throttle_status_get,
 // rsmi_dev_metrics_indep_throttle_status_get and
 // rsmi_dev_current_socket_power_get (POWER), and has no power average. Status strings are the real
 // library's (ROCm SMI 5.2.3).
