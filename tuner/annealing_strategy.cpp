@@ -1,5 +1,5 @@
 // Simulated annealing over a configuration space. It evaluates the same
-// small space-filling design as the model strategy first (the default, then
+// small space-filling design as the model strategy first (the default and any warm starts, then
 // configurations spread over the space) and walks from the best of it: a
 // walk from the default alone spends a small budget on the default's
 // neighborhood, however slow that is. Neighbors of a configuration are the
@@ -105,7 +105,7 @@ class AnnealingStrategy final : public Strategy {
   SplitMix64 rng_;
   std::vector<bool> seen_;
   std::vector<std::vector<std::size_t>> neighbors_;
-  std::vector<std::size_t> design_;     ///< evaluated first, the default first when inside the space
+  std::vector<std::size_t> design_;     ///< evaluated first: the firsts inside the space, then the rest
   std::optional<std::size_t> current_;  ///< position in history of the current state
   std::size_t consumed_ = 0;
 };

@@ -95,7 +95,7 @@ class ModelStrategy final : public Strategy {
   std::uint64_t seed_;
   SplitMix64 rng_;
   std::vector<bool> seen_;
-  std::vector<std::size_t> design_;  ///< the default first when inside the space
+  std::vector<std::size_t> design_;  ///< the firsts (default, warm starts) inside the space, then the rest
   std::size_t model_picks_ = 0;
 };
 
