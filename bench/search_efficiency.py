@@ -25,12 +25,17 @@
    progress lines (stderr, one per candidate, "(stored)" when reused) give the
    order the strategy picked. A replay line without "(stored)" means a
    candidate ran afresh; the script counts them and reports them.
+   With `--warm-from DB...` (landscape databases of other shapes, saved with
+   `--landscape-db`), those are merged into the replay database first
+   (`kforge db merge`) and every replay runs with `--warm-start K` (K: the
+   number of databases, or `--warm-start`): the tuner's own warm start, from
+   the winners those recordings stored, nearest shape first.
 3. For 5%, 10% and 25% of the space: fraction of the optimum reached =
    optimum median / best median found in the first ceil(p * space)
    candidates (0 when none succeeded), median over the seeds.
 
     bench/search_efficiency.py [--kforge build/kforge] [--size 128] [--seeds 10] [--space JSON]
-                               [--passes 3] [--landscape-db PATH]
+                               [--passes 3] [--landscape-db PATH] [--warm-from DB ...] [--warm-start K]
 """
 import argparse
 import json
@@ -64,11 +69,13 @@ def problem_args(size, tpl_dir):
             "--template", tpl_dir, "--only-template", NAME]
 
 
-def replay(kforge, base, landscape_db, tmp, strategy, seed, evals):
+def replay(kforge, base, landscape_db, tmp, strategy, seed, evals, warm_start=0):
     """The configurations the strategy picks, in order, with whether each was stored."""
     db = os.path.join(tmp, f"replay-{strategy}-{seed}.db")
     shutil.copy(landscape_db, db)
     cmd = [kforge, "tune", *base, "--strategy", strategy, "--seed", str(seed), "--max-evals", str(evals), "--db", db]
+    if warm_start:
+        cmd += ["--warm-start", str(warm_start)]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)}: exit {r.returncode}: {r.stderr.strip()[-2000:]}")
@@ -77,8 +84,9 @@ def replay(kforge, base, landscape_db, tmp, strategy, seed, evals):
         m = LINE.match(line.strip())
         if m and m.group(3) == NAME:
             order.append({"config": m.group(4), "status": m.group(5), "stored": bool(m.group(6))})
+    warm = [line.strip() for line in r.stdout.splitlines() if line.startswith("warm start ")]
     os.remove(db)
-    return order, " ".join(cmd)
+    return order, " ".join(cmd), warm
 
 
 def read_landscape(kforge, db):
@@ -159,11 +167,16 @@ def main():
                     help="exhaustive recordings of the space; each configuration keeps its median pass's result")
     ap.add_argument("--landscape-db", default="",
                     help="save the landscape database here, or replay over it when it exists")
+    ap.add_argument("--warm-from", nargs="*", default=[],
+                    help="landscape databases of other shapes whose winners warm-start every replay")
+    ap.add_argument("--warm-start", type=int, default=None,
+                    help="how many of those winners (default: one per --warm-from database)")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "receipts"))
     args = ap.parse_args()
 
     kforge = os.path.abspath(args.kforge)
-    ctx = context(kforge, "search_efficiency", {"size": args.size, "space": args.space, "seeds": args.seeds})
+    ctx = context(kforge, "search_efficiency", {"size": args.size, "space": args.space, "seeds": args.seeds,
+                                                "warm_from": [os.path.abspath(d) for d in args.warm_from]})
     limits = restricted_template.device_limits(ctx["devices"], args.device)
     with tempfile.TemporaryDirectory() as tmp:
         tpl_dir, manifest = restricted_template.write(TEMPLATE, NAME, args.space, tmp)
@@ -184,6 +197,12 @@ def main():
                     json.dump(record, f, indent=2)
         rec_cmd, record_s = record["command"], record["record_s"]
         landscape = read_landscape(kforge, landscape_db)
+        warm_start = 0
+        if args.warm_from:
+            # Read the landscape first: the merged databases bring other problems' results.
+            run_json([kforge, "db", "merge", *[os.path.abspath(d) for d in args.warm_from], "--output",
+                      landscape_db, "--json"])
+            warm_start = args.warm_start if args.warm_start is not None else len(args.warm_from)
         ok = {c: t for c, t in landscape.items() if t is not None}
         optimum_cfg = min(ok, key=ok.get)
         optimum = ok[optimum_cfg]
@@ -193,7 +212,7 @@ def main():
         for strategy in STRATEGIES:
             per_fraction = {f: [] for f in FRACTIONS}
             for seed in range(1, args.seeds + 1):
-                order, cmd = replay(kforge, base, landscape_db, tmp, strategy, seed, evals)
+                order, cmd, warm = replay(kforge, base, landscape_db, tmp, strategy, seed, evals, warm_start)
                 fresh += sum(1 for o in order if not o["stored"])
                 best = math.inf
                 trace = []
@@ -206,7 +225,7 @@ def main():
                     b = trace[min(k, len(trace)) - 1] if trace else math.inf
                     per_fraction[f].append(optimum / b if b < math.inf else 0.0)
                 runs.append({"strategy": strategy, "seed": seed, "command": cmd,
-                             "order": [o["config"] for o in order]})
+                             "order": [o["config"] for o in order], "warm_starts": warm})
             table[strategy] = {f"{int(f * 100)}%": {"median": statistics.median(v), "per_seed": v}
                                for f, v in per_fraction.items()}
             print(f"{strategy}: " + ", ".join(f"{k} {v['median']:.3f}" for k, v in table[strategy].items()),
@@ -257,7 +276,9 @@ def markdown(r):
         f"{c['load_average_at_end'][0]:.1f} at end. {landscape_note(r)}: "
         f"`{r['landscape_command']}`; optimum {r['optimum']['config']} {r['optimum']['median_ms']:.3f} ms. "
         f"Space: {json.dumps(c['space'])}. Each cell: median over seeds of optimum / best found after that many "
-        f"candidates. Candidates run afresh during the replay: {r['fresh_candidates_in_replay']}.",
+        f"candidates. Candidates run afresh during the replay: {r['fresh_candidates_in_replay']}."
+        + (f" Warm-started (`--warm-start`) from the winners stored in {', '.join(c['warm_from'])}: "
+           f"{'; '.join(r['runs'][0]['warm_starts'])}." if c.get("warm_from") else ""),
         "",
         "| strategy | " + " | ".join(f"{k} ({v} cand.)" for k, v in b.items()) + " | seeds >= 0.95 at 10% |",
         "|---|" + "---|" * (len(b) + 1),
