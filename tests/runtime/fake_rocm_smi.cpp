@@ -120,6 +120,23 @@ const Sample* current(std::uint32_t index) {
   return &devices[index].samples[devices[index].current];
 }
 
+/// A one-value call answered from the device's current sample: that value,
+/// or RSMI_STATUS_NOT_SUPPORTED where the script gave "-" or nothing.
+template <typename T, typename Out>
+rsmi_status_t answer(std::uint32_t index, std::optional<T> Sample::*field, Out* out) {
+  const Sample* s = current(index);
+  if (!s) return RSMI_STATUS_INVALID_ARGS;
+  if (!(s->*field)) return RSMI_STATUS_NOT_SUPPORTED;
+  *out = *(s->*field);
+  return RSMI_STATUS_SUCCESS;
+}
+
+#ifdef KFORGE_FAKE_ROCM_SMI_FIELD_GETTERS
+constexpr bool kAverageKept = false;  // as on MI300
+#else
+constexpr bool kAverageKept = true;
+#endif
+
 }  // namespace
 
 extern "C" {
@@ -213,16 +230,9 @@ __attribute__((visibility("default"))) rsmi_status_t rsmi_dev_temp_metric_get(
 __attribute__((visibility("default"))) rsmi_status_t rsmi_dev_power_ave_get(std::uint32_t index,
                                                                             std::uint32_t sensor,
                                                                             std::uint64_t* microwatts) {
-  const Sample* s = current(index);
-  if (!s || sensor != 0) return RSMI_STATUS_INVALID_ARGS;
-#ifdef KFORGE_FAKE_ROCM_SMI_FIELD_GETTERS
-  const bool average_kept = false;  // as on MI300
-#else
-  const bool average_kept = true;
-#endif
-  if (!s->power || !average_kept) return RSMI_STATUS_NOT_SUPPORTED;
-  *microwatts = *s->power;
-  return RSMI_STATUS_SUCCESS;
+  if (!current(index) || sensor != 0) return RSMI_STATUS_INVALID_ARGS;
+  if (!kAverageKept) return RSMI_STATUS_NOT_SUPPORTED;
+  return answer(index, &Sample::power, microwatts);
 }
 
 #ifndef KFORGE_FAKE_ROCM_SMI_NO_METRICS
@@ -245,29 +255,17 @@ __attribute__((visibility("default"))) rsmi_status_t rsmi_dev_gpu_metrics_info_g
 #ifdef KFORGE_FAKE_ROCM_SMI_FIELD_GETTERS
 __attribute__((visibility("default"))) rsmi_status_t rsmi_dev_metrics_throttle_status_get(std::uint32_t index,
                                                                                           std::uint32_t* status) {
-  const Sample* s = current(index);
-  if (!s) return RSMI_STATUS_INVALID_ARGS;
-  if (!s->throttle) return RSMI_STATUS_NOT_SUPPORTED;
-  *status = *s->throttle;
-  return RSMI_STATUS_SUCCESS;
+  return answer(index, &Sample::throttle, status);
 }
 
 __attribute__((visibility("default"))) rsmi_status_t rsmi_dev_current_socket_power_get(std::uint32_t index,
                                                                                        std::uint64_t* microwatts) {
-  const Sample* s = current(index);
-  if (!s) return RSMI_STATUS_INVALID_ARGS;
-  if (!s->power) return RSMI_STATUS_NOT_SUPPORTED;
-  *microwatts = *s->power;
-  return RSMI_STATUS_SUCCESS;
+  return answer(index, &Sample::power, microwatts);
 }
 
 __attribute__((visibility("default"))) rsmi_status_t rsmi_dev_metrics_indep_throttle_status_get(
     std::uint32_t index, std::uint64_t* status) {
-  const Sample* s = current(index);
-  if (!s) return RSMI_STATUS_INVALID_ARGS;
-  if (!s->indep_throttle) return RSMI_STATUS_NOT_SUPPORTED;
-  *status = *s->indep_throttle;
-  return RSMI_STATUS_SUCCESS;
+  return answer(index, &Sample::indep_throttle, status);
 }
 #endif
 
