@@ -93,6 +93,15 @@ struct FrequenciesV6 {
   std::uint64_t frequency[33];
 };
 
+/// Where a library call writes a table: `buffer`, larger than any version's
+/// table, with the first `read_back` bytes (as much as is read back) zeroed,
+/// so fields a library leaves unwritten read as 0. The rest is not touched:
+/// this runs after every timed launch.
+void* cleared(std::vector<std::uint64_t>* buffer, std::size_t read_back) {
+  std::memset(buffer->data(), 0, read_back);
+  return buffer->data();
+}
+
 Result<const RocmSmiApi*> load_library(const std::vector<std::string>& candidates) {
   auto api = std::make_unique<RocmSmiApi>();
   KF_TRY_ASSIGN(lib, DynamicLibrary::open("ROCm SMI", candidates));
@@ -122,8 +131,7 @@ Result<const RocmSmiApi*> load_library(const std::vector<std::string>& candidate
 /// into `buffer`, larger than either layout, so no version overruns it.
 double current_mhz(const RocmSmiApi& api, std::uint32_t index, rsmi_clk_type_t type, std::uint32_t major,
                    std::vector<std::uint64_t>* buffer, std::string* error) {
-  std::fill(buffer->begin(), buffer->end(), 0);
-  auto* table = reinterpret_cast<rsmi_frequencies_t*>(buffer->data());  // written by the library only
+  auto* table = static_cast<rsmi_frequencies_t*>(cleared(buffer, sizeof(FrequenciesV6)));
   if (const rsmi_status_t r = api.rsmi_dev_gpu_clk_freq_get(index, type, table); r != RSMI_STATUS_SUCCESS) {
     if (error->empty()) error->assign("rsmi_dev_gpu_clk_freq_get: " + api.error_text(r));
     return -1;
@@ -207,10 +215,9 @@ class RocmSmiClockReader final : public ClockReader {
     if (!read && api_.rsmi_dev_gpu_metrics_info_get && major_ >= 1 && major_ <= 5) {
       // The buffer leaves room for a library newer than its version says
       // (a 5.x table is 96 bytes, a 7.x one under 2 KiB).
-      std::fill(buffer_.begin(), buffer_.end(), 0);
       rsmi_gpu_metrics_t table{};
-      if (api_.rsmi_dev_gpu_metrics_info_get(index_, reinterpret_cast<rsmi_gpu_metrics_t*>(buffer_.data())) ==
-          RSMI_STATUS_SUCCESS) {
+      if (api_.rsmi_dev_gpu_metrics_info_get(
+              index_, static_cast<rsmi_gpu_metrics_t*>(cleared(&buffer_, sizeof table))) == RSMI_STATUS_SUCCESS) {
         std::memcpy(&table, buffer_.data(), sizeof table);
         if (table.common_header.format_revision == RSMI_GPU_METRICS_API_FORMAT_VER &&
             table.common_header.content_revision >= RSMI_GPU_METRICS_API_CONTENT_VER_1 &&
