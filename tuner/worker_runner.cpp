@@ -23,8 +23,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-Clock::time_point after(double seconds) {
-  return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+/// `seconds` after `from` (default: now).
+Clock::time_point after(double seconds, Clock::time_point from = Clock::now()) {
+  return from + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
 }
 
 constexpr std::string_view kReferenceDirPrefix = "kforge-references-";
@@ -224,7 +225,7 @@ Result<Evaluation> WorkerRunner::evaluate(const std::string& template_name, cons
             scaled_by_own_launch = true;
             const double first_ms = std::chrono::duration<double, std::milli>(Clock::now() - launches_began).count();
             limit = timeouts_.launch_limit_s(setup_.protocol, first_ms);
-            deadline = launches_began + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limit));
+            deadline = after(limit, launches_began);
           }
         } else {
           phase = "launch";
