@@ -31,18 +31,10 @@ double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-/// The warm starts for `space` (TuneRequest::warm_start): winners stored for
-/// other problems of `problem`'s family on this device with template
-/// `template_name`, nearest first (ties by problem key), those inside
-/// `space` other than `first` (the default, proposed anyway), each
-/// configuration once, at most `count`.
-Result<std::vector<std::pair<std::size_t, WarmStart>>> warm_starts(Database& db, const std::string& device_key,
-                                                                   const Problem& problem,
-                                                                   const std::string& template_name,
-                                                                   const std::vector<Config>& space,
-                                                                   std::size_t first, int count) {
-  std::vector<std::pair<std::size_t, WarmStart>> out;
-  if (count <= 0) return out;
+/// Candidates for warm starts (TuneRequest::warm_start): the winners stored
+/// on this device for other problems of `problem`'s family, every template's,
+/// nearest first (ties by problem key). One query for the whole run.
+Result<std::vector<WarmStart>> nearby_winners(Database& db, const std::string& device_key, const Problem& problem) {
   Database::WinnerFilter f;
   f.device_key = device_key;
   f.op = problem.op;
@@ -53,8 +45,7 @@ Result<std::vector<std::pair<std::size_t, WarmStart>>> warm_starts(Database& db,
   const std::string family = problem_family(key);
   std::vector<WarmStart> near;
   for (const auto& w : winners) {
-    if (w.template_name != template_name || w.problem_key == key || problem_family(w.problem_key) != family)
-      continue;
+    if (w.problem_key == key || problem_family(w.problem_key) != family) continue;
     std::map<std::string, std::int64_t> dims;
     try {
       dims = nlohmann::json::parse(w.dims_json).get<std::map<std::string, std::int64_t>>();
@@ -68,8 +59,20 @@ Result<std::vector<std::pair<std::size_t, WarmStart>>> warm_starts(Database& db,
   std::sort(near.begin(), near.end(), [](const WarmStart& a, const WarmStart& b) {
     return a.distance != b.distance ? a.distance < b.distance : a.from_problem < b.from_problem;
   });
-  for (auto& w : near) {
-    if (out.size() >= static_cast<std::size_t>(count)) break;
+  return near;
+}
+
+/// The warm starts for one template's `space`: of `near` (nearby_winners),
+/// those of template `template_name` inside `space` other than `first` (the
+/// default, proposed anyway), each configuration once, at most `count`.
+std::vector<std::pair<std::size_t, WarmStart>> warm_starts(const std::vector<WarmStart>& near,
+                                                           const std::string& template_name,
+                                                           const std::vector<Config>& space, std::size_t first,
+                                                           int count) {
+  std::vector<std::pair<std::size_t, WarmStart>> out;
+  for (const auto& w : near) {
+    if (static_cast<int>(out.size()) >= count) break;
+    if (w.template_name != template_name) continue;
     auto cfg = Config::parse(w.config);
     if (!cfg.ok()) continue;
     const auto it = std::find(space.begin(), space.end(), *cfg);
@@ -77,7 +80,7 @@ Result<std::vector<std::pair<std::size_t, WarmStart>>> warm_starts(Database& db,
     const auto index = static_cast<std::size_t>(it - space.begin());
     if (index == first || std::any_of(out.begin(), out.end(), [&](const auto& o) { return o.first == index; }))
       continue;
-    out.emplace_back(index, std::move(w));
+    out.emplace_back(index, w);
   }
   return out;
 }
@@ -254,7 +257,11 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
   // Per-template spaces and strategies.
   std::vector<TemplateState> states;
   std::vector<std::pair<std::string, std::string>> skipped;
-  std::vector<WarmStart> warm_started;
+  std::vector<WarmStart> warm_started, near;
+  if (request.warm_start > 0 && !request.only_config) {
+    KF_TRY_ASSIGN(found, nearby_winners(db_, info.hardware_key(), problem));
+    near = std::move(found);
+  }
   std::size_t total = 0;
   for (const TemplateSource* tpl : request.templates) {
     const auto& m = tpl->manifest;
@@ -282,13 +289,9 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
     auto it = std::find(st.space.begin(), st.space.end(), def);
     const std::size_t first = it == st.space.end() ? st.space.size() : static_cast<std::size_t>(it - st.space.begin());
     std::vector<std::size_t> firsts = {first};
-    if (!request.only_config) {
-      KF_TRY_ASSIGN(warm,
-                    warm_starts(db_, info.hardware_key(), problem, m.name, st.space, first, request.warm_start));
-      for (auto& [index, w] : warm) {
-        firsts.push_back(index);
-        warm_started.push_back(std::move(w));
-      }
+    for (auto& [index, w] : warm_starts(near, m.name, st.space, first, request.warm_start)) {
+      firsts.push_back(index);
+      warm_started.push_back(std::move(w));
     }
     KF_TRY_ASSIGN(strategy, make_strategy(request.strategy, space_features(st.space), firsts,
                                           seed ^ Hasher().add(m.name).value()));
