@@ -214,7 +214,7 @@ class RocmSmiClockReader final : public ClockReader {
     // header's offsets hold only for libraries of that era (major 1-5).
     if (!read && api_.rsmi_dev_gpu_metrics_info_get && major_ >= 1 && major_ <= 5) {
       // The buffer leaves room for a library newer than its version says
-      // (a 5.x table is 96 bytes, a 7.x one under 2 KiB).
+      // (a 5.x table is 96 bytes; a recent one, by its field list, under 2 KiB).
       rsmi_gpu_metrics_t table{};
       if (api_.rsmi_dev_gpu_metrics_info_get(
               index_, static_cast<rsmi_gpu_metrics_t*>(cleared(&buffer_, sizeof table))) == RSMI_STATUS_SUCCESS) {

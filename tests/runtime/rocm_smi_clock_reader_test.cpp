@@ -253,7 +253,7 @@ TEST_CASE("the metrics table is read only where its layout is this build's", "[c
     }
   }
   SECTION("a library that writes a larger table than this build's struct") {
-    // 2 KiB, as ROCm SMI 7's table; the reader's buffer takes it.
+    // 2 KiB, about what a recent ROCm SMI's table comes to; the reader's buffer takes it.
     const ClockSample s = read_with("version 5\ntable 2048 1\n");
     CHECK(s.reasons == std::vector<std::string>{"temp_gpu", "temp_mem"});
   }
