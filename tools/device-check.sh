@@ -4,7 +4,8 @@
 # registry, it builds kforge there, runs the `gpu` tests, measures compile
 # overlap on the same candidates with it off and on (cold and warm binary
 # cache), tunes GEMM (f32 and bf16; 4096^3 and the decode shape
-# M=16,N=4096,K=4096), measures the ceilings of the same run (device-to-device
+# M=16,N=4096,K=4096), runs one model search of f32 2048^3 cold and warm-started
+# from the 4096^3 winner, measures the ceilings of the same run (device-to-device
 # copy bandwidth, cuBLAS through torch.matmul) and writes a receipt.
 #
 #   tools/device-check.sh prepare        on a Debian 12 machine with apt: downloads
@@ -165,6 +166,15 @@ run() {
     tune "sweep_${dtype}_${shape//[=,]/_}" --op gemm --dtype "$dtype" --layout NN --shape "$shape" \
       --max-evals "$max_evals" --time-budget "$budget" --cache-dir "$raw/cache_on" --db "$raw/sweeps.db"
   done
+  # Warm start on the device: one model search of a new shape (f32 (N/2)^3),
+  # from an empty database, then from one holding only the f32 N^3 results
+  # (overlap_on_cold's) with --warm-start 1, which proposes that winner second.
+  local half=$((n / 2))
+  local warm=(--op gemm --dtype f32 --layout NN --shape "M=$half,N=$half,K=$half" --strategy model --seed 1
+              --max-evals 16 --cache-dir "$raw/cache_on")
+  cp "$raw/overlap_on.db" "$raw/warm_start_on.db"
+  tune warm_start_off "${warm[@]}" --db "$raw/warm_start_off.db"
+  tune warm_start_on "${warm[@]}" --warm-start 1 --db "$raw/warm_start_on.db"
   step show_results "$raw/results.json" 60 "$build/kforge" show --results --json --db "$raw/sweeps.db"
   step devices "$raw/devices.json" 60 "$build/kforge" devices --json
   # The same GPU through OpenCL, where the driver's OpenCL is installed: a

@@ -126,7 +126,8 @@ def clock_summary(clocks):
 
 
 DATABASES = {"overlap_off_cold": "overlap_off.db", "overlap_on_cold": "overlap_on.db",
-             "overlap_on_warm": "overlap_warm.db", "opencl_gpu": "opencl_gpu.db"}
+             "overlap_on_warm": "overlap_warm.db", "opencl_gpu": "opencl_gpu.db",
+             "warm_start_off": "warm_start_off.db", "warm_start_on": "warm_start_on.db"}
 
 
 def missing_reports(name, problem):
@@ -165,7 +166,7 @@ def tune_row(name):
             "winner_clocks": clock_summary(w.get("clocks")),
             "finalists": t.get("finalists"), "stop_reason": t.get("stop_reason"),
             "missing_reports": missing_reports(name, t["problem"]),
-            "speedup_vs_default": t.get("speedup_vs_default")}
+            "speedup_vs_default": t.get("speedup_vs_default"), "warm_starts": t.get("warm_starts") or []}
 
 
 def nvidia_smi_fields(name):
@@ -192,6 +193,7 @@ def main():
     tuned = [r for r in [overlap[1]] + sweeps if "error" not in r]
     # The GPU through OpenCL, where it is listed (device-check.sh skips it otherwise).
     opencl_gpu = tune_row("opencl_gpu") if os.path.exists(os.path.join(RAW, "opencl_gpu.json")) else None
+    warm_start = [tune_row(n) for n in ("warm_start_off", "warm_start_on")]
 
     ceilings = {"d2d_copy_gbs": copy_bandwidth_gbs(), "cublas_bf16_8192": cublas(torch.bfloat16, 8192, 8192, 8192)}
     for r in tuned:
@@ -225,6 +227,7 @@ def main():
         "compile_overlap": overlap,
         "sweeps": sweeps,
         "opencl_gpu": opencl_gpu,
+        "warm_start": warm_start,
     }
     stem = os.path.join(OUT, f"device-check-{STAMP}")
     with open(stem + ".json", "w") as f:
@@ -292,6 +295,17 @@ def markdown(r, overlap, tuned):
         md.append(f"{o['problem']}: {o['evaluated']} evaluated, {o['failed']} failed, {fmt(o['time_s']['total'], 1)} s; "
                   f"winner {o['winner']['config']} {fmt(o['winner']['median_ms'], 4)} ms; "
                   f"clocks: {cl.get('source') or 'none'} ({cl.get('samples', 0)} samples).")
+    md += ["", "## Warm start (gemm f32 (N/2)^3, model, seed 1; the same search cold and with --warm-start 1)", "",
+           "| run | evaluated | failed | total s | warm starts (config from problem, log2 distance) | winner | median ms |",
+           "|---|---|---|---|---|---|---|"]
+    for w in r.get("warm_start") or []:
+        if "error" in w:
+            md.append(f"| {w['run']} | {w['error']} |")
+            continue
+        picks = "; ".join(f"{p.get('config')} from {p.get('from_problem')} ({fmt(p.get('log2_distance'), 0)})"
+                          for p in w["warm_starts"]) or "-"
+        md.append(f"| {w['run']} | {w['evaluated']} | {w['failed']} | {fmt(w['time_s']['total'], 1)} | {picks} | "
+                  f"{w['winner']['config']} | {fmt(w['winner']['median_ms'], 4)} |")
     md += ["", "## Steps", "", "| step | rc | seconds |", "|---|---|---|"]
     md += [f"| {s['step']} | {s['rc']} | {s['seconds']:.1f} |" for s in r["steps"]]
     return "\n".join(md) + "\n"
