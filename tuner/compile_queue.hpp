@@ -1,11 +1,13 @@
 // Compiles candidates ahead on a fixed pool of threads. Jobs are keyed by
-// candidate; a consumer takes a job's result, waiting while it is queued or
-// running. Whether compiling may overlap a timed launch is the caller's
+// candidate; a consumer takes a job's result, running it itself while it
+// still waits for a thread and waiting while it runs. Queued jobs that are
+// no longer wanted can be dropped (retain_queued). Whether compiling may overlap a timed launch is the caller's
 // choice (docs/measurement.md, "Compile pipeline"): on a CPU device the
 // caller waits for a batch before the next timed run; on a GPU it goes on
 // measuring while the pool compiles.
 #pragma once
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -13,6 +15,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -60,18 +63,49 @@ class CompileQueue {
     return slots_.count(key) > 0;
   }
 
-  /// The result of `key`'s job, removed from the queue; waits while the
-  /// job is queued or running. nullopt when `key` was never submitted (or
-  /// was taken already).
-  std::optional<Value> take(const Key& key) {
+  /// The result of `key`'s job, removed from the queue. A job still waiting
+  /// for a thread runs here and now, so a caller never waits behind jobs
+  /// queued before it (compiles on a guess, say); a running one is waited
+  /// for. nullopt when `key` was never submitted (or was taken already).
+  /// `*ready` tells whether the result was there when take() was called.
+  std::optional<Value> take(const Key& key, bool* ready = nullptr) {
+    if (ready) *ready = false;
     std::unique_lock<std::mutex> lock(mu_);
     auto it = slots_.find(key);
     if (it == slots_.end()) return std::nullopt;
+    if (ready) *ready = it->second.value.has_value();
+    auto queued = std::find_if(queue_.begin(), queue_.end(), [&](const auto& q) { return q.first == key; });
+    if (queued != queue_.end()) {
+      std::function<Value()> job = std::move(queued->second);
+      queue_.erase(queued);
+      slots_.erase(it);
+      lock.unlock();
+      return job();
+    }
     done_cv_.wait(lock, [&] { return slots_.at(key).value.has_value(); });
     it = slots_.find(key);
     std::optional<Value> out = std::move(it->second.value);
     slots_.erase(it);
     return out;
+  }
+
+  /// Drops the jobs still waiting for a thread whose key is not in `keep`,
+  /// as if never submitted; running and finished ones stay. Returns how many
+  /// were dropped. Compiles on a guess that the guess no longer includes
+  /// thus stop taking threads from the ones it does.
+  std::size_t retain_queued(const std::set<Key>& keep) {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::size_t dropped = 0;
+    for (auto q = queue_.begin(); q != queue_.end();) {
+      if (keep.count(q->first)) {
+        ++q;
+        continue;
+      }
+      slots_.erase(q->first);
+      q = queue_.erase(q);
+      ++dropped;
+    }
+    return dropped;
   }
 
   /// Waits until every submitted job has finished (results stay to be taken).

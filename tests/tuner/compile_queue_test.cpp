@@ -64,3 +64,58 @@ TEST_CASE("compile queue: destroyed with jobs queued and running, it finishes th
   CHECK(runs >= 1);  // the running job finished
   CHECK(runs <= 5);
 }
+
+TEST_CASE("compile queue: take runs a job still waiting for a thread at once, not after the queue") {
+  CompileQueue<std::string, int> q(1);
+  std::promise<void> release;
+  std::shared_future<void> gate = release.get_future().share();
+  std::atomic<bool> started{false};
+  REQUIRE(q.submit("busy", [&] {
+    started = true;
+    gate.wait();  // holds the only thread until the end of the test
+    return 1;
+  }));
+  while (!started) std::this_thread::yield();
+  REQUIRE(q.submit("queued", [] { return 5; }));
+  bool ready = true;
+  auto taken = std::async(std::launch::async, [&] { return q.take("queued", &ready); });
+  // Waiting behind "busy" would never end before the gate opens.
+  const bool done = taken.wait_for(std::chrono::seconds(30)) == std::future_status::ready;
+  release.set_value();
+  REQUIRE(done);
+  auto v = taken.get();
+  REQUIRE(v.has_value());
+  CHECK(*v == 5);
+  CHECK_FALSE(ready);  // it had not run when taken
+  q.wait_idle();
+  bool busy_ready = false;
+  CHECK(q.take("busy", &busy_ready) == std::optional<int>(1));
+  CHECK(busy_ready);
+}
+
+TEST_CASE("compile queue: retain_queued drops waiting jobs outside the set; running ones stay") {
+  CompileQueue<std::string, int> q(1);
+  std::promise<void> release;
+  std::shared_future<void> gate = release.get_future().share();
+  std::atomic<bool> started{false};
+  std::atomic<int> runs{0};
+  REQUIRE(q.submit("running", [&] {
+    started = true;
+    gate.wait();
+    ++runs;
+    return 0;
+  }));
+  while (!started) std::this_thread::yield();
+  for (const char* k : {"b", "c", "d"}) REQUIRE(q.submit(k, [&] { ++runs; return 1; }));
+  CHECK(q.retain_queued({"c"}) == 2);
+  CHECK(q.contains("running"));
+  CHECK(q.contains("c"));
+  CHECK_FALSE(q.contains("b"));
+  CHECK_FALSE(q.contains("d"));
+  CHECK(q.submit("b", [&] { ++runs; return 2; }));  // dropped keys can be queued again
+  release.set_value();
+  q.wait_idle();
+  CHECK(runs == 3);  // running, c and the second b; the dropped b and d never ran
+  CHECK(q.take("b") == std::optional<int>(2));
+  CHECK_FALSE(q.take("d").has_value());
+}
