@@ -81,6 +81,8 @@ class AnnealingStrategy final : public Strategy {
       }
       if (!open.empty()) {
         if (from != history[*current_].index) current_ = best;
+        state_ = history[*current_].index;
+        best_ = history[best].index;
         return propose(open[rng_.below(open.size())]);
       }
     }
@@ -92,12 +94,42 @@ class AnnealingStrategy final : public Strategy {
     return propose(open[rng_.below(open.size())]);
   }
 
+  /// The rest of the design in its order; then the unproposed neighbors of
+  /// the two states the walk can be in after the pending outcome (the
+  /// pending proposal, if accepted, or the current state), alternating, then
+  /// those of the best. The next step is a uniform pick among one of them.
+  std::vector<std::size_t> likely_next(std::size_t n) const override {
+    std::vector<std::size_t> out;
+    std::vector<bool> taken(seen_.size(), false);
+    auto add = [&](std::size_t j) {
+      if (out.size() < n && !seen_[j] && !taken[j]) {
+        taken[j] = true;
+        out.push_back(j);
+      }
+    };
+    for (std::size_t i : design_) add(i);
+    if (!last_) return out;
+    // Before the walk starts its state is the best of the design so far.
+    const std::size_t state = state_.value_or(*last_);
+    const auto& a = neighbors_[*last_];
+    const auto& b = neighbors_[state];
+    for (std::size_t k = 0; k < std::max(a.size(), b.size()); ++k) {
+      if (k < a.size()) add(a[k]);
+      if (k < b.size()) add(b[k]);
+    }
+    if (best_) {
+      for (std::size_t j : neighbors_[*best_]) add(j);
+    }
+    return out;
+  }
+
  private:
   static constexpr double kT0 = 0.5;        ///< initial temperature, in log-time units
   static constexpr double kCooling = 0.97;  ///< per evaluation
 
   std::size_t propose(std::size_t i) {
     seen_[i] = true;
+    last_ = i;
     return i;
   }
 
@@ -108,6 +140,9 @@ class AnnealingStrategy final : public Strategy {
   std::vector<std::size_t> design_;     ///< evaluated first: the firsts inside the space, then the rest
   std::optional<std::size_t> current_;  ///< position in history of the current state
   std::size_t consumed_ = 0;
+  std::optional<std::size_t> last_;   ///< the last proposal (likely_next)
+  std::optional<std::size_t> state_;  ///< the walk's state at the last step, a configuration
+  std::optional<std::size_t> best_;   ///< the best configuration at the last step
 };
 
 }  // namespace

@@ -1,7 +1,7 @@
 // Compiles candidates ahead on a fixed pool of threads. Jobs are keyed by
 // candidate; a consumer takes a job's result, running it itself while it
 // still waits for a thread and waiting while it runs. Queued jobs that are
-// no longer wanted can be dropped (retain_queued). Whether compiling may overlap a timed launch is the caller's
+// no longer wanted can be dropped (drop_queued_if). Whether compiling may overlap a timed launch is the caller's
 // choice (docs/measurement.md, "Compile pipeline"): on a CPU device the
 // caller waits for a batch before the next timed run; on a GPU it goes on
 // measuring while the pool compiles.
@@ -15,7 +15,6 @@
 #include <map>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -89,15 +88,16 @@ class CompileQueue {
     return out;
   }
 
-  /// Drops the jobs still waiting for a thread whose key is not in `keep`,
+  /// Drops the jobs still waiting for a thread whose key satisfies `drop`,
   /// as if never submitted; running and finished ones stay. Returns how many
-  /// were dropped. Compiles on a guess that the guess no longer includes
+  /// were dropped. Compiles on a guess that a newer guess no longer includes
   /// thus stop taking threads from the ones it does.
-  std::size_t retain_queued(const std::set<Key>& keep) {
+  template <typename Pred>
+  std::size_t drop_queued_if(Pred drop) {
     std::lock_guard<std::mutex> lock(mu_);
     std::size_t dropped = 0;
     for (auto q = queue_.begin(); q != queue_.end();) {
-      if (keep.count(q->first)) {
+      if (!drop(q->first)) {
         ++q;
         continue;
       }

@@ -67,26 +67,69 @@ class ModelStrategy final : public Strategy {
       }
     }
     if (candidates.empty()) candidates = std::move(open);
+    // Every open configuration's bound is kept for likely_next(), so the
+    // whole open set is scored even when the pick is among neighbors.
+    lcb_.assign(n, kUnscored);
+    for (std::size_t j = 0; j < n; ++j) {
+      if (seen_[j]) continue;
+      double mean = 0, spread = 0;
+      forest.predict(features_[j], mean, spread);
+      lcb_[j] = mean - kKappa * spread;
+    }
+    incumbent_ = history[incumbent].index;
     std::size_t pick = candidates[0];
     double best = 1e300;
     for (std::size_t j : candidates) {
-      double mean = 0, spread = 0;
-      forest.predict(features_[j], mean, spread);
-      const double lcb = mean - kKappa * spread;
-      if (lcb < best) {
-        best = lcb;
+      if (lcb_[j] < best) {
+        best = lcb_[j];
         pick = j;
       }
     }
     return propose(pick);
   }
 
+  /// The rest of the design in its order; then, from the last fit, the
+  /// lowest bounds first, led by the neighbors of the incumbent and of the
+  /// pending proposal (which may become the incumbent) when the next model
+  /// pick is a local one. The refit after the pending outcome moves the
+  /// bounds a little, so the guess is usually, not always, right.
+  std::vector<std::size_t> likely_next(std::size_t n) const override {
+    std::vector<std::size_t> out;
+    std::vector<bool> taken(seen_.size(), false);
+    auto add = [&](std::size_t j) {
+      if (out.size() < n && !seen_[j] && !taken[j]) {
+        taken[j] = true;
+        out.push_back(j);
+      }
+    };
+    for (std::size_t i : design_) add(i);
+    if (lcb_.empty()) return out;
+    auto by_bound = [&](std::vector<std::size_t> js) {
+      std::stable_sort(js.begin(), js.end(), [&](std::size_t a, std::size_t b) { return lcb_[a] < lcb_[b]; });
+      for (std::size_t j : js) add(j);
+    };
+    if ((model_picks_ + 1) % kLocalEvery == 0) {
+      std::vector<std::size_t> local = neighbors_[incumbent_];
+      if (last_) local.insert(local.end(), neighbors_[*last_].begin(), neighbors_[*last_].end());
+      by_bound(std::move(local));
+    }
+    std::vector<std::size_t> open;
+    for (std::size_t j = 0; j < seen_.size(); ++j) {
+      if (!seen_[j] && lcb_[j] != kUnscored) open.push_back(j);
+    }
+    by_bound(std::move(open));
+    return out;
+  }
+
  private:
   static constexpr double kKappa = 0.75;               ///< spread weight of the lower confidence bound
   static constexpr std::size_t kLocalEvery = 3;        ///< every k-th model proposal is a neighbor of the best
 
+  static constexpr double kUnscored = 1e300;          ///< no bound: proposed already when last fitted
+
   std::size_t propose(std::size_t i) {
     seen_[i] = true;
+    last_ = i;
     return i;
   }
 
@@ -97,6 +140,9 @@ class ModelStrategy final : public Strategy {
   std::vector<bool> seen_;
   std::vector<std::size_t> design_;  ///< the firsts (default, warm starts) inside the space, then the rest
   std::size_t model_picks_ = 0;
+  std::vector<double> lcb_;          ///< the last fit's bound per configuration (likely_next)
+  std::size_t incumbent_ = 0;        ///< the best configuration at the last fit
+  std::optional<std::size_t> last_;  ///< the last proposal
 };
 
 }  // namespace

@@ -41,6 +41,13 @@ class Strategy {
     (void)n;
     return {};
   }
+  /// At most `n` configurations this strategy may propose next, most likely
+  /// first, none proposed already: a guess from what it knew at its last
+  /// proposal, before that proposal's outcome. Where compiling costs the
+  /// device nothing (a GPU's host cores), the tuner compiles them while the
+  /// current candidate is measured. Asking never changes what next()
+  /// proposes. Fixed-order strategies answer upcoming(n), which is exact.
+  virtual std::vector<std::size_t> likely_next(std::size_t n) const { return upcoming(n); }
 };
 
 /// Every strategy proposes `firsts` (the default configuration, then any warm

@@ -93,7 +93,7 @@ TEST_CASE("compile queue: take runs a job still waiting for a thread at once, no
   CHECK(busy_ready);
 }
 
-TEST_CASE("compile queue: retain_queued drops waiting jobs outside the set; running ones stay") {
+TEST_CASE("compile queue: drop_queued_if drops waiting jobs only; running ones stay") {
   CompileQueue<std::string, int> q(1);
   std::promise<void> release;
   std::shared_future<void> gate = release.get_future().share();
@@ -107,7 +107,7 @@ TEST_CASE("compile queue: retain_queued drops waiting jobs outside the set; runn
   }));
   while (!started) std::this_thread::yield();
   for (const char* k : {"b", "c", "d"}) REQUIRE(q.submit(k, [&] { ++runs; return 1; }));
-  CHECK(q.retain_queued({"c"}) == 2);
+  CHECK(q.drop_queued_if([](const std::string& k) { return k != "c"; }) == 2);
   CHECK(q.contains("running"));
   CHECK(q.contains("c"));
   CHECK_FALSE(q.contains("b"));

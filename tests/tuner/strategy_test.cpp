@@ -374,3 +374,60 @@ TEST_CASE("annealing walks from the best of its initial design and beats random 
   INFO("annealing median " << annealing[7] << ", random median " << random[7]);
   CHECK(annealing[7] > random[7]);
 }
+
+TEST_CASE("likely_next is a guess of the next proposals that never changes them", "[strategy]") {
+  Landscape l;
+  for (const char* name : {"exhaustive", "random", "annealing", "model"}) {
+    INFO(name);
+    auto asked = make_strategy(name, l.features, 42, 3).value();
+    auto plain = make_strategy(name, l.features, 42, 3).value();
+    std::vector<Observation> history;
+    std::vector<std::size_t> guess;
+    std::set<std::size_t> proposed;
+    std::size_t hits = 0, steps = 0;
+    while (history.size() < 120) {
+      auto i = asked->next(history);
+      auto j = plain->next(history);
+      REQUIRE(i);
+      REQUIRE(j);
+      REQUIRE(*i == *j);  // asking changed nothing
+      if (!history.empty()) {
+        ++steps;
+        hits += std::find(guess.begin(), guess.end(), *i) != guess.end();
+      }
+      proposed.insert(*i);
+      guess = asked->likely_next(31);
+      CHECK(guess.size() <= 31);
+      CHECK(std::set<std::size_t>(guess.begin(), guess.end()).size() == guess.size());
+      for (std::size_t g : guess) CHECK_FALSE(proposed.count(g));
+      history.push_back({*i, l.time_ms[*i] > 0, l.time_ms[*i] > 0 ? l.time_ms[*i] : 0.0});
+    }
+    const double rate = static_cast<double>(hits) / static_cast<double>(steps);
+    INFO("next proposal among the previous guess: " << hits << " of " << steps);
+    if (std::string(name) == "exhaustive" || std::string(name) == "random") {
+      CHECK(hits == steps);  // exact for fixed-order strategies
+    } else {
+      CHECK(rate >= 0.5);
+    }
+  }
+}
+
+TEST_CASE("adaptive strategies' guesses start with the rest of their design, in order", "[strategy]") {
+  Landscape l;
+  for (const char* name : {"annealing", "model"}) {
+    INFO(name);
+    auto s = make_strategy(name, l.features, 42, 9).value();
+    std::vector<Observation> history;
+    auto first = s->next(history);
+    REQUIRE(first);
+    history.push_back({*first, true, l.time_ms[*first] > 0 ? l.time_ms[*first] : 1.0});
+    const auto guess = s->likely_next(3);
+    REQUIRE(guess.size() == 3);
+    for (std::size_t expected : guess) {
+      auto i = s->next(history);
+      REQUIRE(i);
+      CHECK(*i == expected);
+      history.push_back({*i, l.time_ms[*i] > 0, l.time_ms[*i] > 0 ? l.time_ms[*i] : 0.0});
+    }
+  }
+}
