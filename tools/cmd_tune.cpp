@@ -142,6 +142,11 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
                           {"time_s", {{"total", s.total_s}, {"compile", s.compile_s}, {"validate", s.validate_s},
                                       {"measure", s.measure_s}, {"setup", s.setup_s}}},
                           {"cache_hits", s.cache_hits},
+                          {"compiled_ahead", s.compiled_ahead},
+                          {"guessed_ahead", s.guessed_ahead},
+                          {"compile_ahead_stopped", s.compile_ahead_stopped.empty()
+                                                        ? nlohmann::json(nullptr)
+                                                        : nlohmann::json(s.compile_ahead_stopped)},
                           {"skipped_templates", skipped_json(s)},
                           {"warm_starts", warm_starts_json(s)},
                           {"worker_restarts", s.worker_restarts},

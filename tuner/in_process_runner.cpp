@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
+#include <set>
 #include <thread>
 #include <tuple>
 
@@ -143,6 +145,9 @@ const TemplateSource* InProcessRunner::find(const std::string& name) const {
 
 Result<CompiledKernel> InProcessRunner::compile(const TemplateSource& tpl, const Instance& inst, bool* cache_hit) {
   if (cache_hit) *cache_hit = false;
+  // Fault injection for the isolation tests: a compiler that brings its
+  // process down while compiling this configuration (docs/measurement.md).
+  if (const char* f = std::getenv("KFORGE_FAULT_ABORT_COMPILING"); f && inst.config_name == f) std::abort();
   auto build = [&] { return device_.compiler().compile(inst.source, inst.kernel_name, ""); };
   if (!cache_) return build();
   return cache_->get_or_compile(cache_key(tpl, inst), build, cache_hit, BinaryCache::Store::kWhenFree);
@@ -177,9 +182,11 @@ Result<Evaluation> InProcessRunner::evaluate(const std::string& template_name, c
   Result<CompiledKernel> compiled = Error::internal("not compiled");
   // Compiled ahead: its time is in the batch's, or, with compile overlap,
   // only the wait for a compile still running counts here.
-  if (auto ready = ahead_->take({template_name, name})) {
+  bool was_ready = false;
+  if (auto ready = ahead_->take({template_name, name}, &was_ready)) {
     compiled = std::move(ready->compiled);
     e.cache_hit = ready->cache_hit;
+    e.compiled_ahead = compile_overlap_ && was_ready;
   } else {
     compiled = compile(*tpl, *inst, &e.cache_hit);
   }
@@ -317,6 +324,17 @@ Result<PrecompileReport> InProcessRunner::precompile(const std::vector<Candidate
   auto counts = std::make_shared<Counts>();
   PrecompileReport report;
   std::vector<std::pair<std::pair<std::string, std::string>, LaunchGeometry>> submitted;
+  if (compile_overlap_) {
+    // The batch is the tuner's whole window for its template: compiles
+    // queued on a guess that has since left it stop waiting for a thread.
+    std::set<std::pair<std::string, std::string>> window;
+    for (const CandidateRef& c : batch) window.insert({c.template_name, c.config});
+    ahead_->drop_queued_if([&](const std::pair<std::string, std::string>& key) {
+      return !window.count(key) && std::any_of(batch.begin(), batch.end(), [&](const CandidateRef& c) {
+        return c.template_name == key.first;
+      });
+    });
+  }
   for (const CandidateRef& c : batch) {
     std::pair<std::string, std::string> key{c.template_name, c.config};
     if (ahead_->contains(key)) continue;

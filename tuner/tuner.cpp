@@ -122,6 +122,7 @@ struct TemplateState {
   std::map<std::string, ResultRecord> stored;  ///< config -> stored result
   bool exhausted = false;
   std::set<std::size_t> requested;  ///< sent to be compiled ahead
+  std::set<std::size_t> guessed;    ///< sent ahead of their turn (a strategy's upcoming or likely next)
 };
 
 CandidateOutcome outcome_from_record(const ResultRecord& r) {
@@ -397,18 +398,23 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
     // (docs/measurement.md, "Compile pipeline"): without overlap in one batch
     // between timed runs, when this one is not compiled yet; with overlap the
     // window slides every turn, so the compile threads stay busy while the
-    // device measures.
+    // device measures, and holds the adaptive strategies' guesses too (the
+    // runner drops queued guesses that left the window).
     if (compile_ahead > 0 && !st.stored.count(name) && (overlap || !st.requested.count(*next))) {
       std::size_t room = compile_ahead;
       if (request.max_evals > 0) {
         room = std::min<std::size_t>(room, static_cast<std::size_t>(request.max_evals) - summary.outcomes.size());
       }
       std::vector<std::size_t> picks{*next};
-      for (std::size_t i : st.strategy->upcoming(room > 0 ? room - 1 : 0)) picks.push_back(i);
+      const std::size_t more = room > 0 ? room - 1 : 0;
+      for (std::size_t i : overlap ? st.strategy->likely_next(more) : st.strategy->upcoming(more)) {
+        picks.push_back(i);
+        st.guessed.insert(i);
+      }
       std::vector<CandidateRef> batch;
       for (std::size_t i : picks) {
         const std::string n = st.space[i].canonical_name();
-        if (st.stored.count(n) || !st.requested.insert(i).second) continue;
+        if (st.stored.count(n) || (!st.requested.insert(i).second && !overlap)) continue;
         batch.push_back({m.name, n});
       }
       auto pre = batch.empty() ? Result<PrecompileReport>(PrecompileReport{}) : runner->precompile(batch);
@@ -417,6 +423,7 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
         summary.generated_ahead += pre->generated;
       } else {
         compile_ahead = 0;  // compile each candidate on its own from here on
+        summary.compile_ahead_stopped = pre.error().message + (pre.error().context.empty() ? "" : ": " + pre.error().context);
       }
     }
 
@@ -430,6 +437,21 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
       o.config = name;
       ResultRecord rec;
       KF_TRY_ASSIGN(e, runner->evaluate(m.name, cfg, best ? best->timing.median_ms : 0.0));
+      // With compiles running ahead in the same worker, the worker's end
+      // during this candidate may be another one's compile (a compiler crash
+      // or hang): compiling ahead ends for the run, and this candidate is
+      // evaluated again alone, so it answers only for what it does itself.
+      if (worker && overlap && compile_ahead > 0 &&
+          (e.status == CandidateStatus::kCrash || e.status == CandidateStatus::kTimeout)) {
+        compile_ahead = 0;
+        summary.compile_ahead_stopped = e.reason;
+        summary.compile_s += e.compile_s;
+        summary.validate_s += e.validate_s;
+        summary.measure_s += e.measure_s;
+        KF_TRY_ASSIGN(again, runner->evaluate(m.name, cfg, best ? best->timing.median_ms : 0.0));
+        if (again.status != CandidateStatus::kOk) again.reason += "; also when evaluated alone, after: " + e.reason;
+        e = std::move(again);
+      }
       o.status = e.status;
       o.reason = e.reason;
       o.timing = std::move(e.timing);
@@ -440,6 +462,8 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
       summary.validate_s += e.validate_s;
       summary.measure_s += e.measure_s;
       if (e.cache_hit) ++summary.cache_hits;
+      if (e.compiled_ahead) ++summary.compiled_ahead;
+      if (st.guessed.count(*next)) ++summary.guessed_ahead;
       const std::string log = std::move(e.compile_log);
       const nlohmann::json resources = std::move(e.resources);
       rec.sweep_id = sweep_id;

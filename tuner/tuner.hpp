@@ -128,6 +128,12 @@ struct TuneSummary {
   /// device: (template, the guard's reason).
   std::vector<std::pair<std::string, std::string>> skipped_templates;
   int cache_hits = 0;       ///< binaries taken from the on-disk cache
+  int compiled_ahead = 0;   ///< binaries ready when their evaluation began (compile overlap on)
+  int guessed_ahead = 0;    ///< evaluated candidates sent to be compiled before their turn
+  /// Why compiling ahead ended early: a batch failed to compile ahead, or the
+  /// worker ended during an evaluation while compiles ran ahead (that
+  /// candidate was then evaluated again alone).
+  std::string compile_ahead_stopped;
   int worker_restarts = 0;  ///< workers started after a crash or timeout
   /// Validation references restarted workers read from the first worker's
   /// file instead of computing them (two per restart).

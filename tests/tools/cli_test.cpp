@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -185,6 +186,39 @@ TEST_CASE("the worker compiles ahead while measuring when told to, with the same
   }
   CHECK(by_mode["on"].size() == 8);
   CHECK(by_mode["on"] == by_mode["off"]);
+}
+
+TEST_CASE("the model's likely next candidates compile ahead; a compile that ends the worker blames no other",
+          "[cli]") {
+  test::TempDir dir;
+  const std::string tune = "tune --shape M=48,N=40,K=32 --strategy model --seed 1 --max-evals 6 --compile-threads 2" +
+                           kFast + "--json --compile-overlap ";
+  // Between timed runs (off) nothing is compiled on a guess.
+  auto off = parse_json(test::run_kforge(tune + "off --db " + dir.file("off.db")));
+  CHECK(off["compiled_ahead"] == 0);
+  CHECK(off["guessed_ahead"] == 0);  // the model's batches between timed runs hold only its pick
+  CHECK(off["compile_ahead_stopped"].is_null());
+  auto order = parse_json(test::run_kforge("show --results --json --db " + dir.file("off.db")))["results"];
+  REQUIRE(order.size() == 6);
+  // The model's second proposal is its design's (the same whatever the
+  // timings), so with overlap on it is compiled ahead, during another
+  // candidate's evaluation. Its compile brings the worker down.
+  const std::string faulty = order[1]["config"];
+  ::setenv("KFORGE_FAULT_ABORT_COMPILING", faulty.c_str(), 1);
+  auto on = parse_json(test::run_kforge(tune + "on --db " + dir.file("on.db")));
+  ::unsetenv("KFORGE_FAULT_ABORT_COMPILING");
+  CHECK(on["evaluated"] == 6);
+  CHECK(on["guessed_ahead"].get<int>() >= 1);  // at least the faulty one: guessed in the first window
+  REQUIRE(on["compile_ahead_stopped"].is_string());
+  CHECK(on["compile_ahead_stopped"].get<std::string>().find("Aborted") != std::string::npos);
+  // The faulty candidate is the only crash: whoever was being evaluated when
+  // the worker ended was evaluated again alone.
+  auto results = parse_json(test::run_kforge("show --results --json --db " + dir.file("on.db")))["results"];
+  REQUIRE(results.size() == 6);
+  for (const auto& r : results) {
+    INFO(r["config"] << " " << r["status"] << ": " << r["reason"]);
+    CHECK(r["status"] == (r["config"] == faulty ? "crash" : "ok"));
+  }
 }
 
 TEST_CASE("bad input: exit 2, one line naming the problem, nothing stored lost", "[cli]") {
