@@ -5,7 +5,7 @@
 # overlap on the same candidates with it off and on (cold and warm binary
 # cache), tunes GEMM (f32 and bf16; 4096^3 and the decode shape
 # M=16,N=4096,K=4096), runs one model search of f32 2048^3 cold and warm-started
-# from the 4096^3 winner, measures the ceilings of the same run (device-to-device
+# from the 4096^3 winner and cold with compile overlap off, measures the ceilings of the same run (device-to-device
 # copy bandwidth, cuBLAS through torch.matmul) and writes a receipt.
 #
 #   tools/device-check.sh prepare        on a Debian 12 machine with apt: downloads
@@ -171,10 +171,15 @@ run() {
   # (overlap_on_cold's) with --warm-start 1, which proposes that winner second.
   local half=$((n / 2))
   local warm=(--op gemm --dtype f32 --layout NN --shape "M=$half,N=$half,K=$half" --strategy model --seed 1
-              --max-evals 16 --cache-dir "$raw/cache_on")
+              --max-evals 16)
   cp "$raw/overlap_on.db" "$raw/warm_start_on.db"
-  tune warm_start_off "${warm[@]}" --db "$raw/warm_start_off.db"
-  tune warm_start_on "${warm[@]}" --warm-start 1 --db "$raw/warm_start_on.db"
+  tune warm_start_off "${warm[@]}" --cache-dir "$raw/cache_model_on" --db "$raw/warm_start_off.db"
+  tune warm_start_on "${warm[@]}" --cache-dir "$raw/cache_model_on" --warm-start 1 --db "$raw/warm_start_on.db"
+  # The same cold model search with compile overlap off: warm_start_off
+  # (overlap on, the default on a GPU) compiles its likely next candidates
+  # while one is measured; this one compiles each when it is proposed.
+  tune model_overlap_off "${warm[@]}" --compile-overlap off --cache-dir "$raw/cache_model_off" \
+    --db "$raw/model_overlap_off.db"
   step show_results "$raw/results.json" 60 "$build/kforge" show --results --json --db "$raw/sweeps.db"
   step devices "$raw/devices.json" 60 "$build/kforge" devices --json
   # The same GPU through OpenCL, where the driver's OpenCL is installed: a

@@ -127,7 +127,8 @@ def clock_summary(clocks):
 
 DATABASES = {"overlap_off_cold": "overlap_off.db", "overlap_on_cold": "overlap_on.db",
              "overlap_on_warm": "overlap_warm.db", "opencl_gpu": "opencl_gpu.db",
-             "warm_start_off": "warm_start_off.db", "warm_start_on": "warm_start_on.db"}
+             "warm_start_off": "warm_start_off.db", "warm_start_on": "warm_start_on.db",
+             "model_overlap_off": "model_overlap_off.db"}
 
 
 def missing_reports(name, problem):
@@ -158,6 +159,8 @@ def tune_row(name):
     w = t.get("winner") or {}
     return {"run": name, "problem": t["problem"], "evaluated": t["evaluated_now"], "failed": t["failed"],
             "compile_overlap": t.get("compile_overlap"), "cache_hits": t.get("cache_hits"),
+            "compiled_ahead": t.get("compiled_ahead"), "guessed_ahead": t.get("guessed_ahead"),
+            "compile_ahead_stopped": t.get("compile_ahead_stopped"),
             "worker_restarts": t.get("worker_restarts"), "timing_stops": t.get("timing_stops"),
             "time_s": {**ts, "overhead": overhead},
             "candidates_per_s": t["evaluated_now"] / ts["total"] if ts["total"] else 0,
@@ -194,6 +197,7 @@ def main():
     # The GPU through OpenCL, where it is listed (device-check.sh skips it otherwise).
     opencl_gpu = tune_row("opencl_gpu") if os.path.exists(os.path.join(RAW, "opencl_gpu.json")) else None
     warm_start = [tune_row(n) for n in ("warm_start_off", "warm_start_on")]
+    model_overlap = [warm_start[0], tune_row("model_overlap_off")]
 
     ceilings = {"d2d_copy_gbs": copy_bandwidth_gbs(), "cublas_bf16_8192": cublas(torch.bfloat16, 8192, 8192, 8192)}
     for r in tuned:
@@ -228,6 +232,7 @@ def main():
         "sweeps": sweeps,
         "opencl_gpu": opencl_gpu,
         "warm_start": warm_start,
+        "model_overlap": model_overlap,
     }
     stem = os.path.join(OUT, f"device-check-{STAMP}")
     with open(stem + ".json", "w") as f:
@@ -306,6 +311,21 @@ def markdown(r, overlap, tuned):
                           for p in w["warm_starts"]) or "-"
         md.append(f"| {w['run']} | {w['evaluated']} | {w['failed']} | {fmt(w['time_s']['total'], 1)} | {picks} | "
                   f"{w['winner']['config']} | {fmt(w['winner']['median_ms'], 4)} |")
+    md += ["", "## Compile overlap for the model strategy (gemm f32 (N/2)^3, seed 1, cold binary caches)", "",
+           "Overlap on compiles the model's likely next candidates while one is measured; off compiles each "
+           "when it is proposed.", "",
+           "| run | overlap | evaluated | failed | total s | compile s | validate s | measure s | compiled ahead | "
+           "guessed ahead | stopped | winner | median ms |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for o in r.get("model_overlap") or []:
+        if "error" in o:
+            md.append(f"| {o['run']} | {o['error']} |")
+            continue
+        t = o["time_s"]
+        md.append(f"| {o['run']} | {o['compile_overlap']} | {o['evaluated']} | {o['failed']} | {fmt(t['total'], 2)} | "
+                  f"{fmt(t['compile'], 2)} | {fmt(t['validate'], 2)} | {fmt(t['measure'], 2)} | {o['compiled_ahead']} | "
+                  f"{o['guessed_ahead']} | {o['compile_ahead_stopped'] or '-'} | {o['winner']['config']} | "
+                  f"{fmt(o['winner']['median_ms'], 4)} |")
     md += ["", "## Steps", "", "| step | rc | seconds |", "|---|---|---|"]
     md += [f"| {s['step']} | {s['rc']} | {s['seconds']:.1f} |" for s in r["steps"]]
     return "\n".join(md) + "\n"
