@@ -51,6 +51,12 @@ class AnnealingStrategy final : public Strategy {
     }
     consumed_ = history.size();
     if (history.size() >= n) return std::nullopt;
+    const auto scores = history_scores(history);
+    std::size_t best = 0;
+    for (std::size_t i = 1; i < history.size(); ++i) {
+      if (scores[i] < scores[best]) best = i;
+    }
+    if (!history.empty()) best_ = history[best].index;
     if (history.size() < design_.size()) {
       for (std::size_t i : design_) {
         if (!seen_[i]) return propose(i);
@@ -59,11 +65,6 @@ class AnnealingStrategy final : public Strategy {
 
     // Accept or reject the last proposal against the current state; the
     // walk starts at the best of the design.
-    const auto scores = history_scores(history);
-    std::size_t best = 0;
-    for (std::size_t i = 1; i < history.size(); ++i) {
-      if (scores[i] < scores[best]) best = i;
-    }
     const std::size_t last = history.size() - 1;
     if (!current_) {
       current_ = best;
@@ -82,7 +83,6 @@ class AnnealingStrategy final : public Strategy {
       if (!open.empty()) {
         if (from != history[*current_].index) current_ = best;
         state_ = history[*current_].index;
-        best_ = history[best].index;
         return propose(open[rng_.below(open.size())]);
       }
     }
@@ -94,10 +94,12 @@ class AnnealingStrategy final : public Strategy {
     return propose(open[rng_.below(open.size())]);
   }
 
-  /// The rest of the design in its order; then the unproposed neighbors of
-  /// the two states the walk can be in after the pending outcome (the
-  /// pending proposal, if accepted, or the current state), alternating, then
-  /// those of the best. The next step is a uniform pick among one of them.
+  /// The rest of the design in its order. Then the walk's next step for
+  /// each way the pending outcome can go, which is exact: the step draws
+  /// from this strategy's generator, whose state is known, and the outcome
+  /// only decides where the walk stands and whether the acceptance test
+  /// draws first. Then the other unproposed neighbors of those states and
+  /// of the best, in case the walk restarts.
   std::vector<std::size_t> likely_next(std::size_t n) const override {
     std::vector<std::size_t> out;
     std::vector<bool> taken(seen_.size(), false);
@@ -108,17 +110,46 @@ class AnnealingStrategy final : public Strategy {
       }
     };
     for (std::size_t i : design_) add(i);
-    if (!last_) return out;
-    // Before the walk starts its state is the best of the design so far.
-    const std::size_t state = state_.value_or(*last_);
-    const auto& a = neighbors_[*last_];
-    const auto& b = neighbors_[state];
-    for (std::size_t k = 0; k < std::max(a.size(), b.size()); ++k) {
-      if (k < a.size()) add(a[k]);
-      if (k < b.size()) add(b[k]);
+    if (!last_ || consumed_ + 1 < design_.size()) return out;
+    const std::size_t pending = *last_;
+    auto open_neighbors = [&](std::size_t from) {
+      std::vector<std::size_t> open;
+      for (std::size_t j : neighbors_[from]) {
+        if (!seen_[j]) open.push_back(j);
+      }
+      return open;
+    };
+    auto step = [&](std::size_t from, bool acceptance_draw) {
+      SplitMix64 rng = rng_;
+      if (acceptance_draw) (void)rng.uniform();
+      const auto open = open_neighbors(from);
+      if (!open.empty()) add(open[rng.below(open.size())]);
+    };
+    // The walk's state after the outcome: the pending proposal or where it
+    // stands now (the best so far, when the walk has not started).
+    const std::optional<std::size_t> stay = state_ ? state_ : best_;
+    step(pending, false);  // accepted outright, or the best of the design
+    if (stay) step(*stay, false);  // failed, or not the best of the design
+    if (state_) {
+      step(pending, true);  // accepted on the temperature's draw
+      step(*state_, true);  // rejected by it
     }
-    if (best_) {
-      for (std::size_t j : neighbors_[*best_]) add(j);
+    // Stuck where it stands and at the best: the step goes anywhere.
+    if ((!stay || open_neighbors(*stay).empty()) && (!best_ || open_neighbors(*best_).empty())) {
+      std::vector<std::size_t> anywhere;
+      for (std::size_t j = 0; j < seen_.size(); ++j) {
+        if (!seen_[j]) anywhere.push_back(j);
+      }
+      for (bool acceptance_draw : {false, true}) {
+        SplitMix64 rng = rng_;
+        if (acceptance_draw) (void)rng.uniform();
+        if (!anywhere.empty()) add(anywhere[rng.below(anywhere.size())]);
+      }
+    }
+    for (std::optional<std::size_t> from : {std::optional<std::size_t>(pending), stay, best_}) {
+      if (from) {
+        for (std::size_t j : open_neighbors(*from)) add(j);
+      }
     }
     return out;
   }

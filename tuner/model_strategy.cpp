@@ -44,6 +44,9 @@ class ModelStrategy final : public Strategy {
       if (!seen_[j]) open.push_back(j);
     }
     if (open.empty()) return std::nullopt;
+    observed_.clear();
+    for (const auto& o : history) observed_.push_back(o.index);
+    scores_ = history_scores(history);
     if (history.size() < design_.size()) {
       for (std::size_t i : design_) {
         if (!seen_[i]) return propose(i);
@@ -52,13 +55,13 @@ class ModelStrategy final : public Strategy {
 
     std::vector<std::vector<double>> x;
     for (const auto& o : history) x.push_back(features_[o.index]);
-    const auto y = history_scores(history);
+    const auto& y = scores_;
     std::size_t incumbent = 0;
     for (std::size_t i = 1; i < y.size(); ++i) {
       if (y[i] < y[incumbent]) incumbent = i;
     }
     RegressionForest forest;
-    forest.fit(x, y, seed_ ^ (0x9e3779b97f4a7c15ull * (history.size() + 1)));
+    forest.fit(x, y, fit_seed(history.size()));
 
     std::vector<std::size_t> candidates;
     if (++model_picks_ % kLocalEvery == 0 && !history.empty()) {
@@ -67,32 +70,27 @@ class ModelStrategy final : public Strategy {
       }
     }
     if (candidates.empty()) candidates = std::move(open);
-    // Every open configuration's bound is kept for likely_next(), so the
-    // whole open set is scored even when the pick is among neighbors.
-    lcb_.assign(n, kUnscored);
-    for (std::size_t j = 0; j < n; ++j) {
-      if (seen_[j]) continue;
-      double mean = 0, spread = 0;
-      forest.predict(features_[j], mean, spread);
-      lcb_[j] = mean - kKappa * spread;
-    }
     incumbent_ = history[incumbent].index;
     std::size_t pick = candidates[0];
     double best = 1e300;
     for (std::size_t j : candidates) {
-      if (lcb_[j] < best) {
-        best = lcb_[j];
+      double mean = 0, spread = 0;
+      forest.predict(features_[j], mean, spread);
+      const double lcb = mean - kKappa * spread;
+      if (lcb < best) {
+        best = lcb;
         pick = j;
       }
     }
     return propose(pick);
   }
 
-  /// The rest of the design in its order; then, from the last fit, the
-  /// lowest bounds first, led by the neighbors of the incumbent and of the
-  /// pending proposal (which may become the incumbent) when the next model
-  /// pick is a local one. The refit after the pending outcome moves the
-  /// bounds a little, so the guess is usually, not always, right.
+  /// The rest of the design in its order; then the open configurations by
+  /// the bound of the fit the next pick will make if the pending proposal's
+  /// outcome is what the model now predicts for it (a "believer" fit, with
+  /// the seed next() will use), led by the neighbors of that fit's incumbent
+  /// and of the present one when the next pick is a local one. The real
+  /// outcome moves the fit, so the guess is usually, not always, right.
   std::vector<std::size_t> likely_next(std::size_t n) const override {
     std::vector<std::size_t> out;
     std::vector<bool> taken(seen_.size(), false);
@@ -103,19 +101,47 @@ class ModelStrategy final : public Strategy {
       }
     };
     for (std::size_t i : design_) add(i);
-    if (lcb_.empty()) return out;
-    auto by_bound = [&](std::vector<std::size_t> js) {
-      std::stable_sort(js.begin(), js.end(), [&](std::size_t a, std::size_t b) { return lcb_[a] < lcb_[b]; });
-      for (std::size_t j : js) add(j);
-    };
-    if ((model_picks_ + 1) % kLocalEvery == 0) {
-      std::vector<std::size_t> local = neighbors_[incumbent_];
-      if (last_) local.insert(local.end(), neighbors_[*last_].begin(), neighbors_[*last_].end());
-      by_bound(std::move(local));
-    }
+    // The model needs two outcomes; the design has at least that many.
+    if (!last_ || observed_.size() < 2 || observed_.size() + 1 < design_.size()) return out;
+
+    std::vector<std::vector<double>> x;
+    for (std::size_t i : observed_) x.push_back(features_[i]);
+    std::vector<double> y = scores_;
+    RegressionForest now;
+    now.fit(x, y, fit_seed(observed_.size()));
+    double believed = 0, spread = 0;
+    now.predict(features_[*last_], believed, spread);
+    x.push_back(features_[*last_]);
+    y.push_back(believed);
+    RegressionForest then;
+    then.fit(x, y, fit_seed(observed_.size() + 1));
+
+    std::vector<double> bound(seen_.size(), 0.0);
     std::vector<std::size_t> open;
     for (std::size_t j = 0; j < seen_.size(); ++j) {
-      if (!seen_[j] && lcb_[j] != kUnscored) open.push_back(j);
+      if (seen_[j]) continue;
+      double mean = 0, sd = 0;
+      then.predict(features_[j], mean, sd);
+      bound[j] = mean - kKappa * sd;
+      open.push_back(j);
+    }
+    auto by_bound = [&](std::vector<std::size_t> js) {
+      std::stable_sort(js.begin(), js.end(), [&](std::size_t a, std::size_t b) { return bound[a] < bound[b]; });
+      for (std::size_t j : js) add(j);
+    };
+    // The next pick is the model's first, or its k-th, counted as next() will.
+    const bool design_done = observed_.size() >= design_.size();
+    if (design_done && (model_picks_ + 1) % kLocalEvery == 0) {
+      std::size_t incumbent = 0;
+      for (std::size_t i = 1; i < y.size(); ++i) {
+        if (y[i] < y[incumbent]) incumbent = i;
+      }
+      const std::size_t believed_best = incumbent < observed_.size() ? observed_[incumbent] : *last_;
+      std::vector<std::size_t> local = neighbors_[believed_best];
+      for (std::size_t other : {incumbent_, *last_}) {
+        local.insert(local.end(), neighbors_[other].begin(), neighbors_[other].end());
+      }
+      by_bound(std::move(local));
     }
     by_bound(std::move(open));
     return out;
@@ -125,7 +151,8 @@ class ModelStrategy final : public Strategy {
   static constexpr double kKappa = 0.75;               ///< spread weight of the lower confidence bound
   static constexpr std::size_t kLocalEvery = 3;        ///< every k-th model proposal is a neighbor of the best
 
-  static constexpr double kUnscored = 1e300;          ///< no bound: proposed already when last fitted
+  /// The forest's seed for a history of `size` outcomes.
+  std::uint64_t fit_seed(std::size_t size) const { return seed_ ^ (0x9e3779b97f4a7c15ull * (size + 1)); }
 
   std::size_t propose(std::size_t i) {
     seen_[i] = true;
@@ -140,7 +167,8 @@ class ModelStrategy final : public Strategy {
   std::vector<bool> seen_;
   std::vector<std::size_t> design_;  ///< the firsts (default, warm starts) inside the space, then the rest
   std::size_t model_picks_ = 0;
-  std::vector<double> lcb_;          ///< the last fit's bound per configuration (likely_next)
+  std::vector<std::size_t> observed_;  ///< the configurations of the history at the last proposal
+  std::vector<double> scores_;         ///< and their scores (history_scores)
   std::size_t incumbent_ = 0;        ///< the best configuration at the last fit
   std::optional<std::size_t> last_;  ///< the last proposal
 };

@@ -404,10 +404,12 @@ TEST_CASE("likely_next is a guess of the next proposals that never changes them"
     }
     const double rate = static_cast<double>(hits) / static_cast<double>(steps);
     INFO("next proposal among the previous guess: " << hits << " of " << steps);
-    if (std::string(name) == "exhaustive" || std::string(name) == "random") {
-      CHECK(hits == steps);  // exact for fixed-order strategies
+    if (std::string(name) == "model") {
+      CHECK(rate >= 0.75);  // the refit after the real outcome moves the bounds
     } else {
-      CHECK(rate >= 0.5);
+      // Exact for fixed-order strategies; annealing's next step is one of a
+      // few known draws, whatever the outcome.
+      CHECK(rate >= 0.95);
     }
   }
 }
