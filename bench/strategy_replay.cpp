@@ -7,7 +7,7 @@
 // instead of minutes of PoCL: a tool to iterate on a strategy, not a receipt.
 //
 //   kforge_bench_strategy_replay RECEIPT.json [--seeds N] [--noise SIGMA] [--strategy NAME] [--trace K]
-//                                [--warm-from OTHER.json]...
+//                                [--warm-from OTHER.json]... [--guesses G]
 //
 // --noise SIGMA multiplies every median by exp(SIGMA * z), z standard normal
 // drawn per configuration and seed, to see how a strategy fares when the
@@ -17,6 +17,10 @@
 // `kforge tune --warm-start` would from a database holding OTHER's problem:
 // OTHER's fastest configuration, when it is in this space, is proposed right
 // after the default, in the order the flags are given.
+// --guesses G (default 31, what compile overlap asks for with 16 compile
+// threads) counts how often each proposal was among the strategy's G guesses
+// (Strategy::likely_next) of the turn before, over the first 25%: the share
+// of compiles that can run ahead on a GPU's host.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -57,6 +61,7 @@ int main(int argc, char** argv) {
   int seeds = 10;
   double noise = 0.0;
   int trace_seeds = 0;
+  std::size_t guesses = 31;
   std::vector<std::string> strategies = {"random", "annealing", "model"};
   std::vector<std::string> warm_from;
   for (int i = 2; i + 1 < argc; i += 2) {
@@ -65,6 +70,7 @@ int main(int argc, char** argv) {
     else if (flag == "--noise") noise = std::stod(argv[i + 1]);
     else if (flag == "--strategy") strategies = {argv[i + 1]};
     else if (flag == "--trace") trace_seeds = std::stoi(argv[i + 1]);
+    else if (flag == "--guesses") guesses = static_cast<std::size_t>(std::stoul(argv[i + 1]));
     else if (flag == "--warm-from") warm_from.push_back(argv[i + 1]);
     else {
       std::cerr << "kforge_bench_strategy_replay: unknown flag " << flag << "\n";
@@ -174,6 +180,7 @@ int main(int argc, char** argv) {
   for (const auto& strategy : strategies) {
     std::vector<std::vector<double>> reached(fractions.size());
     int hits = 0;
+    std::size_t guessed = 0, turns = 0;
     for (int seed = 1; seed <= seeds; ++seed) {
       std::vector<double> ms = base_ms;
       if (noise > 0) {
@@ -198,9 +205,15 @@ int main(int argc, char** argv) {
       std::vector<double> trace;
       double best = 1e300;
       const auto budget = static_cast<std::size_t>(std::ceil(fractions.back() * static_cast<double>(n)));
+      std::vector<std::size_t> guess;
       while (history.size() < budget) {
         auto i = (*s)->next(history);
         if (!i) break;
+        if (!history.empty()) {
+          ++turns;
+          guessed += std::find(guess.begin(), guess.end(), *i) != guess.end();
+        }
+        guess = (*s)->likely_next(guesses);
         const double t = ms[*i];
         history.push_back({*i, t > 0, t > 0 ? t : 0.0});
         if (t > 0) best = std::min(best, t);
@@ -218,7 +231,8 @@ int main(int argc, char** argv) {
     }
     std::printf("%-10s", strategy.c_str());
     for (auto& r : reached) std::printf("  %.3f", median(r));
-    std::printf("   (10%%: %d/%d seeds >= 0.95)\n", hits, seeds);
+    std::printf("   (10%%: %d/%d seeds >= 0.95; guessed %.0f%% of %zu proposals)\n", hits, seeds,
+                turns ? 100.0 * static_cast<double>(guessed) / static_cast<double>(turns) : 0.0, turns);
   }
   return 0;
 }
