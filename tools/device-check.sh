@@ -11,6 +11,10 @@
 #   tools/device-check.sh prepare        on a Debian 12 machine with apt: downloads
 #                                        the build dependencies as .deb files into
 #                                        .device-deps/ (they travel with the tree)
+#   tools/device-check.sh build          on the GPU machine: only configures and builds
+#                                        build-device/kforge and prints the
+#                                        LD_LIBRARY_PATH it runs with, for a short
+#                                        measurement of its own
 #   tools/device-check.sh run [OUT_DIR]  on the GPU machine; the receipt (JSON and
 #                                        Markdown) and a tarball of every raw
 #                                        output go to OUT_DIR (default bench/receipts)
@@ -210,8 +214,20 @@ print(next((d["selector"] for d in json.load(open(sys.argv[1]))
   echo "device-check: all steps passed"
 }
 
+build_only() {
+  check_gpu
+  mkdir -p "$build"
+  find_nvrtc
+  configure || die "cmake failed (log: $build/configure.log)"
+  timeout 400 cmake --build "$build" -j"$(nproc)" --target kforge >"$build/build.log" 2>&1 ||
+    { tail -30 "$build/build.log"; die "build failed"; }
+  echo "device-check: built $("$build/kforge" --version)"
+  echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
+}
+
 case "${1:-}" in
   prepare) prepare ;;
+  build) build_only ;;
   run) shift; run "$@" ;;
-  *) echo "usage: tools/device-check.sh prepare | run [OUT_DIR] (docs/device-check.md)" >&2; exit 2 ;;
+  *) echo "usage: tools/device-check.sh prepare | build | run [OUT_DIR] (docs/device-check.md)" >&2; exit 2 ;;
 esac
