@@ -101,16 +101,10 @@ class AnnealingStrategy final : public Strategy {
   /// draws first. Then the other unproposed neighbors of those states and
   /// of the best, in case the walk restarts.
   std::vector<std::size_t> likely_next(std::size_t n) const override {
-    std::vector<std::size_t> out;
-    std::vector<bool> taken(seen_.size(), false);
-    auto add = [&](std::size_t j) {
-      if (out.size() < n && !seen_[j] && !taken[j]) {
-        taken[j] = true;
-        out.push_back(j);
-      }
-    };
+    Guesses guesses(seen_, n);
+    auto add = [&](std::size_t j) { guesses.add(j); };
     for (std::size_t i : design_) add(i);
-    if (!last_ || consumed_ + 1 < design_.size()) return out;
+    if (!last_ || consumed_ + 1 < design_.size()) return guesses.take();
     const std::size_t pending = *last_;
     auto open_neighbors = [&](std::size_t from) {
       std::vector<std::size_t> open;
@@ -151,7 +145,7 @@ class AnnealingStrategy final : public Strategy {
         for (std::size_t j : open_neighbors(*from)) add(j);
       }
     }
-    return out;
+    return guesses.take();
   }
 
  private:

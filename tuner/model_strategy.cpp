@@ -92,17 +92,11 @@ class ModelStrategy final : public Strategy {
   /// and of the present one when the next pick is a local one. The real
   /// outcome moves the fit, so the guess is usually, not always, right.
   std::vector<std::size_t> likely_next(std::size_t n) const override {
-    std::vector<std::size_t> out;
-    std::vector<bool> taken(seen_.size(), false);
-    auto add = [&](std::size_t j) {
-      if (out.size() < n && !seen_[j] && !taken[j]) {
-        taken[j] = true;
-        out.push_back(j);
-      }
-    };
+    Guesses guesses(seen_, n);
+    auto add = [&](std::size_t j) { guesses.add(j); };
     for (std::size_t i : design_) add(i);
     // The model needs two outcomes; the design has at least that many.
-    if (!last_ || observed_.size() < 2 || observed_.size() + 1 < design_.size()) return out;
+    if (!last_ || observed_.size() < 2 || observed_.size() + 1 < design_.size()) return guesses.take();
 
     std::vector<std::vector<double>> x;
     for (std::size_t i : observed_) x.push_back(features_[i]);
@@ -144,7 +138,7 @@ class ModelStrategy final : public Strategy {
       by_bound(std::move(local));
     }
     by_bound(std::move(open));
-    return out;
+    return guesses.take();
   }
 
  private:
