@@ -423,7 +423,8 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
         summary.generated_ahead += pre->generated;
       } else {
         compile_ahead = 0;  // compile each candidate on its own from here on
-        summary.compile_ahead_stopped = pre.error().message + (pre.error().context.empty() ? "" : ": " + pre.error().context);
+        const Error& why = pre.error();
+        summary.compile_ahead_stopped = why.message + (why.context.empty() ? "" : ": " + why.context);
       }
     }
 
