@@ -32,7 +32,7 @@ struct Evaluation {
   TimingStats timing;
   double error_norm = 0, error_ratio = 0, compile_ms = 0;
   bool cache_hit = false;       ///< the binary came from the on-disk cache
-  bool compiled_ahead = false;  ///< compiled while earlier candidates were measured, ready when this began
+  bool compiled_ahead = false;  ///< compiled by the compile threads (overlap on), ready when this began
   std::string compile_log;
   nlohmann::json resources;     ///< ResourceReport::to_json, or null before a compile
   double compile_s = 0, validate_s = 0, measure_s = 0;  ///< wall time of each phase
