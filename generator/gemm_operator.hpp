@@ -37,7 +37,13 @@ class GemmOperator final : public Operator {
   double flops(const Problem& p) const override;
   double bytes(const Problem& p) const override;
   Workload make_workload(const Problem& p, std::uint64_t seed, WorkloadKind kind) const override;
+  /// The same seed for both validation runs: they share A and B (the
+  /// accumulate run differs in C, alpha and beta), so the reference's
+  /// O(MNK) products are computed once for both (references()).
+  std::uint64_t workload_seed(std::uint64_t run_seed, WorkloadKind) const override { return run_seed; }
   Reference reference(const Problem& p, const Workload& w) const override;
+  /// Workloads with the same A and B share one pass over the products.
+  std::vector<Reference> references(const Problem& p, const std::vector<const Workload*>& ws) const override;
   bool supports_epilogue() const override { return true; }
 };
 

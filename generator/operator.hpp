@@ -92,7 +92,19 @@ class Operator {
   virtual double bytes(const Problem& p) const = 0;
   /// Random inputs (never zeros) drawn from `seed`.
   virtual Workload make_workload(const Problem& p, std::uint64_t seed, WorkloadKind kind) const = 0;
+  /// The seed of a tuning run's `kind` workload, from the run's seed: by
+  /// default one apart, so each validation run draws its own inputs.
+  virtual std::uint64_t workload_seed(std::uint64_t run_seed, WorkloadKind kind) const {
+    return run_seed + static_cast<std::uint64_t>(kind);
+  }
   virtual Reference reference(const Problem& p, const Workload& w) const = 0;
+  /// The references of several workloads of one problem, in order. An
+  /// operator whose workloads share inputs may compute what they share once.
+  virtual std::vector<Reference> references(const Problem& p, const std::vector<const Workload*>& ws) const {
+    std::vector<Reference> out;
+    for (const Workload* w : ws) out.push_back(reference(p, *w));
+    return out;
+  }
   /// Operator-specific attributes; none by default.
   virtual std::vector<AttributeSpec> attributes() const { return {}; }
   /// Whether problems may carry a fused epilogue (Problem::epilogue); the

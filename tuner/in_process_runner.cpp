@@ -51,9 +51,8 @@ struct DeviceWorkload {
 };
 
 Result<DeviceWorkload> upload_workload(Device& device, const Operator& op, const Problem& p,
-                                       std::uint64_t seed, WorkloadKind kind, bool reference) {
+                                       std::uint64_t seed, WorkloadKind kind) {
   DeviceWorkload w{kind, op.make_workload(p, seed, kind), {}, {}, {}, {}};
-  if (reference) w.reference = op.reference(p, w.host);
   for (const auto& t : w.host.tensors) {
     KF_TRY_ASSIGN(buf, device.allocate(std::max<std::size_t>(t.bytes.size(), 4)));
     KF_TRY(device.write(*buf, t.bytes.data(), t.bytes.size()));
@@ -114,6 +113,7 @@ Result<std::unique_ptr<InProcessRunner>> InProcessRunner::create(
   // A code generator launches candidates only to generate their device
   // code: it needs the inputs, not the references.
   const bool shared = !code_generator && !reference_dir.empty();
+  std::vector<std::size_t> to_compute;  ///< runs whose reference no file held
   for (auto kind : {WorkloadKind::kPoisonedOutput, WorkloadKind::kAccumulate}) {
     const std::string path = reference_dir + "/" + std::string(kind_file(kind));
     const std::uint64_t key = reference_key(problem, workload_seed, kind);
@@ -122,16 +122,28 @@ Result<std::unique_ptr<InProcessRunner>> InProcessRunner::create(
     if (shared) {
       if (auto loaded = load_reference(path, key); loaded.ok()) stored = std::move(*loaded);
     }
-    KF_TRY_ASSIGN(w, upload_workload(device, op, problem, workload_seed + static_cast<int>(kind), kind,
-                                     !code_generator && !stored));
+    KF_TRY_ASSIGN(w, upload_workload(device, op, problem, op.workload_seed(workload_seed, kind), kind));
     if (stored) {
       w.reference = std::move(*stored);
       ++r->references_loaded_;
-    } else if (shared) {
-      // Best effort: without the file a later process only computes again.
-      (void)save_reference(path, key, w.reference);
+    } else if (!code_generator) {
+      to_compute.push_back(r->workloads_->runs.size());
     }
     r->workloads_->runs.push_back(std::move(w));
+  }
+  // In one call, so that an operator whose runs share inputs (gemm: A and B)
+  // computes what they share once.
+  std::vector<const Workload*> hosts;
+  for (std::size_t i : to_compute) hosts.push_back(&r->workloads_->runs[i].host);
+  std::vector<Reference> computed = op.references(problem, hosts);
+  for (std::size_t j = 0; j < to_compute.size(); ++j) {
+    DeviceWorkload& w = r->workloads_->runs[to_compute[j]];
+    w.reference = std::move(computed[j]);
+    if (shared) {
+      // Best effort: without the file a later process only computes again.
+      (void)save_reference(reference_dir + "/" + std::string(kind_file(w.kind)),
+                           reference_key(problem, workload_seed, w.kind), w.reference);
+    }
   }
   return r;
 }

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "float_convert.hpp"
+#include "softmax_operator.hpp"
 #include "workload_builder.hpp"
 
 using kforge::Dtype;
@@ -382,4 +383,42 @@ TEST_CASE("gemm: the tiled, multi-threaded reference equals the plain sum elemen
     }
   }
   CHECK(mismatches == 0);
+}
+
+TEST_CASE("gemm: a tuning run's two workloads share A and B, and their references one pass", "[gemm]") {
+  // Both validation runs of a tuning run draw from the same seed: they
+  // differ in C, alpha and beta only.
+  CHECK(kGemm.workload_seed(41, WorkloadKind::kPoisonedOutput) == kGemm.workload_seed(41, WorkloadKind::kAccumulate));
+  // Large enough to run on every core; both transposed, a batch of 2, and an
+  // epilogue reading the bias.
+  Problem p = problem(67, 45, 300, 2);
+  p.layout = Layout{true, true};
+  p.epilogue = *kforge::parse_epilogue("bias+gelu");
+  const Workload poisoned = kGemm.make_workload(p, 9, WorkloadKind::kPoisonedOutput);
+  const Workload accumulate = kGemm.make_workload(p, 9, WorkloadKind::kAccumulate);
+  const Workload other = kGemm.make_workload(p, 10, WorkloadKind::kAccumulate);  // other inputs
+  REQUIRE(poisoned.tensors[0].bytes == accumulate.tensors[0].bytes);
+  REQUIRE(poisoned.tensors[1].bytes == accumulate.tensors[1].bytes);
+  REQUIRE(poisoned.tensors[0].bytes != other.tensors[0].bytes);
+  const auto together = kGemm.references(p, {&poisoned, &accumulate, &other});
+  REQUIRE(together.size() == 3);
+  const Workload* ws[] = {&poisoned, &accumulate, &other};
+  for (std::size_t i = 0; i < 3; ++i) {
+    INFO("workload " << i);
+    const auto alone = kGemm.reference(p, *ws[i]);
+    CHECK(together[i].tolerance == alone.tolerance);
+    CHECK(together[i].scale == alone.scale);  // the same bits
+    std::size_t differ = 0;
+    for (std::size_t e = 0; e < alone.value.size(); ++e) differ += together[i].value[e] != alone.value[e];
+    CHECK(differ == 0);
+  }
+  // The accumulate run reads C; the poisoned one must not.
+  CHECK(together[0].value != together[1].value);
+}
+
+TEST_CASE("operators draw each validation run's inputs from its own seed unless they share on purpose",
+          "[gemm]") {
+  kforge::SoftmaxOperator softmax;
+  CHECK(softmax.workload_seed(41, WorkloadKind::kPoisonedOutput) !=
+        softmax.workload_seed(41, WorkloadKind::kAccumulate));
 }
