@@ -407,7 +407,15 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
       }
       std::vector<std::size_t> picks{*next};
       const std::size_t more = room > 0 ? room - 1 : 0;
-      for (std::size_t i : overlap ? st.strategy->likely_next(more) : st.strategy->upcoming(more)) {
+      std::vector<std::size_t> ahead = overlap ? st.strategy->likely_next(more) : st.strategy->upcoming(more);
+      // Between timed runs, PoCL's code generators build a batch in parallel:
+      // an adaptive strategy's batch of one leaves all but one idle, so they
+      // take its likeliest guesses meanwhile (never on a turn whose candidate
+      // is compiled already, which would make the device wait for guesses).
+      if (!overlap && ahead.empty() && generators > 1) {
+        ahead = st.strategy->likely_next(std::min(more, static_cast<std::size_t>(generators - 1)));
+      }
+      for (std::size_t i : ahead) {
         picks.push_back(i);
         st.guessed.insert(i);
       }

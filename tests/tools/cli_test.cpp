@@ -193,10 +193,13 @@ TEST_CASE("the model's likely next candidates compile ahead; a compile that ends
   test::TempDir dir;
   const std::string tune = "tune --shape M=48,N=40,K=32 --strategy model --seed 1 --max-evals 6 --compile-threads 2" +
                            kFast + "--json --compile-overlap ";
-  // Between timed runs (off) nothing is compiled on a guess.
+  // Between timed runs (off), PoCL's two code generators build each batch:
+  // the model's candidate and, on the other generator, its likeliest guess,
+  // which is its design's next point, so at least that one was guessed.
   auto off = parse_json(test::run_kforge(tune + "off --db " + dir.file("off.db")));
-  CHECK(off["compiled_ahead"] == 0);
-  CHECK(off["guessed_ahead"] == 0);  // the model's batches between timed runs hold only its pick
+  CHECK(off["code_generators"] == 2);
+  CHECK(off["compiled_ahead"] == 0);  // counted with overlap only
+  CHECK(off["guessed_ahead"].get<int>() >= 1);
   CHECK(off["compile_ahead_stopped"].is_null());
   auto order = parse_json(test::run_kforge("show --results --json --db " + dir.file("off.db")))["results"];
   REQUIRE(order.size() == 6);
