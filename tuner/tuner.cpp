@@ -412,7 +412,9 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
       // an adaptive strategy's batch of one leaves all but one idle, so they
       // take its likeliest guesses meanwhile (never on a turn whose candidate
       // is compiled already, which would make the device wait for guesses).
-      if (!overlap && ahead.empty() && generators > 1) {
+      // Once a generator is lost (a crash or a hang) no more guesses go out,
+      // so a faulty configuration the strategy may never propose costs once.
+      if (!overlap && ahead.empty() && generators > 1 && worker && worker->generators_lost() == 0) {
         ahead = st.strategy->likely_next(std::min(more, static_cast<std::size_t>(generators - 1)));
       }
       for (std::size_t i : ahead) {

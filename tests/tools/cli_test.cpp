@@ -224,6 +224,33 @@ TEST_CASE("the model's likely next candidates compile ahead; a compile that ends
   }
 }
 
+TEST_CASE("on PoCL a guess that brings its code generator down ends guessing, and only it crashes", "[cli]") {
+  test::TempDir dir;
+  const std::string tune = "tune --shape M=48,N=40,K=32 --strategy model --seed 1 --max-evals 6 --compile-threads 2" +
+                           kFast + "--json --compile-overlap off";
+  auto order = parse_json(test::run_kforge(tune + " --db " + dir.file("plain.db")));
+  REQUIRE(order["evaluated"] == 6);
+  auto plain = parse_json(test::run_kforge("show --results --json --db " + dir.file("plain.db")))["results"];
+  REQUIRE(plain.size() == 6);
+  // The model's second design point is the first batch's guess, built by
+  // the second code generator, which aborts on it.
+  const std::string faulty = plain[1]["config"];
+  ::setenv("KFORGE_FAULT_ABORT_COMPILING", faulty.c_str(), 1);
+  auto t = parse_json(test::run_kforge(tune + " --db " + dir.file("faulty.db")));
+  ::unsetenv("KFORGE_FAULT_ABORT_COMPILING");
+  CHECK(t["evaluated"] == 6);
+  CHECK(t["generators_lost"].get<int>() >= 1);
+  // That guess was the last: the next batches hold their candidate alone,
+  // where the design's next points would otherwise have been guessed too.
+  CHECK(t["guessed_ahead"] == 1);
+  auto results = parse_json(test::run_kforge("show --results --json --db " + dir.file("faulty.db")))["results"];
+  REQUIRE(results.size() == 6);
+  for (const auto& r : results) {
+    INFO(r["config"] << " " << r["status"] << ": " << r["reason"]);
+    CHECK(r["status"] == (r["config"] == faulty ? "crash" : "ok"));
+  }
+}
+
 TEST_CASE("bad input: exit 2, one line naming the problem, nothing stored lost", "[cli]") {
   test::TempDir dir;
   const std::string db = dir.file("keep.db");
