@@ -56,12 +56,10 @@ class ModelStrategy final : public Strategy {
     std::vector<std::vector<double>> x;
     for (const auto& o : history) x.push_back(features_[o.index]);
     const auto& y = scores_;
-    std::size_t incumbent = 0;
-    for (std::size_t i = 1; i < y.size(); ++i) {
-      if (y[i] < y[incumbent]) incumbent = i;
-    }
-    RegressionForest forest;
+    const std::size_t incumbent = lowest(y);
+    RegressionForest& forest = fit_;
     forest.fit(x, y, fit_seed(history.size()));
+    fit_size_ = history.size();
 
     std::vector<std::size_t> candidates;
     if (++model_picks_ % kLocalEvery == 0 && !history.empty()) {
@@ -70,7 +68,6 @@ class ModelStrategy final : public Strategy {
       }
     }
     if (candidates.empty()) candidates = std::move(open);
-    incumbent_ = history[incumbent].index;
     std::size_t pick = candidates[0];
     double best = 1e300;
     for (std::size_t j : candidates) {
@@ -101,8 +98,12 @@ class ModelStrategy final : public Strategy {
     std::vector<std::vector<double>> x;
     for (std::size_t i : observed_) x.push_back(features_[i]);
     std::vector<double> y = scores_;
-    RegressionForest now;
-    now.fit(x, y, fit_seed(observed_.size()));
+    // next() fitted on these outcomes already, unless its pick was the
+    // design's last point.
+    const bool fitted = fit_size_ == observed_.size() && !fit_.empty();
+    RegressionForest own;
+    if (!fitted) own.fit(x, y, fit_seed(observed_.size()));
+    const RegressionForest& now = fitted ? fit_ : own;
     double believed = 0, spread = 0;
     now.predict(features_[*last_], believed, spread);
     x.push_back(features_[*last_]);
@@ -126,15 +127,14 @@ class ModelStrategy final : public Strategy {
     // The next pick is the model's first, or its k-th, counted as next() will.
     const bool design_done = observed_.size() >= design_.size();
     if (design_done && (model_picks_ + 1) % kLocalEvery == 0) {
-      std::size_t incumbent = 0;
-      for (std::size_t i = 1; i < y.size(); ++i) {
-        if (y[i] < y[incumbent]) incumbent = i;
-      }
-      const std::size_t believed_best = incumbent < observed_.size() ? observed_[incumbent] : *last_;
-      std::vector<std::size_t> local = neighbors_[believed_best];
-      for (std::size_t other : {incumbent_, *last_}) {
-        local.insert(local.end(), neighbors_[other].begin(), neighbors_[other].end());
-      }
+      // The incumbent after the outcome: the best so far or the pending
+      // proposal; the believed one's neighbors first.
+      const std::size_t at = lowest(scores_);
+      const std::size_t best = observed_[at];
+      const bool pending_best = believed < scores_[at];
+      std::vector<std::size_t> local = neighbors_[pending_best ? *last_ : best];
+      const auto& other = neighbors_[pending_best ? best : *last_];
+      local.insert(local.end(), other.begin(), other.end());
       by_bound(std::move(local));
     }
     by_bound(std::move(open));
@@ -144,6 +144,12 @@ class ModelStrategy final : public Strategy {
  private:
   static constexpr double kKappa = 0.75;               ///< spread weight of the lower confidence bound
   static constexpr std::size_t kLocalEvery = 3;        ///< every k-th model proposal is a neighbor of the best
+
+  /// Position of the lowest score, the first of equals (0 when empty).
+  static std::size_t lowest(const std::vector<double>& scores) {
+    const auto it = std::min_element(scores.begin(), scores.end());
+    return it == scores.end() ? 0 : static_cast<std::size_t>(it - scores.begin());
+  }
 
   /// The forest's seed for a history of `size` outcomes.
   std::uint64_t fit_seed(std::size_t size) const { return seed_ ^ (0x9e3779b97f4a7c15ull * (size + 1)); }
@@ -163,7 +169,8 @@ class ModelStrategy final : public Strategy {
   std::size_t model_picks_ = 0;
   std::vector<std::size_t> observed_;  ///< the configurations of the history at the last proposal
   std::vector<double> scores_;         ///< and their scores (history_scores)
-  std::size_t incumbent_ = 0;        ///< the best configuration at the last fit
+  RegressionForest fit_;             ///< next()'s last fit, on the first `fit_size_` outcomes
+  std::size_t fit_size_ = 0;
   std::optional<std::size_t> last_;  ///< the last proposal
 };
 
