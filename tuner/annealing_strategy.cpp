@@ -113,12 +113,13 @@ class AnnealingStrategy final : public Strategy {
       }
       return open;
     };
-    auto step = [&](std::size_t from, bool acceptance_draw) {
+    // The walk's step among `open`, with or without the acceptance draw first.
+    auto step_among = [&](const std::vector<std::size_t>& open, bool acceptance_draw) {
       SplitMix64 rng = rng_;
       if (acceptance_draw) (void)rng.uniform();
-      const auto open = open_neighbors(from);
       if (!open.empty()) add(open[rng.below(open.size())]);
     };
+    auto step = [&](std::size_t from, bool acceptance_draw) { step_among(open_neighbors(from), acceptance_draw); };
     // The walk's state after the outcome: the pending proposal or where it
     // stands now (the best so far, when the walk has not started).
     const std::optional<std::size_t> stay = state_ ? state_ : best_;
@@ -134,11 +135,8 @@ class AnnealingStrategy final : public Strategy {
       for (std::size_t j = 0; j < seen_.size(); ++j) {
         if (!seen_[j]) anywhere.push_back(j);
       }
-      for (bool acceptance_draw : {false, true}) {
-        SplitMix64 rng = rng_;
-        if (acceptance_draw) (void)rng.uniform();
-        if (!anywhere.empty()) add(anywhere[rng.below(anywhere.size())]);
-      }
+      step_among(anywhere, false);
+      step_among(anywhere, true);
     }
     for (std::optional<std::size_t> from : {std::optional<std::size_t>(pending), stay, best_}) {
       if (from) {
