@@ -113,14 +113,14 @@ Result<std::unique_ptr<InProcessRunner>> InProcessRunner::create(
   // A code generator launches candidates only to generate their device
   // code: it needs the inputs, not the references.
   const bool shared = !code_generator && !reference_dir.empty();
+  auto path_of = [&](WorkloadKind kind) { return reference_dir + "/" + std::string(kind_file(kind)); };
   std::vector<std::size_t> to_compute;  ///< runs whose reference no file held
   for (auto kind : {WorkloadKind::kPoisonedOutput, WorkloadKind::kAccumulate}) {
-    const std::string path = reference_dir + "/" + std::string(kind_file(kind));
-    const std::uint64_t key = reference_key(problem, workload_seed, kind);
     // A missing, truncated or corrupt file is computed again and replaced.
     std::optional<Reference> stored;
     if (shared) {
-      if (auto loaded = load_reference(path, key); loaded.ok()) stored = std::move(*loaded);
+      auto loaded = load_reference(path_of(kind), reference_key(problem, workload_seed, kind));
+      if (loaded.ok()) stored = std::move(*loaded);
     }
     KF_TRY_ASSIGN(w, upload_workload(device, op, problem, op.workload_seed(workload_seed, kind), kind));
     if (stored) {
@@ -141,8 +141,7 @@ Result<std::unique_ptr<InProcessRunner>> InProcessRunner::create(
     w.reference = std::move(computed[j]);
     if (shared) {
       // Best effort: without the file a later process only computes again.
-      (void)save_reference(reference_dir + "/" + std::string(kind_file(w.kind)),
-                           reference_key(problem, workload_seed, w.kind), w.reference);
+      (void)save_reference(path_of(w.kind), reference_key(problem, workload_seed, w.kind), w.reference);
     }
   }
   return r;
@@ -340,11 +339,13 @@ Result<PrecompileReport> InProcessRunner::precompile(const std::vector<Candidate
     // The batch is the tuner's whole window for its template: compiles
     // queued on a guess that has since left it stop waiting for a thread.
     std::set<std::pair<std::string, std::string>> window;
-    for (const CandidateRef& c : batch) window.insert({c.template_name, c.config});
+    std::set<std::string> templates;
+    for (const CandidateRef& c : batch) {
+      window.insert({c.template_name, c.config});
+      templates.insert(c.template_name);
+    }
     ahead_->drop_queued_if([&](const std::pair<std::string, std::string>& key) {
-      return !window.count(key) && std::any_of(batch.begin(), batch.end(), [&](const CandidateRef& c) {
-        return c.template_name == key.first;
-      });
+      return templates.count(key.first) && !window.count(key);
     });
   }
   for (const CandidateRef& c : batch) {
