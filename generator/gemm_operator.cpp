@@ -268,6 +268,19 @@ std::vector<Reference> GemmOperator::references(const Problem& p, const std::vec
     }
   }
 
+  // Each workload's own terms, read once rather than in every tile.
+  struct Terms {
+    double alpha, beta;
+    const float* c;
+    const float* bias;
+  };
+  std::vector<Terms> terms(ws.size());
+  for (const auto& group : groups) {
+    for (std::size_t member : group) {
+      const Workload& w = *ws[member];
+      terms[member] = {scalar_named(w, "alpha"), scalar_named(w, "beta"), w.tensors[2].f32(), w.tensors[3].f32()};
+    }
+  }
   std::vector<double> a(m * k), b(k * n), b_abs(k * n);
   for (const auto& group : groups) {
     const HostTensor& ta = ws[group.front()]->tensors[0];
@@ -302,12 +315,8 @@ std::vector<Reference> GemmOperator::references(const Problem& p, const std::vec
         // The tile's products serve every workload of the group, each with
         // its own alpha, beta, C and bias.
         for (std::size_t member : group) {
-          const Workload& w = *ws[member];
+          const auto& [alpha, beta, c_in, bias] = terms[member];
           Reference& ref = refs[member];
-          const double alpha = scalar_named(w, "alpha");
-          const double beta = scalar_named(w, "beta");
-          const HostTensor& tc = w.tensors[2];
-          const HostTensor& tbias = w.tensors[3];
           for (std::size_t r = 0; r < rows; ++r) {
             for (std::size_t jj = 0; jj < cols; ++jj) {
               const std::size_t j = j0 + jj;
@@ -315,12 +324,12 @@ std::vector<Reference> GemmOperator::references(const Problem& p, const std::vec
               double value = alpha * acc[r * cols + jj];
               double scale = std::fabs(alpha) * mag[r * cols + jj];
               if (beta != 0.0) {  // BLAS convention: C is not read when beta == 0
-                const double c = tc.f32()[idx];
+                const double c = c_in[idx];
                 value += beta * c;
                 scale += std::fabs(beta) * std::fabs(c);
               }
               if (ep.bias) {
-                const double bj = tbias.f32()[j];
+                const double bj = bias[j];
                 value += bj;
                 scale += std::fabs(bj);
               }
