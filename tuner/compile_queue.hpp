@@ -1,10 +1,10 @@
 // Compiles candidates ahead on a fixed pool of threads. Jobs are keyed by
 // candidate; a consumer takes a job's result, running it itself while it
 // still waits for a thread and waiting while it runs. Queued jobs that are
-// no longer wanted can be dropped (drop_queued_if). Whether compiling may overlap a timed launch is the caller's
-// choice (docs/measurement.md, "Compile pipeline"): on a CPU device the
-// caller waits for a batch before the next timed run; on a GPU it goes on
-// measuring while the pool compiles.
+// no longer wanted can be dropped (drop_queued_if). Whether compiling may
+// overlap a timed launch is the caller's choice (docs/measurement.md,
+// "Compile pipeline"): on a CPU device the caller waits for a batch before
+// the next timed run; on a GPU it goes on measuring while the pool compiles.
 #pragma once
 
 #include <algorithm>

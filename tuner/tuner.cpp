@@ -447,6 +447,11 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
       o.template_name = m.name;
       o.config = name;
       ResultRecord rec;
+      auto add_phase_times = [&](const Evaluation& ev) {
+        summary.compile_s += ev.compile_s;
+        summary.validate_s += ev.validate_s;
+        summary.measure_s += ev.measure_s;
+      };
       KF_TRY_ASSIGN(e, runner->evaluate(m.name, cfg, best ? best->timing.median_ms : 0.0));
       // With compiles running ahead in the same worker, the worker's end
       // during this candidate may be another one's compile (a compiler crash
@@ -456,9 +461,7 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
           (e.status == CandidateStatus::kCrash || e.status == CandidateStatus::kTimeout)) {
         compile_ahead = 0;
         summary.compile_ahead_stopped = e.reason;
-        summary.compile_s += e.compile_s;
-        summary.validate_s += e.validate_s;
-        summary.measure_s += e.measure_s;
+        add_phase_times(e);
         KF_TRY_ASSIGN(again, runner->evaluate(m.name, cfg, best ? best->timing.median_ms : 0.0));
         if (again.status != CandidateStatus::kOk) again.reason += "; also when evaluated alone, after: " + e.reason;
         e = std::move(again);
@@ -469,9 +472,7 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
       o.error_norm = e.error_norm;
       o.error_ratio = e.error_ratio;
       o.compile_ms = e.compile_ms;
-      summary.compile_s += e.compile_s;
-      summary.validate_s += e.validate_s;
-      summary.measure_s += e.measure_s;
+      add_phase_times(e);
       if (e.cache_hit) ++summary.cache_hits;
       if (e.compiled_ahead) ++summary.compiled_ahead;
       if (st.guessed.count(*next)) ++summary.guessed_ahead;
