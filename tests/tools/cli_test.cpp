@@ -31,6 +31,31 @@ json parse_json(const test::CommandResult& r) {
 
 int line_count(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
 
+/// A short model search (6 candidates, seed 1) whose design is the same
+/// whatever the timings; append the compile overlap and the database.
+const std::string kModelSix = "tune --shape M=48,N=40,K=32 --strategy model --seed 1 --max-evals 6 "
+                              "--compile-threads 2" + kFast + "--json --compile-overlap ";
+
+json results_in(const std::string& db) {
+  return parse_json(test::run_kforge("show --results --json --db " + db))["results"];
+}
+
+/// `kforge ARGS` with the worker made to abort while compiling `config`.
+json run_aborting_on(const std::string& config, const std::string& args) {
+  ::setenv("KFORGE_FAULT_ABORT_COMPILING", config.c_str(), 1);
+  auto r = test::run_kforge(args);
+  ::unsetenv("KFORGE_FAULT_ABORT_COMPILING");
+  return parse_json(r);
+}
+
+/// Every result is ok but `faulty`'s, which is a crash.
+void check_only_crash(const json& results, const std::string& faulty) {
+  for (const auto& r : results) {
+    INFO(r["config"] << " " << r["status"] << ": " << r["reason"]);
+    CHECK(r["status"] == (r["config"] == faulty ? "crash" : "ok"));
+  }
+}
+
 }  // namespace
 
 TEST_CASE("devices --json lists the PoCL device with its fingerprint", "[cli]") {
@@ -191,64 +216,50 @@ TEST_CASE("the worker compiles ahead while measuring when told to, with the same
 TEST_CASE("the model's likely next candidates compile ahead; a compile that ends the worker blames no other",
           "[cli]") {
   test::TempDir dir;
-  const std::string tune = "tune --shape M=48,N=40,K=32 --strategy model --seed 1 --max-evals 6 --compile-threads 2" +
-                           kFast + "--json --compile-overlap ";
   // Between timed runs (off), PoCL's two code generators build each batch:
   // the model's candidate and, on the other generator, its likeliest guess,
   // which is its design's next point, so at least that one was guessed.
-  auto off = parse_json(test::run_kforge(tune + "off --db " + dir.file("off.db")));
+  auto off = parse_json(test::run_kforge(kModelSix + "off --db " + dir.file("off.db")));
   CHECK(off["code_generators"] == 2);
   CHECK(off["compiled_ahead"] == 0);  // counted with overlap only
   CHECK(off["guessed_ahead"].get<int>() >= 1);
   CHECK(off["compile_ahead_stopped"].is_null());
-  auto order = parse_json(test::run_kforge("show --results --json --db " + dir.file("off.db")))["results"];
+  auto order = results_in(dir.file("off.db"));
   REQUIRE(order.size() == 6);
   // The model's second proposal is its design's (the same whatever the
   // timings), so with overlap on it is compiled ahead, during another
   // candidate's evaluation. Its compile brings the worker down.
   const std::string faulty = order[1]["config"];
-  ::setenv("KFORGE_FAULT_ABORT_COMPILING", faulty.c_str(), 1);
-  auto on = parse_json(test::run_kforge(tune + "on --db " + dir.file("on.db")));
-  ::unsetenv("KFORGE_FAULT_ABORT_COMPILING");
+  auto on = run_aborting_on(faulty, kModelSix + "on --db " + dir.file("on.db"));
   CHECK(on["evaluated"] == 6);
   CHECK(on["guessed_ahead"].get<int>() >= 1);  // at least the faulty one: guessed in the first window
   REQUIRE(on["compile_ahead_stopped"].is_string());
   CHECK(on["compile_ahead_stopped"].get<std::string>().find("Aborted") != std::string::npos);
   // The faulty candidate is the only crash: whoever was being evaluated when
   // the worker ended was evaluated again alone.
-  auto results = parse_json(test::run_kforge("show --results --json --db " + dir.file("on.db")))["results"];
+  auto results = results_in(dir.file("on.db"));
   REQUIRE(results.size() == 6);
-  for (const auto& r : results) {
-    INFO(r["config"] << " " << r["status"] << ": " << r["reason"]);
-    CHECK(r["status"] == (r["config"] == faulty ? "crash" : "ok"));
-  }
+  check_only_crash(results, faulty);
 }
 
 TEST_CASE("on PoCL a guess that brings its code generator down ends guessing, and only it crashes", "[cli]") {
   test::TempDir dir;
-  const std::string tune = "tune --shape M=48,N=40,K=32 --strategy model --seed 1 --max-evals 6 --compile-threads 2" +
-                           kFast + "--json --compile-overlap off";
-  auto order = parse_json(test::run_kforge(tune + " --db " + dir.file("plain.db")));
+  auto order = parse_json(test::run_kforge(kModelSix + "off --db " + dir.file("plain.db")));
   REQUIRE(order["evaluated"] == 6);
-  auto plain = parse_json(test::run_kforge("show --results --json --db " + dir.file("plain.db")))["results"];
+  auto plain = results_in(dir.file("plain.db"));
   REQUIRE(plain.size() == 6);
   // The model's second design point is the first batch's guess, built by
   // the second code generator, which aborts on it.
   const std::string faulty = plain[1]["config"];
-  ::setenv("KFORGE_FAULT_ABORT_COMPILING", faulty.c_str(), 1);
-  auto t = parse_json(test::run_kforge(tune + " --db " + dir.file("faulty.db")));
-  ::unsetenv("KFORGE_FAULT_ABORT_COMPILING");
+  auto t = run_aborting_on(faulty, kModelSix + "off --db " + dir.file("faulty.db"));
   CHECK(t["evaluated"] == 6);
   CHECK(t["generators_lost"].get<int>() >= 1);
   // That guess was the last: the next batches hold their candidate alone,
   // where the design's next points would otherwise have been guessed too.
   CHECK(t["guessed_ahead"] == 1);
-  auto results = parse_json(test::run_kforge("show --results --json --db " + dir.file("faulty.db")))["results"];
+  auto results = results_in(dir.file("faulty.db"));
   REQUIRE(results.size() == 6);
-  for (const auto& r : results) {
-    INFO(r["config"] << " " << r["status"] << ": " << r["reason"]);
-    CHECK(r["status"] == (r["config"] == faulty ? "crash" : "ok"));
-  }
+  check_only_crash(results, faulty);
 }
 
 TEST_CASE("bad input: exit 2, one line naming the problem, nothing stored lost", "[cli]") {
