@@ -45,7 +45,8 @@ void add_runner_flags(CLI::App& cmd, RunnerOptions& r) {
       ->check(CLI::Range(-1, 256))
       ->capture_default_str();
   cmd.add_option("--compile-overlap", r.compile_overlap,
-                 "Compile the next candidates while the device measures: auto (on a GPU, not on a CPU "
+                 "Compile the next candidates (an adaptive strategy's likely next) while the device measures: "
+                 "auto (on a GPU, not on a CPU "
                  "device, whose kernels share the cores with the compiler), on, off")
       ->check(CLI::IsMember({"auto", "on", "off"}))
       ->capture_default_str();
