@@ -60,6 +60,22 @@ class Compiler {
   /// Compiles `source`; on failure the error's context holds the build log.
   virtual Result<CompiledKernel> compile(const std::string& source, const std::string& kernel_name,
                                          const std::string& options) = 0;
+  /// Whether several kernels cost less built as one program
+  /// (compile_combined) than one program each: where every program pays a
+  /// fixed front-end cost (PoCL; generator/program_combiner.hpp).
+  virtual bool combines_programs() const { return false; }
+  /// Builds `source`, which holds the kernels `kernel_names` (a combined
+  /// program), as one program: one CompiledKernel per name, in order,
+  /// sharing it. `alone[i]` is kernel i's own source: its binary, when asked
+  /// for, is built from that, so that a stored binary holds its kernel only.
+  /// A failed build fails them all; the error's context holds the log.
+  virtual Result<std::vector<CompiledKernel>> compile_combined(const std::string& source,
+                                                               const std::vector<std::string>& kernel_names,
+                                                               const std::vector<std::string>& alone,
+                                                               const std::string& options) {
+    (void)source, (void)kernel_names, (void)alone, (void)options;
+    return Error{ErrorCode::kUnsupported, name() + " builds one kernel per program", {}};
+  }
 };
 
 /// Device memory; freed when destroyed.

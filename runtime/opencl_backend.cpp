@@ -484,6 +484,20 @@ Result<std::vector<std::uint8_t>> program_binary(cl_program program) {
   return binary;
 }
 
+/// The binary of `source` built alone (its kernel `kernel_name` checked).
+Result<std::vector<std::uint8_t>> program_binary_of(cl_context context, cl_device_id device,
+                                                   const std::string& source, const std::string& kernel_name,
+                                                   const std::string& options) {
+  const char* text = source.c_str();
+  const std::size_t length = source.size();
+  cl_int err = CL_SUCCESS;
+  ProgramHandle program(clCreateProgramWithSource(context, 1, &text, &length, &err));
+  if (err != CL_SUCCESS) return cl_error(ErrorCode::kCompile, "clCreateProgramWithSource", err);
+  std::string log;
+  KF_TRY(build_and_create(program.get(), device, kernel_name, options, log));
+  return program_binary(program.get());
+}
+
 class OpenClCompiler final : public Compiler {
  public:
   OpenClCompiler(cl_context context, cl_device_id device, std::string name, std::string version)
@@ -515,6 +529,56 @@ class OpenClCompiler final : public Compiler {
     out.program = built;
     out.compile_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    return out;
+  }
+
+  /// Each program pays PoCL's front end (its OpenCL C header) once, however
+  /// many kernels it holds; other OpenCL compilers also build per program.
+  bool combines_programs() const override { return true; }
+
+  Result<std::vector<CompiledKernel>> compile_combined(const std::string& source,
+                                                       const std::vector<std::string>& kernel_names,
+                                                       const std::vector<std::string>& alone,
+                                                       const std::string& options) override {
+    if (kernel_names.empty() || alone.size() != kernel_names.size()) {
+      return Error::bad_input("compile_combined: one source of its own per kernel, and at least one kernel");
+    }
+    const auto start = std::chrono::steady_clock::now();
+    const std::string full = full_options(options);
+    const char* text = source.c_str();
+    const std::size_t length = source.size();
+    cl_int err = CL_SUCCESS;
+    ProgramHandle program(clCreateProgramWithSource(context_, 1, &text, &length, &err));
+    if (err != CL_SUCCESS) return cl_error(ErrorCode::kCompile, "clCreateProgramWithSource", err);
+    std::string log;
+    KF_TRY_ASSIGN(first, build_and_create(program.get(), device_, kernel_names[0], full, log));
+    auto built = std::make_shared<BuiltProgram>(program.release(), context_);
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    std::vector<CompiledKernel> out;
+    for (std::size_t i = 0; i < kernel_names.size(); ++i) {
+      KernelHandle kernel = i == 0 ? std::move(first) : KernelHandle{};
+      if (i > 0) {
+        kernel = KernelHandle(clCreateKernel(built->program, kernel_names[i].c_str(), &err));
+        if (err != CL_SUCCESS) {
+          return Error{ErrorCode::kCompile,
+                       "combined build: clCreateKernel of " + kernel_names[i] + " returned " + cl_error_text(err),
+                       log};
+        }
+      }
+      CompiledKernel k;
+      k.kernel_name = kernel_names[i];
+      k.options = full;
+      k.log = log;
+      k.resources = kernel_resources(kernel.get(), device_);
+      k.compile_ms = ms / static_cast<double>(kernel_names.size());
+      k.program = built;
+      // A stored binary is the kernel's own program, built when asked for.
+      k.fetch_binary = [context = context_, device = device_, own = alone[i], name = kernel_names[i], full] {
+        return program_binary_of(context, device, own, name, full);
+      };
+      out.push_back(std::move(k));
+    }
     return out;
   }
 
