@@ -155,6 +155,7 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
                           {"code_generators", s.code_generators},
                           {"generators_lost", s.generators_lost},
                           {"generated_ahead", s.generated_ahead},
+                          {"compiled_combined", s.compiled_combined},
                           {"stop_reason", s.stop_reason},
                           {"winner", nullptr},
                           {"default", nullptr}};

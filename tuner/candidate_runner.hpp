@@ -78,6 +78,7 @@ struct PrecompileReport {
   int failed = 0;      ///< instantiation or compile failed; evaluate() reports why
   int cache_hits = 0;
   int generated = 0;   ///< launched once ahead to generate device code (code generators)
+  int combined = 0;    ///< compiled within a program holding other candidates too (Compiler::combines_programs)
   double wall_s = 0;   ///< time precompile() took: the whole batch, or only queuing it with overlap
   bool overlapped = false;  ///< queued, compiling while candidates are measured
 };

@@ -14,6 +14,7 @@
 #include "builtin_templates.hpp"
 #include "instance.hpp"
 #include "occupancy.hpp"
+#include "program_combiner.hpp"
 #include "reference_file.hpp"
 #include "sticky_error.hpp"
 #include "tuner.hpp"
@@ -154,6 +155,55 @@ const TemplateSource* InProcessRunner::find(const std::string& name) const {
   return nullptr;
 }
 
+std::vector<InProcessRunner::Ready> InProcessRunner::compile_combined(
+    const TemplateSource& tpl, const std::vector<std::shared_ptr<Instance>>& members) {
+  std::vector<Ready> out(members.size());
+  // The binary cache serves whom it holds; the program still holds every
+  // member, so that its source, and PoCL's cache entry for it, is the same
+  // from run to run whatever the binary cache holds.
+  std::vector<std::size_t> to_build;
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    // The fault injection of compile(), for a configuration built here.
+    if (const char* f = std::getenv("KFORGE_FAULT_ABORT_COMPILING"); f && members[i]->config_name == f) std::abort();
+    if (auto stored = cache_ ? cache_->get(cache_key(tpl, *members[i])) : std::nullopt) {
+      out[i].compiled = std::move(*stored);
+      out[i].cache_hit = true;
+    } else {
+      to_build.push_back(i);
+    }
+  }
+  if (to_build.empty()) return out;
+  if (members.size() > 1) {
+    std::vector<const Instance*> insts;
+    std::vector<std::string> names, alone;
+    for (const auto& m : members) {
+      insts.push_back(m.get());
+      names.push_back(m->kernel_name);
+      alone.push_back(m->source);
+    }
+    auto source = combine_instances(tpl, prelude_text(device_.info().backend), insts);
+    if (!source.ok()) {
+      uncombined_.insert(tpl.manifest.name);
+    } else if (auto built = device_.compiler().compile_combined(*source, names, alone, ""); built.ok()) {
+      for (std::size_t i : to_build) {
+        out[i].compiled = std::move((*built)[i]);
+        out[i].combined = true;
+      }
+      return out;
+    }
+  }
+  // One program each: a single member, a template that cannot share one, or
+  // a combined build that failed. When each then builds, the failure came
+  // from combining them, and this template is built one program each from here on.
+  bool all_built = true;
+  for (std::size_t i : to_build) {
+    out[i].compiled = compile(tpl, *members[i], &out[i].cache_hit);
+    all_built = all_built && out[i].compiled.ok();
+  }
+  if (members.size() > 1 && all_built) uncombined_.insert(tpl.manifest.name);
+  return out;
+}
+
 Result<CompiledKernel> InProcessRunner::compile(const TemplateSource& tpl, const Instance& inst, bool* cache_hit) {
   if (cache_hit) *cache_hit = false;
   // Fault injection for the isolation tests: a compiler that brings its
@@ -207,6 +257,10 @@ Result<Evaluation> InProcessRunner::evaluate(const std::string& template_name, c
     fail(status_for(compiled.error().code), compiled.error().message);
     return e;
   }
+  // A program the compiler keeps (OpenCL) serves the finalists' re-timing
+  // too, rather than a build of their own source (a combined program's
+  // kernels are in no program of their own).
+  if (compiled->program) built_[{template_name, name}] = *compiled;
   e.compile_ms = compiled->compile_ms;
   e.compile_log = compiled->log;
   e.resources = compiled->resources.to_json();
@@ -293,7 +347,8 @@ Result<std::vector<TimingStats>> InProcessRunner::retime(const std::vector<Candi
     KF_TRY_ASSIGN(cfg, Config::parse(f.config));
     KF_TRY_ASSIGN(inst, instantiate(*tpl, prelude_text(info.backend), op_, cfg, problem_, info.limits()));
     bool hit = false;
-    KF_TRY_ASSIGN(compiled, compile(*tpl, inst, &hit));
+    auto kept = built_.find({f.template_name, f.config});
+    KF_TRY_ASSIGN(compiled, kept != built_.end() ? Result<CompiledKernel>(kept->second) : compile(*tpl, inst, &hit));
     KF_TRY_ASSIGN(kernel, device_.load(compiled));
     finalists.push_back({kernel.get(), &workloads_->runs[0].args, inst.geometry});
     kernels.push_back(std::move(kernel));
@@ -310,7 +365,7 @@ Result<std::vector<TimingStats>> InProcessRunner::retime(const std::vector<Candi
   for (std::size_t i = 1; i < stats.size(); ++i) {
     if (stats[i].median_ms < stats[fastest].median_ms) fastest = i;
   }
-  if (fastest < binaries.size() && binaries[fastest].first) {
+  if (fastest < binaries.size() && binaries[fastest].first && !cache_->get(*binaries[fastest].first)) {
     (void)cache_->put(*binaries[fastest].first, binaries[fastest].second);  // a failed write costs speed only
   }
   return stats;
@@ -348,6 +403,10 @@ Result<PrecompileReport> InProcessRunner::precompile(const std::vector<Candidate
       return templates.count(key.first) && !window.count(key);
     });
   }
+  // Between timed runs, a compiler whose every program pays a fixed front
+  // end builds each template's share of the batch as one program.
+  const bool combine = !compile_overlap_ && device_.compiler().combines_programs();
+  std::vector<std::pair<const TemplateSource*, std::vector<std::shared_ptr<Instance>>>> to_combine;  // by template, first seen first
   for (const CandidateRef& c : batch) {
     std::pair<std::string, std::string> key{c.template_name, c.config};
     if (ahead_->contains(key)) continue;
@@ -358,6 +417,12 @@ Result<PrecompileReport> InProcessRunner::precompile(const std::vector<Candidate
     auto inst = instantiate(*tpl, prelude_text(info.backend), op_, *cfg, problem_, info.limits());
     if (!inst.ok()) continue;
     auto shared = std::make_shared<Instance>(std::move(*inst));
+    if (combine && !uncombined_.count(tpl->manifest.name)) {
+      auto group = std::find_if(to_combine.begin(), to_combine.end(), [&](const auto& g) { return g.first == tpl; });
+      if (group == to_combine.end()) group = to_combine.insert(to_combine.end(), {tpl, {}});
+      group->second.push_back(shared);
+      continue;
+    }
     const bool queued = ahead_->submit(key, [this, tpl, shared, counts] {
       Ready r;
       r.compiled = compile(*tpl, *shared, &r.cache_hit);
@@ -367,6 +432,18 @@ Result<PrecompileReport> InProcessRunner::precompile(const std::vector<Candidate
     });
     report.queued += queued;
     if (queued) submitted.push_back({key, shared->geometry});
+  }
+  for (auto& [tpl, members] : to_combine) {
+    std::vector<Ready> built = compile_combined(*tpl, members);
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      ++(built[i].compiled.ok() ? counts->compiled : counts->failed);
+      if (built[i].cache_hit) ++counts->cache_hits;
+      report.combined += built[i].combined;
+      std::pair<std::string, std::string> key{tpl->manifest.name, members[i]->config_name};
+      const bool queued = ahead_->submit(key, [r = std::move(built[i])] { return r; });
+      report.queued += queued;
+      if (queued) submitted.push_back({key, members[i]->geometry});
+    }
   }
   if (compile_overlap_) {
     report.overlapped = true;

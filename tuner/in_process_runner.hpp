@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -66,6 +67,11 @@ class InProcessRunner final : public CandidateRunner {
   /// fastest finalist's is stored (retime), the one the runtime will serve.
   Result<CompiledKernel> compile(const TemplateSource& tpl, const Instance& inst, bool* cache_hit);
   BinaryCacheKey cache_key(const TemplateSource& tpl, const Instance& inst) const;
+  struct Ready;
+  /// Builds `members` (instances of `tpl`) as one program where the compiler
+  /// combines programs (generator/program_combiner.hpp), else, or when that
+  /// fails, one program each; one outcome per member, in order.
+  std::vector<Ready> compile_combined(const TemplateSource& tpl, const std::vector<std::shared_ptr<Instance>>& members);
 
   Device& device_;
   const Operator& op_;
@@ -77,9 +83,14 @@ class InProcessRunner final : public CandidateRunner {
   bool compile_overlap_ = false;
   bool code_generator_ = false;  ///< compiles and launches ahead only; no references, never evaluates
   int references_loaded_ = 0;
+  /// Templates whose instances are built one program each (combining them failed).
+  std::set<std::string> uncombined_;
+  /// Evaluated candidates' kernels in programs the compiler keeps, for retime().
+  std::map<std::pair<std::string, std::string>, CompiledKernel> built_;
   struct Ready {
     Result<CompiledKernel> compiled = Error::internal("not compiled");
     bool cache_hit = false;
+    bool combined = false;  ///< built in a program with other candidates (compile_combined)
   };
   /// Binaries compiled ahead by precompile(), by (template, configuration);
   /// taken by evaluate(). Declared last: its threads, which use the members

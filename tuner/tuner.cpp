@@ -315,12 +315,15 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
   }
   if (request.max_evals > 0) total = std::min<std::size_t>(total, static_cast<std::size_t>(request.max_evals));
 
-  // Batches compiled ahead: twice the compile threads, so each batch keeps them busy.
+  // Batches compiled ahead: twice the compile threads, so each batch keeps
+  // them busy. Between timed runs, where the compiler combines programs
+  // (PoCL), eight per thread: each thread's share is built as one program,
+  // whose front end it then shares (docs/measurement.md, "Combined programs").
+  const bool compiles_ahead = request.compile_threads >= 0;
+  const bool overlap = compiles_ahead && compile_overlaps(request, info.device_type);
+  const std::size_t per_thread = !overlap && device_.compiler().combines_programs() ? 8 : 2;
   std::size_t compile_ahead =
-      request.compile_threads < 0
-          ? 0
-          : 2 * static_cast<std::size_t>(InProcessRunner::compile_threads(request.compile_threads));
-  const bool overlap = compile_ahead > 0 && compile_overlaps(request, info.device_type);
+      compiles_ahead ? per_thread * static_cast<std::size_t>(InProcessRunner::compile_threads(request.compile_threads)) : 0;
   // Code generators serve the worker only (they are worker processes).
   const int generators =
       request.worker_command.empty() ? 0 : code_generators(request, info, compile_ahead > 0 && !overlap);
@@ -431,6 +434,7 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
       if (pre.ok()) {
         summary.compile_s += pre->wall_s;
         summary.generated_ahead += pre->generated;
+        summary.compiled_combined += pre->combined;
       } else {
         compile_ahead = 0;  // compile each candidate on its own from here on
         const Error& why = pre.error();

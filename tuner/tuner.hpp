@@ -119,6 +119,7 @@ struct TuneSummary {
   int code_generators = 0;       ///< processes that compiled batches and generated device code ahead
   int generators_lost = 0;       ///< of those, lost to a crashing or hanging candidate
   int generated_ahead = 0;       ///< candidates whose device code they generated
+  int compiled_combined = 0;     ///< candidates built within a program holding others too (Compiler::combines_programs)
   /// Wall time split, seconds, of this run's evaluations.
   double compile_s = 0, validate_s = 0, measure_s = 0, total_s = 0;
   /// Starting the measuring worker (device, inputs, references; restarts

@@ -118,6 +118,7 @@ int run_tuner_worker(int fd) {
                           {"failed", report->failed},
                           {"cache_hits", report->cache_hits},
                           {"generated", report->generated},
+                          {"combined", report->combined},
                           {"wall_s", report->wall_s}});
       continue;
     }

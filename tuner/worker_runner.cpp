@@ -284,6 +284,10 @@ Result<PrecompileReport> WorkerRunner::precompile(const std::vector<CandidateRef
                                                   const std::function<void(std::string_view)>& on_phase) {
   (void)on_phase;
   if (!generators_.empty()) return precompile_in_generators(batch);
+  return precompile_in_worker(batch);
+}
+
+Result<PrecompileReport> WorkerRunner::precompile_in_worker(const std::vector<CandidateRef>& batch) {
   KF_TRY(ensure_worker());
   nlohmann::json list = nlohmann::json::array();
   for (const auto& c : batch) list.push_back({{"template", c.template_name}, {"config", c.config}});
@@ -302,6 +306,7 @@ Result<PrecompileReport> WorkerRunner::precompile(const std::vector<CandidateRef
   r.compiled = m.value("compiled", 0);
   r.failed = m.value("failed", 0);
   r.cache_hits = m.value("cache_hits", 0);
+  r.combined = m.value("combined", 0);
   r.wall_s = m.value("wall_s", 0.0);
   return r;
 }
@@ -329,6 +334,7 @@ Result<PrecompileReport> WorkerRunner::precompile_in_generators(const std::vecto
     working[k] = generators_[k]->channel->send({{"type", "precompile"}, {"batch", list}}).ok();
   }
   PrecompileReport r;
+  std::vector<bool> done(n, false);
   for (std::size_t k = 0; k < n; ++k) {
     if (!working[k]) continue;
     // Compiles first (each within the compile timeout), then one launch per
@@ -354,12 +360,22 @@ Result<PrecompileReport> WorkerRunner::precompile_in_generators(const std::vecto
         r.failed += m.value("failed", 0);
         r.cache_hits += m.value("cache_hits", 0);
         r.generated += m.value("generated", 0);
+        done[k] = true;
       } else {
         stop(generators_[k], true);
         ++generators_lost_;
       }
       break;
     }
+  }
+  // The measuring worker builds each generator's share as that generator
+  // did, so PoCL finds the program and its machine code in its cache (a
+  // combined program is found only under the same source). A lost
+  // generator's share is left to evaluate(), one candidate at a time.
+  for (std::size_t k = 0; k < n; ++k) {
+    if (!done[k]) continue;
+    KF_TRY_ASSIGN(own, precompile_in_worker(parts[k]));
+    r.combined += own.combined;
   }
   r.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
   return r;

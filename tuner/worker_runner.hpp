@@ -76,6 +76,8 @@ class WorkerRunner final : public CandidateRunner {
   std::string stop_worker(bool kill_first) { return stop(worker_, kill_first); }
   /// precompile() shared out among the code generators.
   Result<PrecompileReport> precompile_in_generators(const std::vector<CandidateRef>& batch);
+  /// precompile() in the measuring worker.
+  Result<PrecompileReport> precompile_in_worker(const std::vector<CandidateRef>& batch);
 
   RunnerSetup setup_;
   std::vector<std::string> command_;

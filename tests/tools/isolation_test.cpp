@@ -49,13 +49,16 @@ TEST_CASE("isolation: a run over crashing, hanging and wrong candidates records 
   // Five worker starts (the first and the restarts): device, inputs, references.
   CHECK(j["time_s"]["setup"].get<double>() > 0);
   CHECK(j["time_s"]["setup"].get<double>() < j["time_s"]["total"].get<double>());
-  // On PoCL two code generators compiled the batches and launched each
-  // compiled candidate once: the crashes and hangs cost them a process each
-  // too. Of the six that launch cleanly (ok, wrong, NaN) those not queued
-  // behind a crash or a hang in a generator's share were generated.
+  // On PoCL two code generators compiled the batch (all 14 here: seven
+  // each, eight per compile thread) and launched each compiled candidate
+  // once: a crash or a hang costs a generator its process and the rest of
+  // its share, which the measuring worker then compiles candidate by
+  // candidate. A generator reports what it generated only at the end of its
+  // share, so of the six that launch cleanly (ok, wrong, NaN) at most those
+  // count.
   CHECK(j["code_generators"] == 2);
-  CHECK(j["generators_lost"] == 4);
-  CHECK(j["generated_ahead"] >= 1);
+  CHECK(j["generators_lost"] >= 1);
+  CHECK(j["generators_lost"] <= 4);
   CHECK(j["generated_ahead"] <= 6);
 
   const auto rows = results_by_config(db);
