@@ -484,15 +484,21 @@ Result<std::vector<std::uint8_t>> program_binary(cl_program program) {
   return binary;
 }
 
-/// The binary of `source` built alone (its kernel `kernel_name` checked).
-Result<std::vector<std::uint8_t>> program_binary_of(cl_context context, cl_device_id device,
-                                                   const std::string& source, const std::string& kernel_name,
-                                                   const std::string& options) {
+/// A program of `source`, not built yet.
+Result<ProgramHandle> program_of_source(cl_context context, const std::string& source) {
   const char* text = source.c_str();
   const std::size_t length = source.size();
   cl_int err = CL_SUCCESS;
   ProgramHandle program(clCreateProgramWithSource(context, 1, &text, &length, &err));
   if (err != CL_SUCCESS) return cl_error(ErrorCode::kCompile, "clCreateProgramWithSource", err);
+  return program;
+}
+
+/// The binary of `source` built alone (its kernel `kernel_name` checked).
+Result<std::vector<std::uint8_t>> program_binary_of(cl_context context, cl_device_id device,
+                                                   const std::string& source, const std::string& kernel_name,
+                                                   const std::string& options) {
+  KF_TRY_ASSIGN(program, program_of_source(context, source));
   std::string log;
   KF_TRY(build_and_create(program.get(), device, kernel_name, options, log));
   return program_binary(program.get());
@@ -513,11 +519,7 @@ class OpenClCompiler final : public Compiler {
     out.kernel_name = kernel_name;
     out.options = full_options(options);
 
-    const char* text = source.c_str();
-    const std::size_t length = source.size();
-    cl_int err = CL_SUCCESS;
-    ProgramHandle program(clCreateProgramWithSource(context_, 1, &text, &length, &err));
-    if (err != CL_SUCCESS) return cl_error(ErrorCode::kCompile, "clCreateProgramWithSource", err);
+    KF_TRY_ASSIGN(program, program_of_source(context_, source));
     KF_TRY_ASSIGN(kernel, build_and_create(program.get(), device_, kernel_name, out.options,
                                            out.log));
     out.resources = kernel_resources(kernel.get(), device_);
@@ -545,11 +547,7 @@ class OpenClCompiler final : public Compiler {
     }
     const auto start = std::chrono::steady_clock::now();
     const std::string full = full_options(options);
-    const char* text = source.c_str();
-    const std::size_t length = source.size();
-    cl_int err = CL_SUCCESS;
-    ProgramHandle program(clCreateProgramWithSource(context_, 1, &text, &length, &err));
-    if (err != CL_SUCCESS) return cl_error(ErrorCode::kCompile, "clCreateProgramWithSource", err);
+    KF_TRY_ASSIGN(program, program_of_source(context_, source));
     std::string log;
     KF_TRY_ASSIGN(first, build_and_create(program.get(), device_, kernel_names[0], full, log));
     auto built = std::make_shared<BuiltProgram>(program.release(), context_);
@@ -559,6 +557,7 @@ class OpenClCompiler final : public Compiler {
     for (std::size_t i = 0; i < kernel_names.size(); ++i) {
       KernelHandle kernel = i == 0 ? std::move(first) : KernelHandle{};
       if (i > 0) {
+        cl_int err = CL_SUCCESS;
         kernel = KernelHandle(clCreateKernel(built->program, kernel_names[i].c_str(), &err));
         if (err != CL_SUCCESS) {
           return Error{ErrorCode::kCompile,

@@ -6,8 +6,7 @@
 #include <memory>
 #include <vector>
 
-#include "builtin_templates.hpp"
-#include "device_registry.hpp"
+#include "coverage_runner.hpp"
 #include "gemm_operator.hpp"
 #include "instance.hpp"
 #include "program_combiner.hpp"
@@ -16,27 +15,8 @@ using namespace kforge;
 
 namespace {
 
-const TemplateSource& gemm_template() {
-  static const TemplateSource tpl = [] {
-    auto all = builtin_templates();
-    REQUIRE(all.ok());
-    for (auto& t : all.value()) {
-      if (t.manifest.name == "gemm_simt_tiled") return t;
-    }
-    FAIL("gemm_simt_tiled is not among the built-in templates");
-    return TemplateSource{};
-  }();
-  return tpl;
-}
-
-Device& device() {
-  static std::unique_ptr<Device> dev = [] {
-    auto d = open_device("opencl:0");
-    REQUIRE(d.ok());
-    return std::move(d).value();
-  }();
-  return *dev;
-}
+const TemplateSource& gemm_template() { return test::builtin_template("gemm_simt_tiled"); }
+Device& device() { return test::coverage_device(); }
 
 // Awkward on purpose: every tile has a tail, and the bias+gelu epilogue
 // brings the prelude's activation code in.
@@ -65,20 +45,9 @@ std::vector<std::uint8_t> run(const CompiledKernel& compiled, const Instance& in
   const GemmOperator op;
   Workload w = op.make_workload(problem(), 7, WorkloadKind::kAccumulate);
   std::vector<std::unique_ptr<Buffer>> buffers;
-  for (const auto& t : w.tensors) {
-    auto b = dev.allocate(t.bytes.size());
-    REQUIRE(b.ok());
-    REQUIRE(dev.write(**b, t.bytes.data(), t.bytes.size()).ok());
-    buffers.push_back(std::move(b).value());
-  }
   std::vector<KernelArg> args;
-  for (const auto& a : w.args) {
-    switch (a.kind) {
-      case OperatorArg::Kind::kTensor: args.push_back(KernelArg::of(*buffers[a.tensor])); break;
-      case OperatorArg::Kind::kInt32: args.push_back(KernelArg::of(a.i32)); break;
-      case OperatorArg::Kind::kFloat32: args.push_back(KernelArg::of(a.f32)); break;
-    }
-  }
+  const std::string failed = test::upload(dev, w, buffers, args);
+  REQUIRE(failed.empty());
   auto kernel = dev.load(compiled);
   if (!kernel.ok()) FAIL(kernel.error().message);
   auto launched = dev.launch(**kernel, args, inst.geometry);

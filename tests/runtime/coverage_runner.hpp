@@ -8,10 +8,12 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "builtin_templates.hpp"
 #include "device_registry.hpp"
@@ -41,6 +43,26 @@ inline const TemplateSource& builtin_template(const std::string& name) {
   }
   FAIL(name << " is not among the built-in templates");
   return all.front();
+}
+
+/// Uploads `w`'s tensors to `dev` (into `buffers`, in order) and gives the
+/// kernel arguments that name them; "" or what failed.
+inline std::string upload(Device& dev, const Workload& w, std::vector<std::unique_ptr<Buffer>>& buffers,
+                          std::vector<KernelArg>& args) {
+  for (const auto& t : w.tensors) {
+    auto b = dev.allocate(std::max<std::size_t>(t.bytes.size(), 4));
+    if (!b.ok()) return "allocate: " + b.error().message;
+    if (auto s = dev.write(**b, t.bytes.data(), t.bytes.size()); !s.ok()) return "write: " + s.error().message;
+    buffers.push_back(std::move(b).value());
+  }
+  for (const auto& a : w.args) {
+    switch (a.kind) {
+      case OperatorArg::Kind::kTensor: args.push_back(KernelArg::of(*buffers[a.tensor])); break;
+      case OperatorArg::Kind::kInt32: args.push_back(KernelArg::of(a.i32)); break;
+      case OperatorArg::Kind::kFloat32: args.push_back(KernelArg::of(a.f32)); break;
+    }
+  }
+  return {};
 }
 
 class CoverageRunner {
@@ -77,20 +99,8 @@ class CoverageRunner {
     if (edit) edit(w);
     const Reference ref = op->reference(*problem, w);
     std::vector<std::unique_ptr<Buffer>> buffers;
-    for (const auto& t : w.tensors) {
-      auto b = dev.allocate(std::max<std::size_t>(t.bytes.size(), 4));
-      if (!b.ok()) return "allocate: " + b.error().message;
-      if (auto s = dev.write(**b, t.bytes.data(), t.bytes.size()); !s.ok()) return "write: " + s.error().message;
-      buffers.push_back(std::move(b).value());
-    }
     std::vector<KernelArg> args;
-    for (const auto& a : w.args) {
-      switch (a.kind) {
-        case OperatorArg::Kind::kTensor: args.push_back(KernelArg::of(*buffers[a.tensor])); break;
-        case OperatorArg::Kind::kInt32: args.push_back(KernelArg::of(a.i32)); break;
-        case OperatorArg::Kind::kFloat32: args.push_back(KernelArg::of(a.f32)); break;
-      }
-    }
+    if (std::string failed = upload(dev, w, buffers, args); !failed.empty()) return failed;
     // Twice: scratch left by the first launch (counters) must serve the second.
     // The output is restored in between: it may also be an input (gemm's beta C).
     for (int launch = 0; launch < 2; ++launch) {
