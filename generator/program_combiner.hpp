@@ -5,9 +5,9 @@
 // program it builds, about 0.2-0.25 s of one core whatever the kernel
 // (a GEMM instance's whole build takes 0.26-0.35 s), while the machine code
 // is generated per kernel at its first launch either way. Eight GEMM
-// instances built as one program took 0.35 s instead of 2.3 s, and their
-// first launches the same time as built apart (docs/measurement.md,
-// "Combined programs").
+// instances built as one program took 0.56 s instead of 2.05 s, and their
+// first launches about the same time as built apart (bench/combined_programs.py;
+// docs/measurement.md, "Combined programs").
 //
 // Each instance keeps its own text, in order, with the macro state it would
 // have alone: after it, every macro its own lines or the template define is
