@@ -102,11 +102,7 @@ class CandidateRunner {
   /// evaluate() to use. Without compile overlap it returns once the batch
   /// is compiled, so compiles never overlap a timed launch; with it, it
   /// returns at once and evaluate() waits only for a binary not yet ready.
-  /// `on_phase` hears "generating" / "generated" around each launch of a
-  /// runner that generates device code ahead (a code generator process);
-  /// other runners never call it.
-  virtual Result<PrecompileReport> precompile(const std::vector<CandidateRef>& batch,
-                                              const std::function<void(std::string_view)>& on_phase = {}) = 0;
+  virtual Result<PrecompileReport> precompile(const std::vector<CandidateRef>& batch) = 0;
 };
 
 }  // namespace kforge

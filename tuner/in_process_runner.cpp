@@ -371,6 +371,27 @@ Result<std::vector<TimingStats>> InProcessRunner::retime(const std::vector<Candi
   return stats;
 }
 
+Result<bool> InProcessRunner::generate(const CandidateRef& c) {
+  const TemplateSource* tpl = find(c.template_name);
+  if (!tpl) return Error::bad_input("no template named '" + c.template_name + "' in this tuning run");
+  KF_TRY_ASSIGN(cfg, Config::parse(c.config));
+  // Fault injection for the isolation tests: a kernel that brings its code
+  // generator down at its first launch (docs/measurement.md).
+  if (const char* f = std::getenv("KFORGE_FAULT_ABORT_GENERATING"); f && c.config == f) std::abort();
+  auto ready = ahead_->take({c.template_name, c.config});
+  if (!ready || !ready->compiled.ok()) return false;
+  const DeviceInfo& info = device_.info();
+  KF_TRY_ASSIGN(inst, instantiate(*tpl, prelude_text(info.backend), op_, cfg, problem_, info.limits()));
+  auto kernel = device_.load(*ready->compiled);
+  if (!kernel.ok()) return false;
+  // One work-group: PoCL generates a kernel's machine code for its
+  // work-group size at the first launch and keeps it in its kernel cache,
+  // where the measuring process finds it.
+  LaunchGeometry one = inst.geometry;
+  one.grid = {1, 1, 1};
+  return device_.launch(**kernel, workloads_->runs[0].args, one).ok();
+}
+
 int InProcessRunner::compile_threads(int requested) {
   if (requested > 0) return requested;
   const long cores = static_cast<long>(std::max(1u, std::thread::hardware_concurrency()));
@@ -379,8 +400,7 @@ int InProcessRunner::compile_threads(int requested) {
   return static_cast<int>(std::max(1L, std::min(cores, by_memory)));
 }
 
-Result<PrecompileReport> InProcessRunner::precompile(const std::vector<CandidateRef>& batch,
-                                                     const std::function<void(std::string_view)>& on_phase) {
+Result<PrecompileReport> InProcessRunner::precompile(const std::vector<CandidateRef>& batch) {
   const auto t0 = Clock::now();
   const DeviceInfo& info = device_.info();
   // Outcomes of this batch, counted by the compile threads.
@@ -389,7 +409,6 @@ Result<PrecompileReport> InProcessRunner::precompile(const std::vector<Candidate
   };
   auto counts = std::make_shared<Counts>();
   PrecompileReport report;
-  std::vector<std::pair<std::pair<std::string, std::string>, LaunchGeometry>> submitted;
   if (compile_overlap_) {
     // The batch is the tuner's whole window for its template: compiles
     // queued on a guess that has since left it stop waiting for a thread.
@@ -431,7 +450,6 @@ Result<PrecompileReport> InProcessRunner::precompile(const std::vector<Candidate
       return r;
     });
     report.queued += queued;
-    if (queued) submitted.push_back({key, shared->geometry});
   }
   for (auto& [tpl, members] : to_combine) {
     std::vector<Ready> built = compile_combined(*tpl, members);
@@ -442,7 +460,6 @@ Result<PrecompileReport> InProcessRunner::precompile(const std::vector<Candidate
       std::pair<std::string, std::string> key{tpl->manifest.name, members[i]->config_name};
       const bool queued = ahead_->submit(key, [r = std::move(built[i])] { return r; });
       report.queued += queued;
-      if (queued) submitted.push_back({key, members[i]->geometry});
     }
   }
   if (compile_overlap_) {
@@ -453,25 +470,6 @@ Result<PrecompileReport> InProcessRunner::precompile(const std::vector<Candidate
     report.compiled = counts->compiled;
     report.failed = counts->failed;
     report.cache_hits = counts->cache_hits;
-  }
-  if (code_generator_) {
-    // One work-group of each launched once: an OpenCL CPU compiler (PoCL)
-    // generates a kernel's machine code for its work-group size at the first
-    // launch and keeps it in its kernel cache, so the measuring process finds
-    // it there. Launched one at a time; a candidate that crashes or hangs
-    // here costs this process only.
-    for (auto& [key, geometry] : submitted) {
-      auto ready = ahead_->take(key);
-      if (!ready || !ready->compiled.ok()) continue;
-      auto kernel = device_.load(*ready->compiled);
-      if (!kernel.ok()) continue;
-      LaunchGeometry one = geometry;
-      one.grid = {1, 1, 1};
-      if (on_phase) on_phase("generating");
-      auto launched = device_.launch(**kernel, workloads_->runs[0].args, one);
-      if (on_phase) on_phase("generated");
-      report.generated += launched.ok();
-    }
   }
   report.wall_s = seconds_since(t0);
   return report;

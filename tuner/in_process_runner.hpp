@@ -43,11 +43,12 @@ class InProcessRunner final : public CandidateRunner {
   Result<Evaluation> evaluate(const std::string& template_name, const Config& config, double best_ms,
                               const std::function<void(std::string_view)>& on_phase = {}) override;
   Result<std::vector<TimingStats>> retime(const std::vector<CandidateRef>& finalists) override;
-  /// A code generator (create's `code_generator`) also launches one
-  /// work-group of each compiled candidate, telling `on_phase` "generating"
-  /// before and "generated" after each launch, and keeps no binaries.
-  Result<PrecompileReport> precompile(const std::vector<CandidateRef>& batch,
-                                      const std::function<void(std::string_view)>& on_phase = {}) override;
+  Result<PrecompileReport> precompile(const std::vector<CandidateRef>& batch) override;
+  /// For a code generator (create's `code_generator`): launches one
+  /// work-group of `c`, compiled by an earlier precompile(), so that PoCL
+  /// generates its machine code and caches it for the measuring process;
+  /// the binary is not kept. False when `c` did not compile or the launch failed.
+  Result<bool> generate(const CandidateRef& c);
 
   /// Threads for precompile: `requested` if > 0, else the core count capped
   /// so that each compile has about 1 GiB of available memory; at least 1.

@@ -104,9 +104,7 @@ int run_tuner_worker(int fd) {
       for (const auto& c : m.value("batch", nlohmann::json::array())) {
         refs.push_back({c.value("template", ""), c.value("config", "")});
       }
-      auto report = runner.precompile(refs, [&](std::string_view phase) {
-        (void)channel.send({{"type", "phase"}, {"phase", phase}});
-      });
+      auto report = runner.precompile(refs);
       if (!report.ok()) {
         (void)channel.send(error_message(report.error()));
         continue;
@@ -117,9 +115,17 @@ int run_tuner_worker(int fd) {
                           {"compiled", report->compiled},
                           {"failed", report->failed},
                           {"cache_hits", report->cache_hits},
-                          {"generated", report->generated},
                           {"combined", report->combined},
                           {"wall_s", report->wall_s}});
+      continue;
+    }
+    if (type == "generate") {
+      auto launched = runner.generate({m.value("template", ""), m.value("config", "")});
+      if (!launched.ok()) {
+        (void)channel.send(error_message(launched.error()));
+        continue;
+      }
+      (void)channel.send({{"type", "generated"}, {"ok", *launched}});
       continue;
     }
     if (type == "retime") {

@@ -5,14 +5,15 @@
 //                     {"type":"evaluate","template":T,"config":C,"best_ms":B}
 //                     {"type":"retime","finalists":[{"template":T,"config":C},...]}
 //                     {"type":"precompile","batch":[{"template":T,"config":C},...]}
+//                     {"type":"generate","template":T,"config":C}   (code generators)
 //   worker -> tuner   {"type":"ready"} | {"type":"error","message":M}
 //                     {"type":"phase","phase":"compiled"}   (then launches begin)
 //                     {"type":"phase","phase":"launched"}   (the first validation launch is done)
 //                     {"type":"evaluation", ...Evaluation, "restart":bool}
 //                     {"type":"retimed","timings":[...]}
-//                     {"type":"phase","phase":"generating"|"generated"}   (code generators, per launch)
 //                     {"type":"precompiled","queued":N,"overlapped":B,"compiled":N,"failed":N,
-//                      "cache_hits":N,"generated":N,"wall_s":S}
+//                      "cache_hits":N,"combined":N,"wall_s":S}
+//                     {"type":"generated","ok":B}   (code generators: one work-group launched)
 #pragma once
 
 #include <chrono>

@@ -8,12 +8,16 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <filesystem>
+#include <mutex>
 #include <sstream>
+#include <thread>
 
 #include "worker_protocol.hpp"
 
@@ -280,9 +284,7 @@ Result<std::vector<TimingStats>> WorkerRunner::retime(const std::vector<Candidat
   return out;
 }
 
-Result<PrecompileReport> WorkerRunner::precompile(const std::vector<CandidateRef>& batch,
-                                                  const std::function<void(std::string_view)>& on_phase) {
-  (void)on_phase;
+Result<PrecompileReport> WorkerRunner::precompile(const std::vector<CandidateRef>& batch) {
   if (!generators_.empty()) return precompile_in_generators(batch);
   return precompile_in_worker(batch);
 }
@@ -321,59 +323,110 @@ Result<PrecompileReport> WorkerRunner::precompile_in_generators(const std::vecto
   const std::size_t n = generators_.size();
   std::vector<std::vector<CandidateRef>> parts(n);
   for (std::size_t i = 0; i < batch.size(); ++i) parts[i % n].push_back(batch[i]);
-  // All generators work at once; each is then waited for in turn.
-  std::vector<bool> working(n, false);
+  auto list_of = [](const std::vector<CandidateRef>& cs) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& c : cs) list.push_back({{"template", c.template_name}, {"config", c.config}});
+    return list;
+  };
+  // Waits for generator k's reply of `type`; a timeout, an end or another
+  // reply costs the generator (killed, counted lost). Safe from one thread per generator.
+  std::mutex lost_mutex;
+  auto await = [&](std::size_t k, const char* type, double limit_s, nlohmann::json& m) {
+    const auto wait = generators_[k]->channel->receive(after(limit_s), m);
+    if (wait == MessageChannel::Wait::kMessage && m.value("type", "") == type) return true;
+    stop(generators_[k], wait != MessageChannel::Wait::kClosed);
+    std::lock_guard<std::mutex> lock(lost_mutex);
+    ++generators_lost_;
+    return false;
+  };
+
+  // 1. Each generator builds its share, all at once (each within the
+  //    compile timeout per candidate).
+  std::vector<bool> working(n, false), built(n, false);
   for (std::size_t k = 0; k < n; ++k) {
     if (parts[k].empty()) continue;
     if (!start(generators_[k], gen).ok()) {
       ++generators_lost_;
       continue;
     }
-    nlohmann::json list = nlohmann::json::array();
-    for (const auto& c : parts[k]) list.push_back({{"template", c.template_name}, {"config", c.config}});
-    working[k] = generators_[k]->channel->send({{"type", "precompile"}, {"batch", list}}).ok();
+    working[k] = generators_[k]->channel->send({{"type", "precompile"}, {"batch", list_of(parts[k])}}).ok();
   }
   PrecompileReport r;
-  std::vector<bool> done(n, false);
   for (std::size_t k = 0; k < n; ++k) {
+    nlohmann::json m;
     if (!working[k]) continue;
-    // Compiles first (each within the compile timeout), then one launch per
-    // candidate, each within the launch floor: a candidate that hangs costs
-    // at most that, and only this generator.
-    double limit = static_cast<double>(parts[k].size()) * timeouts_.compile_s;
-    for (;;) {
-      nlohmann::json m;
-      const auto wait = generators_[k]->channel->receive(after(limit), m);
-      if (wait != MessageChannel::Wait::kMessage) {
-        stop(generators_[k], wait == MessageChannel::Wait::kTimedOut);
-        ++generators_lost_;
-        break;
-      }
-      const std::string type = m.value("type", "");
-      if (type == "phase") {
-        limit = m.value("phase", "") == "generating" ? timeouts_.launch_floor_s : timeouts_.compile_s;
-        continue;
-      }
-      if (type == "precompiled") {
-        r.queued += m.value("queued", 0);
-        r.compiled += m.value("compiled", 0);
-        r.failed += m.value("failed", 0);
-        r.cache_hits += m.value("cache_hits", 0);
-        r.generated += m.value("generated", 0);
-        done[k] = true;
-      } else {
-        stop(generators_[k], true);
-        ++generators_lost_;
-      }
-      break;
-    }
+    if (!await(k, "precompiled", static_cast<double>(parts[k].size()) * timeouts_.compile_s, m)) continue;
+    built[k] = true;
+    r.queued += m.value("queued", 0);
+    r.compiled += m.value("compiled", 0);
+    r.failed += m.value("failed", 0);
+    r.cache_hits += m.value("cache_hits", 0);
   }
-  // The measuring worker builds each generator's share as that generator
-  // did, so PoCL finds the program and its machine code in its cache (a
-  // combined program is found only under the same source). A lost
-  // generator's share is left to evaluate(), one candidate at a time.
+
+  // 2. One work-group of every candidate launched once, in whichever
+  //    generator is free: its own share first, then the rest of the
+  //    longest other one, whose program it builds first (from PoCL's cache,
+  //    where that share's generator put it). Each launch has the launch
+  //    floor; a candidate that crashes or hangs costs its generator, and
+  //    the others take over what it had left.
+  std::mutex queue_mutex;
+  std::vector<std::deque<CandidateRef>> left(n);
   for (std::size_t k = 0; k < n; ++k) {
-    if (!done[k]) continue;
+    if (built[k]) left[k].assign(parts[k].begin(), parts[k].end());
+  }
+  std::atomic<int> generated{0};
+  auto serve = [&](std::size_t g) {
+    std::vector<bool> has(n, false);
+    has[g] = true;
+    for (;;) {
+      CandidateRef c;
+      std::size_t from = g;
+      {
+        std::lock_guard<std::mutex> lock(queue_mutex);
+        if (left[g].empty()) {
+          for (std::size_t k = 0; k < n; ++k) {
+            if (left[k].size() > left[from].size()) from = k;
+          }
+        }
+        if (left[from].empty()) return;
+        if (from == g) {
+          c = left[g].front();
+          left[g].pop_front();
+        } else {
+          c = left[from].back();
+          left[from].pop_back();
+        }
+      }
+      nlohmann::json m;
+      if (!has[from]) {
+        if (!generators_[g]->channel->send({{"type", "precompile"}, {"batch", list_of(parts[from])}}).ok() ||
+            !await(g, "precompiled", static_cast<double>(parts[from].size()) * timeouts_.compile_s, m)) {
+          std::lock_guard<std::mutex> lock(queue_mutex);
+          left[from].push_back(c);  // not this candidate's doing
+          return;
+        }
+        has[from] = true;
+      }
+      if (!generators_[g]->channel->send({{"type", "generate"}, {"template", c.template_name}, {"config", c.config}}).ok() ||
+          !await(g, "generated", timeouts_.launch_floor_s, m)) {
+        return;
+      }
+      generated += m.value("ok", false);
+    }
+  };
+  std::vector<std::thread> servers;
+  for (std::size_t g = 0; g < n; ++g) {
+    if (built[g]) servers.emplace_back(serve, g);
+  }
+  for (auto& t : servers) t.join();
+  r.generated = generated;
+
+  // 3. The measuring worker builds each share as its generator did, so PoCL
+  //    finds the program and its machine code in its cache (a combined
+  //    program is found only under the same source). A share whose build
+  //    failed is left to evaluate(), one candidate at a time.
+  for (std::size_t k = 0; k < n; ++k) {
+    if (!built[k]) continue;
     KF_TRY_ASSIGN(own, precompile_in_worker(parts[k]));
     r.combined += own.combined;
   }

@@ -51,8 +51,7 @@ class WorkerRunner final : public CandidateRunner {
   /// A worker lost while compiling the batch (a compiler crash) is an error
   /// here; the tuner then compiles each candidate on its own, where a crash
   /// costs only that candidate.
-  Result<PrecompileReport> precompile(const std::vector<CandidateRef>& batch,
-                                      const std::function<void(std::string_view)>& on_phase = {}) override;
+  Result<PrecompileReport> precompile(const std::vector<CandidateRef>& batch) override;
 
   int restarts() const { return restarts_; }  ///< workers started after a crash or timeout
   /// Wall seconds spent starting the measuring worker (device, inputs,

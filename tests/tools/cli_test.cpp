@@ -40,11 +40,13 @@ json results_in(const std::string& db) {
   return parse_json(test::run_kforge("show --results --json --db " + db))["results"];
 }
 
-/// `kforge ARGS` with the worker made to abort while compiling `config`.
-json run_aborting_on(const std::string& config, const std::string& args) {
-  ::setenv("KFORGE_FAULT_ABORT_COMPILING", config.c_str(), 1);
+/// `kforge ARGS` with the worker made to abort while compiling `config`
+/// (or, with KFORGE_FAULT_ABORT_GENERATING, a code generator at its launch).
+json run_aborting_on(const std::string& config, const std::string& args,
+                     const char* fault = "KFORGE_FAULT_ABORT_COMPILING") {
+  ::setenv(fault, config.c_str(), 1);
   auto r = test::run_kforge(args);
-  ::unsetenv("KFORGE_FAULT_ABORT_COMPILING");
+  ::unsetenv(fault);
   return parse_json(r);
 }
 
@@ -242,6 +244,35 @@ TEST_CASE("the model's likely next candidates compile ahead; a compile that ends
   auto results = results_in(dir.file("on.db"));
   REQUIRE(results.size() == 6);
   check_only_crash(results, faulty);
+}
+
+TEST_CASE("on PoCL a code generator lost at a launch leaves the rest of its share to the other", "[cli]") {
+  test::TempDir dir;
+  const std::string args = "tune --template " + kPlanted +
+                           " --shape M=20,N=12,K=5 --strategy exhaustive --compile-threads 2 --no-cache"
+                           " --compile-overlap off" + kFast + "--json --db ";
+  auto plain = parse_json(test::run_kforge(args + dir.file("plain.db")));
+  REQUIRE(plain["evaluated"] == 8);
+  CHECK(plain["generated_ahead"] == 8);
+  auto order = results_in(dir.file("plain.db"));
+  REQUIRE(order.size() == 8);
+  // One batch of eight, four per generator; the first generator's first
+  // launch brings it down. The other generates its own four, then the three
+  // the lost one left, from the program the lost one built.
+  const std::string faulty = order[0]["config"];
+  auto t = run_aborting_on(faulty, args + dir.file("faulty.db"), "KFORGE_FAULT_ABORT_GENERATING");
+  CHECK(t["evaluated"] == 8);
+  CHECK(t["generators_lost"] == 1);
+  CHECK(t["generated_ahead"] == 7);
+  CHECK(t["compiled_combined"] == 8);  // both shares were built, and the measuring worker built them too
+  // The fault is the generator's alone: measured in its own worker, every
+  // candidate ends as in the plain run (the planted FLAW1 ones wrong, the rest ok).
+  std::map<std::string, std::string> expected;
+  for (const auto& r : order) expected[r["config"]] = r["status"];
+  for (const auto& r : results_in(dir.file("faulty.db"))) {
+    INFO(r["config"] << ": " << r["reason"]);
+    CHECK(r["status"] == expected[r["config"]]);
+  }
 }
 
 TEST_CASE("on PoCL a guess that brings its code generator down ends guessing, and only it crashes", "[cli]") {
