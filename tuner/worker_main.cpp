@@ -100,11 +100,7 @@ int run_tuner_worker(int fd) {
       continue;
     }
     if (type == "precompile") {
-      std::vector<CandidateRef> refs;
-      for (const auto& c : m.value("batch", nlohmann::json::array())) {
-        refs.push_back({c.value("template", ""), c.value("config", "")});
-      }
-      auto report = runner.precompile(refs);
+      auto report = runner.precompile(refs_from_json(m.value("batch", nlohmann::json::array())));
       if (!report.ok()) {
         (void)channel.send(error_message(report.error()));
         continue;
@@ -129,11 +125,7 @@ int run_tuner_worker(int fd) {
       continue;
     }
     if (type == "retime") {
-      std::vector<CandidateRef> refs;
-      for (const auto& f : m.value("finalists", nlohmann::json::array())) {
-        refs.push_back({f.value("template", ""), f.value("config", "")});
-      }
-      auto stats = runner.retime(refs);
+      auto stats = runner.retime(refs_from_json(m.value("finalists", nlohmann::json::array())));
       if (!stats.ok()) {
         (void)channel.send(error_message(stats.error()));
         continue;

@@ -23,6 +23,18 @@ double number(const nlohmann::json& j, const char* key) {
 
 }  // namespace
 
+nlohmann::json to_json(const std::vector<CandidateRef>& refs) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& c : refs) list.push_back({{"template", c.template_name}, {"config", c.config}});
+  return list;
+}
+
+std::vector<CandidateRef> refs_from_json(const nlohmann::json& list) {
+  std::vector<CandidateRef> refs;
+  for (const auto& c : list) refs.push_back({c.value("template", ""), c.value("config", "")});
+  return refs;
+}
+
 nlohmann::json to_json(const TimingStats& t) {
   return {{"median_ms", t.median_ms}, {"p20_ms", t.p20_ms},   {"p80_ms", t.p80_ms},
           {"min_ms", t.min_ms},       {"max_ms", t.max_ms},   {"count", t.count},

@@ -27,6 +27,9 @@
 
 namespace kforge {
 
+/// A list of candidates as [{"template":T,"config":C},...], and back.
+nlohmann::json to_json(const std::vector<CandidateRef>& refs);
+std::vector<CandidateRef> refs_from_json(const nlohmann::json& list);
 nlohmann::json to_json(const TimingStats& t);
 TimingStats timing_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const Evaluation& e);

@@ -266,9 +266,7 @@ Result<Evaluation> WorkerRunner::evaluate(const std::string& template_name, cons
 
 Result<std::vector<TimingStats>> WorkerRunner::retime(const std::vector<CandidateRef>& finalists) {
   KF_TRY(ensure_worker());
-  nlohmann::json list = nlohmann::json::array();
-  for (const auto& f : finalists) list.push_back({{"template", f.template_name}, {"config", f.config}});
-  KF_TRY(worker_->channel->send({{"type", "retime"}, {"finalists", list}}));
+  KF_TRY(worker_->channel->send({{"type", "retime"}, {"finalists", to_json(finalists)}}));
   const double limit = static_cast<double>(finalists.size()) *
                        (timeouts_.compile_s + timeouts_.launch_limit_s(setup_.protocol, 0) +
                         setup_.protocol.finalist_rounds * timeouts_.launch_floor_s);
@@ -291,9 +289,7 @@ Result<PrecompileReport> WorkerRunner::precompile(const std::vector<CandidateRef
 
 Result<PrecompileReport> WorkerRunner::precompile_in_worker(const std::vector<CandidateRef>& batch) {
   KF_TRY(ensure_worker());
-  nlohmann::json list = nlohmann::json::array();
-  for (const auto& c : batch) list.push_back({{"template", c.template_name}, {"config", c.config}});
-  KF_TRY(worker_->channel->send({{"type", "precompile"}, {"batch", list}}));
+  KF_TRY(worker_->channel->send({{"type", "precompile"}, {"batch", to_json(batch)}}));
   const double limit = static_cast<double>(batch.size()) * timeouts_.compile_s;
   nlohmann::json m;
   const auto wait = worker_->channel->receive(after(limit), m);
@@ -323,11 +319,6 @@ Result<PrecompileReport> WorkerRunner::precompile_in_generators(const std::vecto
   const std::size_t n = generators_.size();
   std::vector<std::vector<CandidateRef>> parts(n);
   for (std::size_t i = 0; i < batch.size(); ++i) parts[i % n].push_back(batch[i]);
-  auto list_of = [](const std::vector<CandidateRef>& cs) {
-    nlohmann::json list = nlohmann::json::array();
-    for (const auto& c : cs) list.push_back({{"template", c.template_name}, {"config", c.config}});
-    return list;
-  };
   // Waits for generator k's reply of `type`; a timeout, an end or another
   // reply costs the generator (killed, counted lost). Safe from one thread per generator.
   std::mutex lost_mutex;
@@ -349,7 +340,7 @@ Result<PrecompileReport> WorkerRunner::precompile_in_generators(const std::vecto
       ++generators_lost_;
       continue;
     }
-    working[k] = generators_[k]->channel->send({{"type", "precompile"}, {"batch", list_of(parts[k])}}).ok();
+    working[k] = generators_[k]->channel->send({{"type", "precompile"}, {"batch", to_json(parts[k])}}).ok();
   }
   PrecompileReport r;
   for (std::size_t k = 0; k < n; ++k) {
@@ -399,7 +390,7 @@ Result<PrecompileReport> WorkerRunner::precompile_in_generators(const std::vecto
       }
       nlohmann::json m;
       if (!has[from]) {
-        if (!generators_[g]->channel->send({{"type", "precompile"}, {"batch", list_of(parts[from])}}).ok() ||
+        if (!generators_[g]->channel->send({{"type", "precompile"}, {"batch", to_json(parts[from])}}).ok() ||
             !await(g, "precompiled", static_cast<double>(parts[from].size()) * timeouts_.compile_s, m)) {
           std::lock_guard<std::mutex> lock(queue_mutex);
           left[from].push_back(c);  // not this candidate's doing
