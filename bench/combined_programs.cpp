@@ -101,15 +101,10 @@ int main(int argc, char** argv) {
     }
   } else if (mode == "combined") {
     std::vector<const Instance*> ptrs;
-    std::vector<std::string> names, alone;
-    for (const auto& inst : insts) {
-      ptrs.push_back(&inst);
-      names.push_back(inst.kernel_name);
-      alone.push_back(inst.source);
-    }
+    for (const auto& inst : insts) ptrs.push_back(&inst);
     auto source = combine_instances(*tpl, prelude_text("opencl"), ptrs);
     if (!source.ok()) return fail(source.error().message);
-    auto ks = compiler.compile_combined(*source, names, alone, "");
+    auto ks = compiler.compile_combined(*source, ptrs, "");
     if (!ks.ok()) return fail(ks.error().message);
     compiled = std::move(*ks);
   } else {

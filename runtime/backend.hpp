@@ -64,16 +64,15 @@ class Compiler {
   /// (compile_combined) than one program each: where every program pays a
   /// fixed front-end cost (PoCL; generator/program_combiner.hpp).
   virtual bool combines_programs() const { return false; }
-  /// Builds `source`, which holds the kernels `kernel_names` (a combined
-  /// program), as one program: one CompiledKernel per name, in order,
-  /// sharing it. `alone[i]` is kernel i's own source: its binary, when asked
-  /// for, is built from that, so that a stored binary holds its kernel only.
-  /// A failed build fails them all; the error's context holds the log.
+  /// Builds `source`, the combined program of `instances`
+  /// (combine_instances), as one program: one CompiledKernel per instance,
+  /// in order, sharing it. An instance's binary, when asked for, is built
+  /// from the instance's own source, so that a stored binary holds its
+  /// kernel only. A failed build fails them all; the error's context holds the log.
   virtual Result<std::vector<CompiledKernel>> compile_combined(const std::string& source,
-                                                               const std::vector<std::string>& kernel_names,
-                                                               const std::vector<std::string>& alone,
+                                                               const std::vector<const Instance*>& instances,
                                                                const std::string& options) {
-    (void)source, (void)kernel_names, (void)alone, (void)options;
+    (void)source, (void)instances, (void)options;
     return Error{ErrorCode::kUnsupported, name() + " builds one kernel per program", {}};
   }
 };

@@ -539,41 +539,38 @@ class OpenClCompiler final : public Compiler {
   bool combines_programs() const override { return true; }
 
   Result<std::vector<CompiledKernel>> compile_combined(const std::string& source,
-                                                       const std::vector<std::string>& kernel_names,
-                                                       const std::vector<std::string>& alone,
+                                                       const std::vector<const Instance*>& instances,
                                                        const std::string& options) override {
-    if (kernel_names.empty() || alone.size() != kernel_names.size()) {
-      return Error::bad_input("compile_combined: one source of its own per kernel, and at least one kernel");
-    }
+    if (instances.empty()) return Error::bad_input("compile_combined: no instances");
     const auto start = std::chrono::steady_clock::now();
     const std::string full = full_options(options);
     KF_TRY_ASSIGN(program, program_of_source(context_, source));
     std::string log;
-    KF_TRY_ASSIGN(first, build_and_create(program.get(), device_, kernel_names[0], full, log));
+    KF_TRY_ASSIGN(first, build_and_create(program.get(), device_, instances[0]->kernel_name, full, log));
     auto built = std::make_shared<BuiltProgram>(program.release(), context_);
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     std::vector<CompiledKernel> out;
-    for (std::size_t i = 0; i < kernel_names.size(); ++i) {
+    for (std::size_t i = 0; i < instances.size(); ++i) {
+      const std::string& name = instances[i]->kernel_name;
       KernelHandle kernel = i == 0 ? std::move(first) : KernelHandle{};
       if (i > 0) {
         cl_int err = CL_SUCCESS;
-        kernel = KernelHandle(clCreateKernel(built->program, kernel_names[i].c_str(), &err));
+        kernel = KernelHandle(clCreateKernel(built->program, name.c_str(), &err));
         if (err != CL_SUCCESS) {
           return Error{ErrorCode::kCompile,
-                       "combined build: clCreateKernel of " + kernel_names[i] + " returned " + cl_error_text(err),
-                       log};
+                       "combined build: clCreateKernel of " + name + " returned " + cl_error_text(err), log};
         }
       }
       CompiledKernel k;
-      k.kernel_name = kernel_names[i];
+      k.kernel_name = name;
       k.options = full;
       k.log = log;
       k.resources = kernel_resources(kernel.get(), device_);
-      k.compile_ms = ms / static_cast<double>(kernel_names.size());
+      k.compile_ms = ms / static_cast<double>(instances.size());
       k.program = built;
       // A stored binary is the kernel's own program, built when asked for.
-      k.fetch_binary = [context = context_, device = device_, own = alone[i], name = kernel_names[i], full] {
+      k.fetch_binary = [context = context_, device = device_, own = instances[i]->source, name, full] {
         return program_binary_of(context, device, own, name, full);
       };
       out.push_back(std::move(k));

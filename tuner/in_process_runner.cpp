@@ -175,16 +175,11 @@ std::vector<InProcessRunner::Ready> InProcessRunner::compile_combined(
   if (to_build.empty()) return out;
   if (members.size() > 1) {
     std::vector<const Instance*> insts;
-    std::vector<std::string> names, alone;
-    for (const auto& m : members) {
-      insts.push_back(m.get());
-      names.push_back(m->kernel_name);
-      alone.push_back(m->source);
-    }
+    for (const auto& m : members) insts.push_back(m.get());
     auto source = combine_instances(tpl, prelude_text(device_.info().backend), insts);
     if (!source.ok()) {
       uncombined_.insert(tpl.manifest.name);
-    } else if (auto built = device_.compiler().compile_combined(*source, names, alone, ""); built.ok()) {
+    } else if (auto built = device_.compiler().compile_combined(*source, insts, ""); built.ok()) {
       for (std::size_t i : to_build) {
         out[i].compiled = std::move((*built)[i]);
         out[i].combined = true;

@@ -68,15 +68,10 @@ TEST_CASE("gemm instances built as one program compute what each computes alone"
     insts.push_back(instance(c));
   }
   std::vector<const Instance*> ptrs;
-  std::vector<std::string> names, alone;
-  for (const auto& i : insts) {
-    ptrs.push_back(&i);
-    names.push_back(i.kernel_name);
-    alone.push_back(i.source);
-  }
+  for (const auto& i : insts) ptrs.push_back(&i);
   auto source = combine_instances(gemm_template(), prelude_text("opencl"), ptrs);
   REQUIRE(source.ok());
-  auto combined = compiler.compile_combined(*source, names, alone, "");
+  auto combined = compiler.compile_combined(*source, ptrs, "");
   if (!combined.ok()) FAIL(combined.error().message + "\n" + combined.error().context);
   REQUIRE(combined->size() == insts.size());
 
@@ -100,7 +95,7 @@ TEST_CASE("gemm instances built as one program compute what each computes alone"
     stored.options = member.options;
     stored.binary = *binary;
     CHECK(run(stored, insts[i]) == expected);
-    stored.kernel_name = names[(i + 1) % names.size()];
+    stored.kernel_name = insts[(i + 1) % insts.size()].kernel_name;
     CHECK_FALSE(device().load(stored).ok());
   }
 }
@@ -113,8 +108,7 @@ TEST_CASE("a combined program with a member that does not compile fails as a who
   bad.source += "\n#if BM == 64\nthis does not compile;\n#endif\n";
   auto source = combine_instances(gemm_template(), prelude_text("opencl"), {&good, &bad});
   REQUIRE(source.ok());
-  auto combined = device().compiler().compile_combined(*source, {good.kernel_name, bad.kernel_name},
-                                                       {good.source, bad.source}, "");
+  auto combined = device().compiler().compile_combined(*source, {&good, &bad}, "");
   REQUIRE_FALSE(combined.ok());
   CHECK(combined.error().code == ErrorCode::kCompile);
   CHECK_THAT(combined.error().context, Catch::Contains("error"));
