@@ -30,6 +30,15 @@ double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
+/// Fault injection for the isolation tests (docs/measurement.md,
+/// "Isolation"): the process aborts here when the environment variable
+/// `fault` names `config` (KFORGE_FAULT_ABORT_COMPILING: a compiler that
+/// brings its process down; KFORGE_FAULT_ABORT_GENERATING: a kernel that
+/// brings its code generator down at its first launch).
+void fault_point(const char* fault, const std::string& config) {
+  if (const char* f = std::getenv(fault); f && config == f) std::abort();
+}
+
 std::string_view kind_name(WorkloadKind k) {
   return k == WorkloadKind::kPoisonedOutput ? "poisoned-output run" : "accumulate run";
 }
@@ -163,8 +172,7 @@ std::vector<InProcessRunner::Ready> InProcessRunner::compile_combined(
   // from run to run whatever the binary cache holds.
   std::vector<std::size_t> to_build;
   for (std::size_t i = 0; i < members.size(); ++i) {
-    // The fault injection of compile(), for a configuration built here.
-    if (const char* f = std::getenv("KFORGE_FAULT_ABORT_COMPILING"); f && members[i]->config_name == f) std::abort();
+    fault_point("KFORGE_FAULT_ABORT_COMPILING", members[i]->config_name);
     if (auto stored = cache_ ? cache_->get(cache_key(tpl, *members[i])) : std::nullopt) {
       out[i].compiled = std::move(*stored);
       out[i].cache_hit = true;
@@ -201,9 +209,7 @@ std::vector<InProcessRunner::Ready> InProcessRunner::compile_combined(
 
 Result<CompiledKernel> InProcessRunner::compile(const TemplateSource& tpl, const Instance& inst, bool* cache_hit) {
   if (cache_hit) *cache_hit = false;
-  // Fault injection for the isolation tests: a compiler that brings its
-  // process down while compiling this configuration (docs/measurement.md).
-  if (const char* f = std::getenv("KFORGE_FAULT_ABORT_COMPILING"); f && inst.config_name == f) std::abort();
+  fault_point("KFORGE_FAULT_ABORT_COMPILING", inst.config_name);
   auto build = [&] { return device_.compiler().compile(inst.source, inst.kernel_name, ""); };
   if (!cache_) return build();
   return cache_->get_or_compile(cache_key(tpl, inst), build, cache_hit, BinaryCache::Store::kWhenFree);
@@ -370,9 +376,7 @@ Result<bool> InProcessRunner::generate(const CandidateRef& c) {
   const TemplateSource* tpl = find(c.template_name);
   if (!tpl) return Error::bad_input("no template named '" + c.template_name + "' in this tuning run");
   KF_TRY_ASSIGN(cfg, Config::parse(c.config));
-  // Fault injection for the isolation tests: a kernel that brings its code
-  // generator down at its first launch (docs/measurement.md).
-  if (const char* f = std::getenv("KFORGE_FAULT_ABORT_GENERATING"); f && c.config == f) std::abort();
+  fault_point("KFORGE_FAULT_ABORT_GENERATING", c.config);
   auto ready = ahead_->take({c.template_name, c.config});
   if (!ready || !ready->compiled.ok()) return false;
   const DeviceInfo& info = device_.info();
