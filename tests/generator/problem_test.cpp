@@ -102,7 +102,7 @@ TEST_CASE("problem: an operator without an epilogue refuses one", "[problem]") {
   CHECK(toy.normalize(p).error().message == "toy: epilogue 'bias' is not supported (toy has no fused epilogue)");
 }
 
-TEST_CASE("problem: a family drops the dims; distance is the log2 gap summed over dims", "[problem]") {
+TEST_CASE("problem: a family drops the dims, distance is the log2 gap summed over dims", "[problem]") {
   CHECK(problem_family("gemm/K=64,M=64,N=64,batch=1/f32/NN") == "gemm/f32/NN");
   CHECK(problem_family("gemm/K=64,M=64,N=64,batch=1/f16/NT/bias+relu") == "gemm/f16/NT/bias+relu");
   CHECK(problem_family("reduce/cols=8,rows=2/f32/NN/axis=last,kind=max") == "reduce/f32/NN/axis=last,kind=max");

@@ -72,7 +72,7 @@ Prepared prepare_fresh(Device& real, const LookupOptions& o, const Problem& p) {
 
 }  // namespace
 
-TEST_CASE("a fresh lookup loads the kernel from the disk cache; it launches and validates",
+TEST_CASE("a fresh lookup loads the kernel from the disk cache, it launches and validates",
           "[lookup][opencl][binary_cache]") {
   TempDir dir;
   auto device = open_device("auto");
@@ -174,7 +174,7 @@ TEST_CASE("a kernel stored the way the tuner stores it is a hit for the lookup",
   check_launch(*lookup, counting, sel);
 }
 
-TEST_CASE("an unusable binary cache directory is a warning; kernels still compile",
+TEST_CASE("an unusable binary cache directory is a warning, kernels still compile",
           "[lookup][opencl][binary_cache]") {
   TempDir dir;
   auto device = open_device("auto");

@@ -117,7 +117,7 @@ TEST_CASE("a repeated select is a cached lookup that allocates nothing", "[looku
   CHECK((*no_batch)->problem == (*first)->problem);
 }
 
-TEST_CASE("compiled kernels are shared across problems; geometry is per problem", "[lookup][opencl]") {
+TEST_CASE("compiled kernels are shared across problems, geometry is per problem", "[lookup][opencl]") {
   TempDir dir;
   auto device = open_device("auto");
   REQUIRE(device.ok());

@@ -6,7 +6,7 @@
 using namespace kforge;
 using namespace kforge::test;
 
-TEST_CASE("stale entries are never selected; explain and one warning say so", "[lookup][opencl]") {
+TEST_CASE("stale entries are never selected, explain and one warning say so", "[lookup][opencl]") {
   TempDir dir;
   auto device = open_device("auto");
   REQUIRE(device.ok());

@@ -51,7 +51,7 @@ int as_unprivileged(F&& body) {
 
 }  // namespace
 
-TEST_CASE("a read-only WAL system database in a read-only directory is searched after the user's; "
+TEST_CASE("a read-only WAL system database in a read-only directory is searched after the user's, "
           "nothing is written", "[lookup][opencl][overlay]") {
   TempDir dir;
   auto device = open_device("auto");

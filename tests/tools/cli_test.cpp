@@ -217,7 +217,7 @@ TEST_CASE("the worker compiles ahead while measuring when told to, with the same
   CHECK(by_mode["on"] == by_mode["off"]);
 }
 
-TEST_CASE("the model's likely next candidates compile ahead; a compile that ends the worker blames no other",
+TEST_CASE("the model's likely next candidates compile ahead, a compile that ends the worker blames no other",
           "[cli]") {
   test::TempDir dir;
   // Between timed runs (off), PoCL's two code generators build each batch:

@@ -33,7 +33,7 @@ TEST_CASE("compile queue: submit returns while the job is still running, take wa
   CHECK_FALSE(q.take("a").has_value());  // taken once
 }
 
-TEST_CASE("compile queue: a key is compiled once; unknown keys are not waited for") {
+TEST_CASE("compile queue: a key is compiled once, unknown keys are not waited for") {
   CompileQueue<int, int> q(3);
   std::atomic<int> runs{0};
   for (int round = 0; round < 2; ++round) {
@@ -93,7 +93,7 @@ TEST_CASE("compile queue: take runs a job still waiting for a thread at once, no
   CHECK(busy_ready);
 }
 
-TEST_CASE("compile queue: drop_queued_if drops waiting jobs only; running ones stay") {
+TEST_CASE("compile queue: drop_queued_if drops waiting jobs only, running ones stay") {
   CompileQueue<std::string, int> q(1);
   std::promise<void> release;
   std::shared_future<void> gate = release.get_future().share();

@@ -41,7 +41,7 @@ TEST_CASE("random is a seeded permutation with the default first", "[strategy]")
   CHECK_FALSE(std::is_sorted(sorted.begin(), sorted.end()));
 }
 
-TEST_CASE("fixed-order strategies announce their next proposals; adaptive ones do not", "[strategy]") {
+TEST_CASE("fixed-order strategies announce their next proposals, adaptive ones do not", "[strategy]") {
   for (const char* name : {"exhaustive", "random"}) {
     INFO(name);
     auto s = make_strategy(name, 30, 7, 5);

@@ -16,7 +16,7 @@ TEST_CASE("stats of known samples", "[timing]") {
   CHECK(s.samples_ms == std::vector<double>{5, 1, 4, 2, 3});  // order kept
 }
 
-TEST_CASE("even count median interpolates; empty is zero", "[timing]") {
+TEST_CASE("even count median interpolates, empty is zero", "[timing]") {
   CHECK(TimingStats::from_samples({1, 2, 3, 4}).median_ms == Approx(2.5));
   auto e = TimingStats::from_samples({});
   CHECK(e.count == 0);
