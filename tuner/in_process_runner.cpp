@@ -366,7 +366,7 @@ Result<std::vector<TimingStats>> InProcessRunner::retime(const std::vector<Candi
   for (std::size_t i = 1; i < stats.size(); ++i) {
     if (stats[i].median_ms < stats[fastest].median_ms) fastest = i;
   }
-  if (fastest < binaries.size() && binaries[fastest].first && !cache_->get(*binaries[fastest].first)) {
+  if (fastest < binaries.size() && binaries[fastest].first) {
     (void)cache_->put(*binaries[fastest].first, binaries[fastest].second);  // a failed write costs speed only
   }
   return stats;
