@@ -58,7 +58,9 @@ class WorkerRunner final : public CandidateRunner {
   /// references), restarts included.
   double setup_seconds() const { return setup_s_; }
   /// Code generators (RunnerSetup::code_generators) lost to a crash or a
-  /// timeout; their share of that batch is compiled by the worker instead.
+  /// timeout. What one lost at a launch had left, the others launch; a
+  /// share whose build it did not finish is compiled by the worker, one
+  /// candidate at a time.
   int generators_lost() const { return generators_lost_; }
   /// Validation references that restarted workers read from the run's
   /// reference directory instead of computing (two per restart when all went well).
