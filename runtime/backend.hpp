@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "clock_reader.hpp"
+#include "cache_flush.hpp"
 #include "device_info.hpp"
 #include "instance.hpp"
 #include "result.hpp"
@@ -120,6 +121,9 @@ class Device {
   /// Evicts the last-level cache (writes a buffer larger than it) so the next
   /// timed launch starts cold.
   virtual Status flush_cache() = 0;
+  /// The bytes each flush_cache() writes (runtime/cache_flush.hpp), which a
+  /// sweep records with its protocol.
+  virtual std::size_t cache_flush_bytes() const { return kforge::cache_flush_bytes(info()); }
   /// Reads this device's clocks (owned by the device, made on first call), or
   /// nullptr where they cannot be read (no NVML, no cpufreq): not an error.
   virtual ClockReader* clock_reader() { return nullptr; }

@@ -299,10 +299,7 @@ class CudaDevice final : public Device {
   Status flush_cache() override {
     KF_TRY(enter());
     if (!flush_buffer_) {
-      // Twice the L2, at least 32 MiB: every line the next launch reads is evicted.
-      const std::size_t bytes = std::max<std::size_t>(2 * static_cast<std::size_t>(std::max<std::int64_t>(info_.cache_bytes, 0)),
-                                                      std::size_t{32} << 20);
-      KF_TRY_ASSIGN(buf, allocate(bytes));
+      KF_TRY_ASSIGN(buf, allocate(cache_flush_bytes()));
       flush_buffer_ = std::move(buf);
     }
     ++flush_pattern_;

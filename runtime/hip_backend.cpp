@@ -248,9 +248,8 @@ class HipDevice final : public Device {
   Status flush_cache() override {
     KF_TRY(enter());
     if (!flush_buffer_) {
-      const std::size_t bytes = std::max<std::size_t>(
-          2 * static_cast<std::size_t>(std::max<std::int64_t>(info_.cache_bytes, 0)), std::size_t{32} << 20);
-      KF_TRY_ASSIGN(buf, allocate(bytes));
+      // The L2 and, on CDNA 3, the Infinity Cache the L2 size leaves out.
+      KF_TRY_ASSIGN(buf, allocate(cache_flush_bytes()));
       flush_buffer_ = std::move(buf);
     }
     ++flush_pattern_;

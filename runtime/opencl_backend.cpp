@@ -645,6 +645,9 @@ class OpenClDevice final : public Device {
                         const LaunchGeometry& geometry) override;
 
   Status flush_cache() override;
+  std::size_t cache_flush_bytes() const override {
+    return kforge::cache_flush_bytes(info_, static_cast<std::size_t>(max_alloc_bytes_));
+  }
 
   /// A CPU device runs on the host's cores: their clock (cpu_clock_reader.hpp).
   /// A GPU is found by its PCI address in NVML or ROCm SMI
@@ -851,10 +854,7 @@ Result<double> OpenClDevice::launch(Kernel& kernel, const std::vector<KernelArg>
 
 Status OpenClDevice::flush_cache() {
   if (!flush_buffer_) {
-    constexpr std::size_t kMinFlushBytes = std::size_t{32} << 20;
-    std::size_t bytes = std::max(2 * static_cast<std::size_t>(info_.cache_bytes), kMinFlushBytes);
-    if (max_alloc_bytes_ > 0) bytes = std::min<std::size_t>(bytes, max_alloc_bytes_);
-    bytes &= ~std::size_t{3};  // whole pattern elements
+    const std::size_t bytes = cache_flush_bytes();
     cl_int err = CL_SUCCESS;
     flush_buffer_.reset(clCreateBuffer(context_.get(), CL_MEM_READ_WRITE, bytes, nullptr, &err));
     if (err != CL_SUCCESS) {

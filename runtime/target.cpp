@@ -53,6 +53,14 @@ ArchResources amd(const std::string& arch, std::int64_t wave, std::int64_t vgprs
   return r;
 }
 
+/// CDNA 3 (MI300A, MI300X): 256 MiB of Infinity Cache between HBM and the
+/// L2s (AMD Instinct MI300 product briefs); hipDeviceAttributeL2CacheSize
+/// reports the 4 MiB L2 only.
+ArchResources with_infinity_cache(ArchResources r) {
+  r.memory_side_cache_bytes = std::int64_t{256} << 20;
+  return r;
+}
+
 const std::vector<ArchResources>& table() {
   // NVIDIA: CUDA C++ Programming Guide, "Technical Specifications per Compute
   // Capability"; shared per SM is the largest carveout. AMD: CDNA/RDNA ISA
@@ -70,9 +78,9 @@ const std::vector<ArchResources>& table() {
       amd("gfx906", 64, 256, 4, 4, 10, 64, 60, "MI50"),
       amd("gfx908", 64, 512, 8, 4, 10, 64, 120, "MI100"),
       amd("gfx90a", 64, 512, 8, 4, 8, 64, 110, "MI250X (one GCD)"),
-      amd("gfx940", 64, 512, 8, 4, 8, 64, 228, "MI300A"),
-      amd("gfx941", 64, 512, 8, 4, 8, 64, 304, "MI300X"),
-      amd("gfx942", 64, 512, 8, 4, 8, 64, 304, "MI300X"),
+      with_infinity_cache(amd("gfx940", 64, 512, 8, 4, 8, 64, 228, "MI300A")),
+      with_infinity_cache(amd("gfx941", 64, 512, 8, 4, 8, 64, 304, "MI300X")),
+      with_infinity_cache(amd("gfx942", 64, 512, 8, 4, 8, 64, 304, "MI300X")),
   };
   return t;
 }

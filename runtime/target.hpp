@@ -34,6 +34,9 @@ struct ArchResources {
   std::int64_t shared_alloc_unit = 128;
   std::int64_t shared_reserved_per_block = 0;  ///< driver-reserved shared memory per block
   std::int64_t typical_units = 0;            ///< SMs / CUs of the reference part (for DeviceInfo)
+  /// A cache on the memory side of the L2 that the driver's cache size leaves
+  /// out (AMD's Infinity Cache, MALL), bytes; 0: none.
+  std::int64_t memory_side_cache_bytes = 0;
   std::string reference_part;                ///< the part typical_units is taken from
 };
 

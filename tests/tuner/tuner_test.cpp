@@ -2,6 +2,7 @@
 // candidate is stored with its status, a rerun reuses what is stored.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <set>
@@ -136,6 +137,15 @@ TEST_CASE("a sweep records every candidate and catches the planted flaw", "[tune
   }
   CHECK(summary->winner->config == stored_best);
   CHECK(summary->winner->timing.median_ms == Approx(stored_ms));
+
+  // The sweep records what each flush wrote: twice the cache PoCL reports
+  // (the host's last-level cache), at least 32 MiB.
+  auto sweeps = (*db)->sweeps();
+  REQUIRE(sweeps.ok());
+  REQUIRE_FALSE(sweeps->empty());
+  const auto settings = nlohmann::json::parse(sweeps->back().settings_json);
+  const auto reported = static_cast<std::size_t>((*device)->info().cache_bytes);
+  CHECK(settings.value("cache_flush_bytes", std::size_t{0}) == std::max(2 * reported, std::size_t{32} << 20));
 
   // A rerun of the same sweep evaluates nothing again.
   auto again = tuner.run(req);

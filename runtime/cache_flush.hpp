@@ -1,0 +1,27 @@
+// How much a cache flush writes: enough to evict every cache between the
+// device's memory and its cores, so that each timed launch starts cold
+// (docs/measurement.md, "Time"). One rule for every backend.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "device_info.hpp"
+
+namespace kforge {
+
+/// A cache between memory and the L2 that `info.cache_bytes` leaves out:
+/// AMD's Infinity Cache (MALL) on GPUs whose driver reports only the L2.
+/// From the architecture table (runtime/target.hpp) for a known AMD GPU; an
+/// AMD GPU it does not know is assumed to have the largest one AMD ships
+/// (256 MiB, CDNA 3), since flushing too little makes timings warm while
+/// flushing too much only costs a longer memset. 0 for every other device.
+std::int64_t memory_side_cache_bytes(const DeviceInfo& info);
+
+/// The bytes one flush writes: twice the larger of the reported cache and
+/// the memory-side cache, at least 32 MiB, at most `max_bytes` (0: no limit;
+/// OpenCL's per-allocation limit) and under a quarter of the device's
+/// memory, in whole 32-bit words.
+std::size_t cache_flush_bytes(const DeviceInfo& info, std::size_t max_bytes = 0);
+
+}  // namespace kforge
