@@ -33,6 +33,10 @@ struct Evaluation {
   double error_norm = 0, error_ratio = 0, compile_ms = 0;
   bool cache_hit = false;       ///< the binary came from the on-disk cache
   bool compiled_ahead = false;  ///< compiled by the compile threads (overlap on), ready when this began
+  /// Compiled on its own when its evaluation began: not in a batch ahead,
+  /// not from the binary cache (a batch that failed, or a worker restarted
+  /// since the batch whose share could not be built again).
+  bool compiled_alone = false;
   std::string compile_log;
   nlohmann::json resources;     ///< ResourceReport::to_json, or null before a compile
   double compile_s = 0, validate_s = 0, measure_s = 0;  ///< wall time of each phase

@@ -34,7 +34,9 @@ double seconds_since(Clock::time_point t) {
 /// "Isolation"): the process aborts here when the environment variable
 /// `fault` names `config` (KFORGE_FAULT_ABORT_COMPILING: a compiler that
 /// brings its process down; KFORGE_FAULT_ABORT_GENERATING: a kernel that
-/// brings its code generator down at its first launch).
+/// brings its code generator down at its first launch;
+/// KFORGE_FAULT_ABORT_LAUNCHING: one that brings the measuring process down
+/// at its first validation launch).
 void fault_point(const char* fault, const std::string& config) {
   if (const char* f = std::getenv(fault); f && config == f) std::abort();
 }
@@ -251,6 +253,7 @@ Result<Evaluation> InProcessRunner::evaluate(const std::string& template_name, c
     e.compiled_ahead = compile_overlap_ && was_ready;
   } else {
     compiled = compile(*tpl, *inst, &e.cache_hit);
+    e.compiled_alone = !e.cache_hit;
   }
   e.compile_s = seconds_since(t_compile);
   if (!compiled.ok()) {
@@ -281,6 +284,7 @@ Result<Evaluation> InProcessRunner::evaluate(const std::string& template_name, c
 
   // Validate before timing: every validation run must pass.
   auto t_val = Clock::now();
+  fault_point("KFORGE_FAULT_ABORT_LAUNCHING", name);
   std::vector<double> validation_ms;  // evidence for the early cut
   for (auto& w : workloads_->runs) {
     const HostTensor& out = w.host.tensors[w.host.output];

@@ -482,6 +482,7 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
       add_phase_times(e);
       if (e.cache_hit) ++summary.cache_hits;
       if (e.compiled_ahead) ++summary.compiled_ahead;
+      if (e.compiled_alone) ++summary.compiled_alone;
       if (st.guessed.count(*next)) ++summary.guessed_ahead;
       const std::string log = std::move(e.compile_log);
       const nlohmann::json resources = std::move(e.resources);
@@ -554,6 +555,7 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
     summary.setup_s = worker->setup_seconds();
     summary.references_reused = worker->references_reused();
     summary.generators_lost = worker->generators_lost();
+    summary.shares_rebuilt = worker->shares_rebuilt();
   }
   KF_TRY(db_.finish_sweep(sweep_id, utc_now()));
   summary.total_s = seconds_since(t0);

@@ -69,7 +69,8 @@ nlohmann::json to_json(const Evaluation& e) {
           {"error_norm", e.error_norm},      {"error_ratio", e.error_ratio}, {"compile_ms", e.compile_ms},
           {"cache_hit", e.cache_hit},        {"compile_log", e.compile_log}, {"resources", e.resources},
           {"compile_s", e.compile_s},        {"validate_s", e.validate_s},   {"measure_s", e.measure_s},
-          {"compiled_ahead", e.compiled_ahead}};
+          {"compiled_ahead", e.compiled_ahead},
+          {"compiled_alone", e.compiled_alone}};
 }
 
 Evaluation evaluation_from_json(const nlohmann::json& j) {
@@ -82,6 +83,7 @@ Evaluation evaluation_from_json(const nlohmann::json& j) {
   e.compile_ms = number(j, "compile_ms");
   e.cache_hit = j.value("cache_hit", false);
   e.compiled_ahead = j.value("compiled_ahead", false);
+  e.compiled_alone = j.value("compiled_alone", false);
   e.compile_log = j.value("compile_log", std::string());
   e.resources = j.contains("resources") ? j["resources"] : nlohmann::json();
   e.compile_s = number(j, "compile_s");

@@ -206,6 +206,8 @@ Result<Evaluation> WorkerRunner::evaluate(const std::string& template_name, cons
                                           const std::function<void(std::string_view)>& on_phase) {
   KF_TRY(ensure_worker());
   const std::string name = config.canonical_name();
+  const double rebuild_s = rebuild_share({template_name, name});
+  KF_TRY(ensure_worker());  // a rebuild that failed took its worker along
   KF_TRY(worker_->channel->send(
       {{"type", "evaluate"}, {"template", template_name}, {"config", name}, {"best_ms", best_ms}}));
   std::string phase = "compile";
@@ -242,6 +244,7 @@ Result<Evaluation> WorkerRunner::evaluate(const std::string& template_name, cons
       }
       if (type == "evaluation") {
         Evaluation e = evaluation_from_json(m);
+        e.compile_s += rebuild_s;
         if (m.value("restart", false)) stop_worker(true);
         return e;
       }
@@ -249,6 +252,7 @@ Result<Evaluation> WorkerRunner::evaluate(const std::string& template_name, cons
       return Error::internal("tuner worker: unexpected message " + m.dump());
     }
     Evaluation e;
+    e.compile_s = rebuild_s;
     if (wait == MessageChannel::Wait::kTimedOut) {
       e.status = CandidateStatus::kTimeout;
       const std::string ended = stop_worker(true);
@@ -283,11 +287,39 @@ Result<std::vector<TimingStats>> WorkerRunner::retime(const std::vector<Candidat
 }
 
 Result<PrecompileReport> WorkerRunner::precompile(const std::vector<CandidateRef>& batch) {
+  shares_.clear();  // a new batch: the last one's are evaluated
   if (!generators_.empty()) return precompile_in_generators(batch);
   return precompile_in_worker(batch);
 }
 
 Result<PrecompileReport> WorkerRunner::precompile_in_worker(const std::vector<CandidateRef>& batch) {
+  KF_TRY_ASSIGN(r, build_in_worker(batch));
+  // With compile overlap the batch is a window that only queues compiles
+  // and slides every turn: nothing to build again after a restart.
+  if (!r.overlapped) shares_.push_back({batch, started_});
+  return r;
+}
+
+double WorkerRunner::rebuild_share(const CandidateRef& c) {
+  for (Share& share : shares_) {
+    if (share.worker == started_ || share.members.size() < 2) continue;
+    const bool member = std::any_of(share.members.begin(), share.members.end(), [&](const CandidateRef& m) {
+      return m.template_name == c.template_name && m.config == c.config;
+    });
+    if (!member) continue;
+    share.worker = started_;  // once per worker
+    auto built = build_in_worker(share.members);
+    if (!built.ok()) {
+      share.members.clear();  // never again: its candidates compile one at a time
+      return 0;
+    }
+    ++shares_rebuilt_;
+    return built->wall_s;
+  }
+  return 0;
+}
+
+Result<PrecompileReport> WorkerRunner::build_in_worker(const std::vector<CandidateRef>& batch) {
   KF_TRY(ensure_worker());
   KF_TRY(worker_->channel->send({{"type", "precompile"}, {"batch", to_json(batch)}}));
   const double limit = static_cast<double>(batch.size()) * timeouts_.compile_s;

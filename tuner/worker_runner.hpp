@@ -65,6 +65,9 @@ class WorkerRunner final : public CandidateRunner {
   /// Validation references that restarted workers read from the run's
   /// reference directory instead of computing (two per restart when all went well).
   int references_reused() const { return references_reused_; }
+  /// Shares of a batch built again in a worker started after a crash or a
+  /// timeout, for the candidates of theirs still to evaluate (rebuild_share).
+  int shares_rebuilt() const { return shares_rebuilt_; }
 
  private:
   struct Worker;
@@ -77,15 +80,32 @@ class WorkerRunner final : public CandidateRunner {
   std::string stop_worker(bool kill_first) { return stop(worker_, kill_first); }
   /// precompile() shared out among the code generators.
   Result<PrecompileReport> precompile_in_generators(const std::vector<CandidateRef>& batch);
-  /// precompile() in the measuring worker.
+  /// precompile() in the measuring worker; the batch is remembered as one
+  /// of the current batch's shares (rebuild_share).
   Result<PrecompileReport> precompile_in_worker(const std::vector<CandidateRef>& batch);
+  Result<PrecompileReport> build_in_worker(const std::vector<CandidateRef>& share);
+  /// Before evaluating `c` in a worker started after its share was built
+  /// (the one that built it crashed or hung on another candidate), builds
+  /// that share again, whole, so that it is the same program as before and
+  /// PoCL finds it and its machine code in its cache, rather than leaving
+  /// the share's other candidates to compile one at a time. Once per share
+  /// and worker; a share whose build fails is left to evaluate(). Returns
+  /// the seconds the build took (0: none).
+  double rebuild_share(const CandidateRef& c);
 
   RunnerSetup setup_;
   std::vector<std::string> command_;
   WorkerTimeouts timeouts_;
   std::unique_ptr<Worker> worker_;
   std::vector<std::unique_ptr<Worker>> generators_;
-  int started_ = 0, restarts_ = 0, generators_lost_ = 0, references_reused_ = 0;
+  int started_ = 0, restarts_ = 0, generators_lost_ = 0, references_reused_ = 0, shares_rebuilt_ = 0;
+  /// The current batch's shares as the measuring worker built them, each
+  /// with the number (started_) of the worker that holds it (0: none).
+  struct Share {
+    std::vector<CandidateRef> members;
+    int worker = 0;
+  };
+  std::vector<Share> shares_;
   /// Made by the constructor under TMPDIR as kforge-references-<pid>-XXXXXX,
   /// removed by the destructor; one left by a killed tuner is removed by the
   /// next WorkerRunner on the machine.

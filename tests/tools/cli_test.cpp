@@ -246,33 +246,70 @@ TEST_CASE("the model's likely next candidates compile ahead, a compile that ends
   check_only_crash(results, faulty);
 }
 
+namespace {
+
+/// One exhaustive batch of the planted template's eight candidates between
+/// timed runs on PoCL: two code generators, two shares of four. The
+/// database's path goes last.
+std::string planted_batch_args() {
+  return "tune --template " + kPlanted +
+         " --shape M=20,N=12,K=5 --strategy exhaustive --compile-threads 2 --no-cache"
+         " --compile-overlap off" + kFast + "--json --db ";
+}
+
+/// Every result ends as in `plain` (by configuration), but `crashed`'s, a crash.
+void check_as_in(const json& plain, const json& results, const std::string& crashed = "") {
+  std::map<std::string, std::string> expected;
+  for (const auto& r : plain) expected[r["config"]] = r["status"];
+  REQUIRE(results.size() == plain.size());
+  for (const auto& r : results) {
+    INFO(r["config"] << ": " << r["reason"]);
+    CHECK(r["status"] == (r["config"] == crashed ? std::string("crash") : expected[r["config"]]));
+  }
+}
+
+}  // namespace
+
 TEST_CASE("on PoCL a code generator lost at a launch leaves the rest of its share to the other", "[cli]") {
   test::TempDir dir;
-  const std::string args = "tune --template " + kPlanted +
-                           " --shape M=20,N=12,K=5 --strategy exhaustive --compile-threads 2 --no-cache"
-                           " --compile-overlap off" + kFast + "--json --db ";
-  auto plain = parse_json(test::run_kforge(args + dir.file("plain.db")));
+  auto plain = parse_json(test::run_kforge(planted_batch_args() + dir.file("plain.db")));
   REQUIRE(plain["evaluated"] == 8);
   CHECK(plain["generated_ahead"] == 8);
   auto order = results_in(dir.file("plain.db"));
   REQUIRE(order.size() == 8);
-  // One batch of eight, four per generator; the first generator's first
-  // launch brings it down. The other generates its own four, then the three
-  // the lost one left, from the program the lost one built.
+  // The first generator's first launch brings it down. The other generates
+  // its own four, then the three the lost one left, from the program the
+  // lost one built.
   const std::string faulty = order[0]["config"];
-  auto t = run_aborting_on(faulty, args + dir.file("faulty.db"), "KFORGE_FAULT_ABORT_GENERATING");
+  auto t = run_aborting_on(faulty, planted_batch_args() + dir.file("faulty.db"), "KFORGE_FAULT_ABORT_GENERATING");
   CHECK(t["evaluated"] == 8);
   CHECK(t["generators_lost"] == 1);
   CHECK(t["generated_ahead"] == 7);
   CHECK(t["compiled_combined"] == 8);  // both shares were built, and the measuring worker built them too
   // The fault is the generator's alone: measured in its own worker, every
   // candidate ends as in the plain run (the planted FLAW1 ones wrong, the rest ok).
-  std::map<std::string, std::string> expected;
-  for (const auto& r : order) expected[r["config"]] = r["status"];
-  for (const auto& r : results_in(dir.file("faulty.db"))) {
-    INFO(r["config"] << ": " << r["reason"]);
-    CHECK(r["status"] == expected[r["config"]]);
-  }
+  check_as_in(order, results_in(dir.file("faulty.db")));
+}
+
+TEST_CASE("on PoCL a worker restarted mid-batch builds the batch's shares again, whole, for the rest", "[cli]") {
+  test::TempDir dir;
+  auto plain = parse_json(test::run_kforge(planted_batch_args() + dir.file("plain.db")));
+  REQUIRE(plain["evaluated"] == 8);
+  CHECK(plain["compiled_alone"] == 0);
+  CHECK(plain["shares_rebuilt"] == 0);
+  auto order = results_in(dir.file("plain.db"));
+  REQUIRE(order.size() == 8);
+  // The first candidate brings the measuring worker down at its first
+  // launch. The new worker builds both shares again, as they were (each
+  // holds candidates still to evaluate), instead of compiling seven
+  // candidates one at a time.
+  const std::string faulty = order[0]["config"];
+  auto t = run_aborting_on(faulty, planted_batch_args() + dir.file("faulty.db"), "KFORGE_FAULT_ABORT_LAUNCHING");
+  CHECK(t["evaluated"] == 8);
+  CHECK(t["worker_restarts"] == 1);
+  CHECK(t["shares_rebuilt"] == 2);
+  CHECK(t["compiled_alone"] == 0);
+  check_as_in(order, results_in(dir.file("faulty.db")), faulty);
 }
 
 TEST_CASE("on PoCL a guess that brings its code generator down ends guessing, and only it crashes", "[cli]") {
