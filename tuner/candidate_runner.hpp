@@ -87,6 +87,15 @@ struct PrecompileReport {
   bool overlapped = false;  ///< queued, compiling while candidates are measured
 };
 
+/// What re-timing the finalists did.
+struct RetimeReport {
+  std::vector<TimingStats> timings;  ///< one per finalist, in order
+  /// Finalists compiled on their own for it: their programs were gone (a
+  /// worker restarted since their evaluation) and could not be built again
+  /// as their share of a batch.
+  int compiled_alone = 0;
+};
+
 class CandidateRunner {
  public:
   virtual ~CandidateRunner() = default;
@@ -101,7 +110,7 @@ class CandidateRunner {
   virtual Result<Evaluation> evaluate(const std::string& template_name, const Config& config, double best_ms,
                                       const std::function<void(std::string_view)>& on_phase = {}) = 0;
   /// Re-times the finalists interleaved (A B C A B C ...): one TimingStats each.
-  virtual Result<std::vector<TimingStats>> retime(const std::vector<CandidateRef>& finalists) = 0;
+  virtual Result<RetimeReport> retime(const std::vector<CandidateRef>& finalists) = 0;
   /// Compiles `batch` on a thread pool, in parallel with each other, for
   /// evaluate() to use. Without compile overlap it returns once the batch
   /// is compiled, so compiles never overlap a timed launch; with it, it

@@ -341,8 +341,9 @@ Result<Evaluation> InProcessRunner::evaluate(const std::string& template_name, c
   return e;
 }
 
-Result<std::vector<TimingStats>> InProcessRunner::retime(const std::vector<CandidateRef>& refs) {
+Result<RetimeReport> InProcessRunner::retime(const std::vector<CandidateRef>& refs) {
   const DeviceInfo& info = device_.info();
+  RetimeReport report;
   std::vector<std::unique_ptr<Kernel>> kernels;
   std::vector<Finalist> finalists;
   std::vector<std::pair<std::optional<BinaryCacheKey>, CompiledKernel>> binaries;
@@ -351,29 +352,42 @@ Result<std::vector<TimingStats>> InProcessRunner::retime(const std::vector<Candi
     if (!tpl) return Error::bad_input("no template named '" + f.template_name + "' in this tuning run");
     KF_TRY_ASSIGN(cfg, Config::parse(f.config));
     KF_TRY_ASSIGN(inst, instantiate(*tpl, prelude_text(info.backend), op_, cfg, problem_, info.limits()));
+    // The program its evaluation used; else its share of a batch built
+    // again (a worker started since: WorkerRunner::rebuild_share); else its own.
     bool hit = false;
-    auto kept = built_.find({f.template_name, f.config});
-    KF_TRY_ASSIGN(compiled, kept != built_.end() ? Result<CompiledKernel>(kept->second) : compile(*tpl, inst, &hit));
-    KF_TRY_ASSIGN(kernel, device_.load(compiled));
+    Result<CompiledKernel> compiled = Error::internal("not compiled");
+    if (auto kept = built_.find({f.template_name, f.config}); kept != built_.end()) {
+      compiled = kept->second;
+    } else if (auto ready = ahead_->take({f.template_name, f.config}); ready && ready->compiled.ok()) {
+      compiled = std::move(ready->compiled);
+      hit = ready->cache_hit;
+    } else {
+      compiled = compile(*tpl, inst, &hit);
+      report.compiled_alone += hit ? 0 : 1;
+    }
+    if (!compiled.ok()) return compiled.error();
+    KF_TRY_ASSIGN(kernel, device_.load(*compiled));
     finalists.push_back({kernel.get(), &workloads_->runs[0].args, inst.geometry});
     kernels.push_back(std::move(kernel));
     // Stored already (cache hit or a binary that came with the compile): nothing to add.
-    const bool stored = hit || !compiled.binary.empty();
-    binaries.push_back({stored || !cache_ ? std::nullopt : std::optional(cache_key(*tpl, inst)), std::move(compiled)});
+    const bool stored = hit || !compiled->binary.empty();
+    binaries.push_back({stored || !cache_ ? std::nullopt : std::optional(cache_key(*tpl, inst)), std::move(*compiled)});
   }
   KF_TRY_ASSIGN(stats, measure_interleaved(device_, finalists, protocol_));
+  report.timings = std::move(stats);
+  const std::vector<TimingStats>& timed = report.timings;
   // The fastest finalist is the one the runtime will serve: its binary is
   // stored even where the compiler hands binaries out only at a cost
   // (PoCL: about a build's time again), the others' only where it is free.
   // Stored after timing, so the cost never lands between timed launches.
   std::size_t fastest = 0;
-  for (std::size_t i = 1; i < stats.size(); ++i) {
-    if (stats[i].median_ms < stats[fastest].median_ms) fastest = i;
+  for (std::size_t i = 1; i < timed.size(); ++i) {
+    if (timed[i].median_ms < timed[fastest].median_ms) fastest = i;
   }
   if (fastest < binaries.size() && binaries[fastest].first) {
     (void)cache_->put(*binaries[fastest].first, binaries[fastest].second);  // a failed write costs speed only
   }
-  return stats;
+  return report;
 }
 
 Result<bool> InProcessRunner::generate(const CandidateRef& c) {

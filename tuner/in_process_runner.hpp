@@ -42,7 +42,7 @@ class InProcessRunner final : public CandidateRunner {
 
   Result<Evaluation> evaluate(const std::string& template_name, const Config& config, double best_ms,
                               const std::function<void(std::string_view)>& on_phase = {}) override;
-  Result<std::vector<TimingStats>> retime(const std::vector<CandidateRef>& finalists) override;
+  Result<RetimeReport> retime(const std::vector<CandidateRef>& finalists) override;
   Result<PrecompileReport> precompile(const std::vector<CandidateRef>& batch) override;
   /// For a code generator (create's `code_generator`): launches one
   /// work-group of `c`, compiled by an earlier precompile(), so that PoCL

@@ -166,11 +166,12 @@ Status Tuner::retime_finalists(CandidateRunner& runner, const MeasurementProtoco
   if (ok.size() < 2 || protocol.finalist_rounds < 1) return ok_status();
   std::vector<CandidateRef> refs;
   for (const CandidateOutcome* o : ok) refs.push_back({o->template_name, o->config});
-  auto stats = runner.retime(refs);
-  if (!stats.ok() || stats->size() != ok.size()) return ok_status();  // the search's results stand
+  auto report = runner.retime(refs);
+  if (!report.ok() || report->timings.size() != ok.size()) return ok_status();  // the search's results stand
+  summary.compiled_alone += report->compiled_alone;
   for (std::size_t i = 0; i < ok.size(); ++i) {
-    KF_TRY(store(*ok[i], (*stats)[i]));
-    summary.finalists.push_back({*ok[i], (*stats)[i]});
+    KF_TRY(store(*ok[i], report->timings[i]));
+    summary.finalists.push_back({*ok[i], report->timings[i]});
   }
   // The winner as stored: every ok result with its stored median, the
   // finalists' being their interleaved ones.

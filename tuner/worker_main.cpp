@@ -125,14 +125,14 @@ int run_tuner_worker(int fd) {
       continue;
     }
     if (type == "retime") {
-      auto stats = runner.retime(refs_from_json(m.value("finalists", nlohmann::json::array())));
-      if (!stats.ok()) {
-        (void)channel.send(error_message(stats.error()));
+      auto report = runner.retime(refs_from_json(m.value("finalists", nlohmann::json::array())));
+      if (!report.ok()) {
+        (void)channel.send(error_message(report.error()));
         continue;
       }
       nlohmann::json timings = nlohmann::json::array();
-      for (const auto& t : *stats) timings.push_back(to_json(t));
-      (void)channel.send({{"type", "retimed"}, {"timings", timings}});
+      for (const auto& t : report->timings) timings.push_back(to_json(t));
+      (void)channel.send({{"type", "retimed"}, {"timings", timings}, {"compiled_alone", report->compiled_alone}});
       continue;
     }
     (void)channel.send(error_message(Error::bad_input("worker: unknown request type '" + type + "'")));

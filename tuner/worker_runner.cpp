@@ -268,7 +268,11 @@ Result<Evaluation> WorkerRunner::evaluate(const std::string& template_name, cons
   }
 }
 
-Result<std::vector<TimingStats>> WorkerRunner::retime(const std::vector<CandidateRef>& finalists) {
+Result<RetimeReport> WorkerRunner::retime(const std::vector<CandidateRef>& finalists) {
+  KF_TRY(ensure_worker());
+  // A worker started after the finalists' evaluations builds their shares
+  // again, so that they are the programs PoCL has cached.
+  for (const CandidateRef& f : finalists) (void)rebuild_share(f);
   KF_TRY(ensure_worker());
   KF_TRY(worker_->channel->send({{"type", "retime"}, {"finalists", to_json(finalists)}}));
   const double limit = static_cast<double>(finalists.size()) *
@@ -281,13 +285,13 @@ Result<std::vector<TimingStats>> WorkerRunner::retime(const std::vector<Candidat
     return Error{ErrorCode::kLaunch, "tuner worker: re-timing the finalists failed",
                  wait == MessageChannel::Wait::kMessage ? m.value("message", m.dump()) : ended};
   }
-  std::vector<TimingStats> out;
-  for (const auto& t : m.at("timings")) out.push_back(timing_from_json(t));
+  RetimeReport out;
+  for (const auto& t : m.at("timings")) out.timings.push_back(timing_from_json(t));
+  out.compiled_alone = m.value("compiled_alone", 0);
   return out;
 }
 
 Result<PrecompileReport> WorkerRunner::precompile(const std::vector<CandidateRef>& batch) {
-  shares_.clear();  // a new batch: the last one's are evaluated
   if (!generators_.empty()) return precompile_in_generators(batch);
   return precompile_in_worker(batch);
 }

@@ -47,7 +47,7 @@ class WorkerRunner final : public CandidateRunner {
 
   Result<Evaluation> evaluate(const std::string& template_name, const Config& config, double best_ms,
                               const std::function<void(std::string_view)>& on_phase = {}) override;
-  Result<std::vector<TimingStats>> retime(const std::vector<CandidateRef>& finalists) override;
+  Result<RetimeReport> retime(const std::vector<CandidateRef>& finalists) override;
   /// A worker lost while compiling the batch (a compiler crash) is an error
   /// here; the tuner then compiles each candidate on its own, where a crash
   /// costs only that candidate.
@@ -99,8 +99,9 @@ class WorkerRunner final : public CandidateRunner {
   std::unique_ptr<Worker> worker_;
   std::vector<std::unique_ptr<Worker>> generators_;
   int started_ = 0, restarts_ = 0, generators_lost_ = 0, references_reused_ = 0, shares_rebuilt_ = 0;
-  /// The current batch's shares as the measuring worker built them, each
-  /// with the number (started_) of the worker that holds it (0: none).
+  /// The run's shares of batches as the measuring worker built them, each
+  /// with the number (started_) of the worker that holds it, for
+  /// rebuild_share (the finalists' too, before they are re-timed).
   struct Share {
     std::vector<CandidateRef> members;
     int worker = 0;

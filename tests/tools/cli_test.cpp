@@ -310,6 +310,17 @@ TEST_CASE("on PoCL a worker restarted mid-batch builds the batch's shares again,
   CHECK(t["shares_rebuilt"] == 2);
   CHECK(t["compiled_alone"] == 0);
   check_as_in(order, results_in(dir.file("faulty.db")), faulty);
+
+  // The last candidate brings it down: the finalists, evaluated by the
+  // worker that died, are re-timed by a new one, which builds their shares
+  // again rather than compiling each finalist on its own.
+  const std::string last = order[7]["config"];
+  auto late = run_aborting_on(last, planted_batch_args() + dir.file("late.db"), "KFORGE_FAULT_ABORT_LAUNCHING");
+  CHECK(late["worker_restarts"] == 1);
+  CHECK(late["finalists"].size() >= 2);
+  CHECK(late["shares_rebuilt"].get<int>() >= 1);
+  CHECK(late["compiled_alone"] == 0);
+  check_as_in(order, results_in(dir.file("late.db")), last);
 }
 
 TEST_CASE("on PoCL a guess that brings its code generator down ends guessing, and only it crashes", "[cli]") {
