@@ -72,6 +72,12 @@ struct RunnerSetup {
 struct CandidateRef {
   std::string template_name;
   std::string config;
+  /// Where programs are combined: the candidates of a batch with the same
+  /// template and group are built as one program, in batch order (the tuner
+  /// numbers runs of a fixed-order strategy's order, so that a program's
+  /// members do not depend on where a batch starts). -1: the template's
+  /// candidates in each process's share of the batch are one program.
+  int group = -1;
 };
 
 /// What compiling a batch ahead of measurement did. With compile overlap

@@ -440,9 +440,15 @@ Result<PrecompileReport> InProcessRunner::precompile(const std::vector<Candidate
     });
   }
   // Between timed runs, a compiler whose every program pays a fixed front
-  // end builds each template's share of the batch as one program.
+  // end builds each template's share of the batch (each group of it, where
+  // the tuner numbered groups) as one program.
   const bool combine = !compile_overlap_ && device_.compiler().combines_programs();
-  std::vector<std::pair<const TemplateSource*, std::vector<std::shared_ptr<Instance>>>> to_combine;  // by template, first seen first
+  struct Program {
+    const TemplateSource* tpl;
+    int group;
+    std::vector<std::shared_ptr<Instance>> members;
+  };
+  std::vector<Program> to_combine;  // first seen first
   for (const CandidateRef& c : batch) {
     std::pair<std::string, std::string> key{c.template_name, c.config};
     if (ahead_->contains(key)) continue;
@@ -454,9 +460,10 @@ Result<PrecompileReport> InProcessRunner::precompile(const std::vector<Candidate
     if (!inst.ok()) continue;
     auto shared = std::make_shared<Instance>(std::move(*inst));
     if (combine && !uncombined_.count(tpl->manifest.name)) {
-      auto group = std::find_if(to_combine.begin(), to_combine.end(), [&](const auto& g) { return g.first == tpl; });
-      if (group == to_combine.end()) group = to_combine.insert(to_combine.end(), {tpl, {}});
-      group->second.push_back(shared);
+      auto program = std::find_if(to_combine.begin(), to_combine.end(),
+                                  [&](const Program& p) { return p.tpl == tpl && p.group == c.group; });
+      if (program == to_combine.end()) program = to_combine.insert(to_combine.end(), {tpl, c.group, {}});
+      program->members.push_back(shared);
       continue;
     }
     const bool queued = ahead_->submit(key, [this, tpl, shared, counts] {
@@ -468,7 +475,7 @@ Result<PrecompileReport> InProcessRunner::precompile(const std::vector<Candidate
     });
     report.queued += queued;
   }
-  for (auto& [tpl, members] : to_combine) {
+  for (auto& [tpl, group, members] : to_combine) {
     std::vector<Ready> built = compile_combined(*tpl, members);
     for (std::size_t i = 0; i < members.size(); ++i) {
       ++(built[i].compiled.ok() ? counts->compiled : counts->failed);

@@ -32,7 +32,7 @@ namespace {
 class OrderedStrategy final : public Strategy {
  public:
   OrderedStrategy(std::string name, const std::vector<std::size_t>& order, const std::vector<std::size_t>& firsts)
-      : name_(std::move(name)) {
+      : name_(std::move(name)), base_(order) {
     order_.reserve(order.size());
     std::vector<bool> taken(order.size(), false);
     for (std::size_t f : firsts) {
@@ -46,6 +46,7 @@ class OrderedStrategy final : public Strategy {
     }
   }
   std::string_view name() const override { return name_; }
+  const std::vector<std::size_t>& base_order() const override { return base_; }
   std::optional<std::size_t> next(const std::vector<Observation>&) override {
     if (pos_ >= order_.size()) return std::nullopt;
     return order_[pos_++];
@@ -57,6 +58,7 @@ class OrderedStrategy final : public Strategy {
 
  private:
   std::string name_;
+  std::vector<std::size_t> base_;  ///< the order before the firsts moved
   std::vector<std::size_t> order_;
   std::size_t pos_ = 0;
 };

@@ -48,6 +48,13 @@ class Strategy {
   /// current candidate is measured. Asking never changes what next()
   /// proposes. Fixed-order strategies answer upcoming(n), which is exact.
   virtual std::vector<std::size_t> likely_next(std::size_t n) const { return upcoming(n); }
+  /// A fixed-order strategy's order before its `firsts` were moved to the
+  /// front, every configuration once; empty for an adaptive strategy. The
+  /// tuner groups runs of it into combined programs (CandidateRef::group).
+  virtual const std::vector<std::size_t>& base_order() const {
+    static const std::vector<std::size_t> none;
+    return none;
+  }
 };
 
 /// Every strategy proposes `firsts` (the default configuration, then any warm

@@ -125,6 +125,36 @@ struct TemplateState {
   std::set<std::size_t> guessed;    ///< sent ahead of their turn (a strategy's upcoming or likely next)
 };
 
+/// Where programs are combined and a strategy has a fixed order (`base`):
+/// numbers runs of `group_size` consecutive positions of that order as
+/// groups, adds to `picks` the other members of their groups that are in
+/// `allowed` (what the strategy will propose within the budget), and orders
+/// each group's members by position. A group's program is then the same
+/// whatever the batch around it: the firsts moved to the front, where the
+/// batch starts. Returns each pick with its group, groups in first-seen order.
+std::vector<std::pair<std::size_t, int>> in_whole_groups(const std::vector<std::size_t>& picks,
+                                                         const std::vector<std::size_t>& base, std::size_t group_size,
+                                                         const std::set<std::size_t>& allowed) {
+  std::map<std::size_t, std::size_t> position;
+  for (std::size_t p = 0; p < base.size(); ++p) position[base[p]] = p;
+  std::vector<std::size_t> groups;  // first seen first
+  std::set<std::size_t> taken;
+  for (std::size_t i : picks) {
+    auto at = position.find(i);
+    if (at == position.end()) continue;
+    const std::size_t g = at->second / group_size;
+    if (std::find(groups.begin(), groups.end(), g) == groups.end()) groups.push_back(g);
+    taken.insert(i);
+  }
+  std::vector<std::pair<std::size_t, int>> out;
+  for (std::size_t g : groups) {
+    for (std::size_t p = g * group_size; p < std::min(base.size(), (g + 1) * group_size); ++p) {
+      if (taken.count(base[p]) || allowed.count(base[p])) out.push_back({base[p], static_cast<int>(g)});
+    }
+  }
+  return out;
+}
+
 CandidateOutcome outcome_from_record(const ResultRecord& r) {
   CandidateOutcome o;
   o.template_name = r.template_name;
@@ -325,7 +355,8 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
   // whose front end it then shares (docs/measurement.md, "Combined programs").
   const bool compiles_ahead = request.compile_threads >= 0;
   const bool overlap = compiles_ahead && compile_overlaps(request, info.device_type);
-  const std::size_t per_thread = !overlap && device_.compiler().combines_programs() ? 8 : 2;
+  const bool combining = !overlap && device_.compiler().combines_programs();
+  const std::size_t per_thread = combining ? 8 : 2;
   std::size_t compile_ahead =
       compiles_ahead ? per_thread * static_cast<std::size_t>(InProcessRunner::compile_threads(request.compile_threads)) : 0;
   // Code generators serve the worker only (they are worker processes).
@@ -428,11 +459,27 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
         picks.push_back(i);
         st.guessed.insert(i);
       }
+      std::vector<std::pair<std::size_t, int>> grouped;
+      if (combining && !st.strategy->base_order().empty()) {
+        // Whole groups of the fixed order, completed from what the strategy
+        // will propose within the budget (never a compile the run wastes).
+        const std::size_t left = request.max_evals > 0
+                                     ? static_cast<std::size_t>(request.max_evals) - summary.outcomes.size()
+                                     : st.space.size();
+        const auto coming = st.strategy->upcoming(left > 0 ? left - 1 : 0);
+        const std::set<std::size_t> allowed(coming.begin(), coming.end());
+        grouped = in_whole_groups(picks, st.strategy->base_order(), per_thread, allowed);
+        for (const auto& [i, g] : grouped) {
+          if (std::find(picks.begin(), picks.end(), i) == picks.end()) st.guessed.insert(i);
+        }
+      } else {
+        for (std::size_t i : picks) grouped.push_back({i, -1});
+      }
       std::vector<CandidateRef> batch;
-      for (std::size_t i : picks) {
+      for (const auto& [i, group] : grouped) {
         const std::string n = st.space[i].canonical_name();
         if (st.stored.count(n) || (!st.requested.insert(i).second && !overlap)) continue;
-        batch.push_back({m.name, n});
+        batch.push_back({m.name, n, group});
       }
       auto pre = batch.empty() ? Result<PrecompileReport>(PrecompileReport{}) : runner->precompile(batch);
       if (pre.ok()) {

@@ -25,13 +25,17 @@ double number(const nlohmann::json& j, const char* key) {
 
 nlohmann::json to_json(const std::vector<CandidateRef>& refs) {
   nlohmann::json list = nlohmann::json::array();
-  for (const auto& c : refs) list.push_back({{"template", c.template_name}, {"config", c.config}});
+  for (const auto& c : refs) {
+    nlohmann::json j = {{"template", c.template_name}, {"config", c.config}};
+    if (c.group >= 0) j["group"] = c.group;
+    list.push_back(std::move(j));
+  }
   return list;
 }
 
 std::vector<CandidateRef> refs_from_json(const nlohmann::json& list) {
   std::vector<CandidateRef> refs;
-  for (const auto& c : list) refs.push_back({c.value("template", ""), c.value("config", "")});
+  for (const auto& c : list) refs.push_back({c.value("template", ""), c.value("config", ""), c.value("group", -1)});
   return refs;
 }
 

@@ -354,7 +354,24 @@ Result<PrecompileReport> WorkerRunner::precompile_in_generators(const std::vecto
   gen.compile_threads = 1;  // one compile at a time per process; the processes share the cores
   const std::size_t n = generators_.size();
   std::vector<std::vector<CandidateRef>> parts(n);
-  for (std::size_t i = 0; i < batch.size(); ++i) parts[i % n].push_back(batch[i]);
+  if (std::any_of(batch.begin(), batch.end(), [](const CandidateRef& c) { return c.group >= 0; })) {
+    // Whole groups, each to the share with the fewest candidates so far, so
+    // that each group is one program in one process.
+    std::vector<std::pair<std::pair<std::string, int>, std::vector<CandidateRef>>> groups;
+    for (const CandidateRef& c : batch) {
+      auto g = std::find_if(groups.begin(), groups.end(),
+                            [&](const auto& x) { return x.first == std::make_pair(c.template_name, c.group); });
+      if (g == groups.end()) g = groups.insert(groups.end(), {{c.template_name, c.group}, {}});
+      g->second.push_back(c);
+    }
+    for (auto& [key, members] : groups) {
+      auto& part = *std::min_element(parts.begin(), parts.end(),
+                                     [](const auto& a, const auto& b) { return a.size() < b.size(); });
+      part.insert(part.end(), members.begin(), members.end());
+    }
+  } else {
+    for (std::size_t i = 0; i < batch.size(); ++i) parts[i % n].push_back(batch[i]);
+  }
   // Waits for generator k's reply of `type`; a timeout, an end or another
   // reply costs the generator (killed, counted lost). Safe from one thread per generator.
   std::mutex lost_mutex;
@@ -369,11 +386,17 @@ Result<PrecompileReport> WorkerRunner::precompile_in_generators(const std::vecto
 
   // 1. Each generator builds its share, all at once (each within the
   //    compile timeout per candidate).
+  //    A generator without a share (a batch of fewer groups than
+  //    generators) only takes launches from the others in step 2.
   std::vector<bool> working(n, false), built(n, false);
   for (std::size_t k = 0; k < n; ++k) {
-    if (parts[k].empty()) continue;
+    if (parts[k].empty() && batch.size() < 2) continue;
     if (!start(generators_[k], gen).ok()) {
       ++generators_lost_;
+      continue;
+    }
+    if (parts[k].empty()) {
+      built[k] = true;
       continue;
     }
     working[k] = generators_[k]->channel->send({{"type", "precompile"}, {"batch", to_json(parts[k])}}).ok();
@@ -453,7 +476,7 @@ Result<PrecompileReport> WorkerRunner::precompile_in_generators(const std::vecto
   //    program is found only under the same source). A share whose build
   //    failed is left to evaluate(), one candidate at a time.
   for (std::size_t k = 0; k < n; ++k) {
-    if (!built[k]) continue;
+    if (!built[k] || parts[k].empty()) continue;
     KF_TRY_ASSIGN(own, precompile_in_worker(parts[k]));
     r.combined += own.combined;
   }

@@ -249,8 +249,8 @@ TEST_CASE("the model's likely next candidates compile ahead, a compile that ends
 namespace {
 
 /// One exhaustive batch of the planted template's eight candidates between
-/// timed runs on PoCL: two code generators, two shares of four. The
-/// database's path goes last.
+/// timed runs on PoCL: one group of eight (one program), built by one of the
+/// two code generators, both of which launch them. The database's path goes last.
 std::string planted_batch_args() {
   return "tune --template " + kPlanted +
          " --shape M=20,N=12,K=5 --strategy exhaustive --compile-threads 2 --no-cache"
@@ -277,15 +277,14 @@ TEST_CASE("on PoCL a code generator lost at a launch leaves the rest of its shar
   CHECK(plain["generated_ahead"] == 8);
   auto order = results_in(dir.file("plain.db"));
   REQUIRE(order.size() == 8);
-  // The first generator's first launch brings it down. The other generates
-  // its own four, then the three the lost one left, from the program the
-  // lost one built.
+  // The first launch brings its generator down. The other generates the
+  // seven left, from the program the lost one built.
   const std::string faulty = order[0]["config"];
   auto t = run_aborting_on(faulty, planted_batch_args() + dir.file("faulty.db"), "KFORGE_FAULT_ABORT_GENERATING");
   CHECK(t["evaluated"] == 8);
   CHECK(t["generators_lost"] == 1);
   CHECK(t["generated_ahead"] == 7);
-  CHECK(t["compiled_combined"] == 8);  // both shares were built, and the measuring worker built them too
+  CHECK(t["compiled_combined"] == 8);  // the group was built, and the measuring worker built it too
   // The fault is the generator's alone: measured in its own worker, every
   // candidate ends as in the plain run (the planted FLAW1 ones wrong, the rest ok).
   check_as_in(order, results_in(dir.file("faulty.db")));
@@ -300,14 +299,13 @@ TEST_CASE("on PoCL a worker restarted mid-batch builds the batch's shares again,
   auto order = results_in(dir.file("plain.db"));
   REQUIRE(order.size() == 8);
   // The first candidate brings the measuring worker down at its first
-  // launch. The new worker builds both shares again, as they were (each
-  // holds candidates still to evaluate), instead of compiling seven
-  // candidates one at a time.
+  // launch. The new worker builds the batch's one share again, as it was,
+  // instead of compiling seven candidates one at a time.
   const std::string faulty = order[0]["config"];
   auto t = run_aborting_on(faulty, planted_batch_args() + dir.file("faulty.db"), "KFORGE_FAULT_ABORT_LAUNCHING");
   CHECK(t["evaluated"] == 8);
   CHECK(t["worker_restarts"] == 1);
-  CHECK(t["shares_rebuilt"] == 2);
+  CHECK(t["shares_rebuilt"] == 1);
   CHECK(t["compiled_alone"] == 0);
   check_as_in(order, results_in(dir.file("faulty.db")), faulty);
 
@@ -321,6 +319,48 @@ TEST_CASE("on PoCL a worker restarted mid-batch builds the batch's shares again,
   CHECK(late["shares_rebuilt"].get<int>() >= 1);
   CHECK(late["compiled_alone"] == 0);
   check_as_in(order, results_in(dir.file("late.db")), last);
+}
+
+TEST_CASE("on PoCL a warm-started exhaustive search builds the programs a plain one built", "[cli]") {
+  test::TempDir dir;
+  // PoCL keeps one cache entry per program: a directory two levels down.
+  const std::string pocl = dir.file("pocl");
+  auto programs = [&] {
+    std::size_t n = 0;
+    if (!std::filesystem::exists(pocl)) return n;
+    for (const auto& top : std::filesystem::directory_iterator(pocl)) {
+      if (!top.is_directory()) continue;
+      for (const auto& entry : std::filesystem::directory_iterator(top.path())) n += entry.is_directory() ? 1 : 0;
+    }
+    return n;
+  };
+  ::setenv("POCL_CACHE_DIR", pocl.c_str(), 1);
+  const std::string args = planted_batch_args();
+  auto plain = parse_json(test::run_kforge(args + dir.file("plain.db")));
+  REQUIRE(plain["evaluated"] == 8);
+  auto order = results_in(dir.file("plain.db"));
+  REQUIRE(order.size() == 8);
+  // Another shape's winner, the plain run's last good candidate, is
+  // proposed right after the default: the candidates between move one place.
+  std::size_t last_ok = 7;
+  while (last_ok > 1 && order[last_ok]["status"] != "ok") --last_ok;
+  REQUIRE(last_ok >= 2);
+  const std::string moved = order[last_ok]["config"];
+  auto other = test::run_kforge("tune --template " + kPlanted + " --shape M=24,N=12,K=5 --config " + moved +
+                                " --no-cache" + kFast + "--db " + dir.file("warm.db"));
+  REQUIRE(other.exit_code == 0);
+  const std::size_t before = programs();
+  auto warm = parse_json(test::run_kforge(args + dir.file("warm.db") + " --warm-start 1"));
+  ::unsetenv("POCL_CACHE_DIR");
+  REQUIRE(warm["warm_starts"].size() == 1);
+  CHECK(warm["warm_starts"][0]["config"] == moved);
+  auto warm_order = results_in(dir.file("warm.db"));
+  REQUIRE(warm_order.size() == 9);
+  CHECK(warm_order[2]["config"] == moved);  // after the other shape's result and the default
+  // The space's programs are its groups of consecutive configurations, the
+  // same whatever the order of proposals: PoCL found them all.
+  CHECK(warm["compiled_combined"] == 8);
+  CHECK(programs() == before);
 }
 
 TEST_CASE("on PoCL a guess that brings its code generator down ends guessing, and only it crashes", "[cli]") {

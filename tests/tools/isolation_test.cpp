@@ -49,8 +49,9 @@ TEST_CASE("isolation: a run over crashing, hanging and wrong candidates records 
   // Five worker starts (the first and the restarts): device, inputs, references.
   CHECK(j["time_s"]["setup"].get<double>() > 0);
   CHECK(j["time_s"]["setup"].get<double>() < j["time_s"]["total"].get<double>());
-  // On PoCL two code generators compiled the batch (all 14 here: seven
-  // each, eight per compile thread) and launched its candidates one at a
+  // On PoCL two code generators compiled the batch (all 14 here, in
+  // groups of eight consecutive configurations: one program of eight and one
+  // of six) and launched its candidates one at a
   // time, each whichever generator was free: a crash or a hang costs a
   // generator its process, the other takes over what it left, until a
   // fault costs that one too. So both are lost in this one batch, and of

@@ -68,6 +68,31 @@ TEST_CASE("fixed-order strategies announce their next proposals, adaptive ones d
   }
 }
 
+TEST_CASE("a fixed order is the same whatever comes first, adaptive strategies have none", "[strategy]") {
+  SpaceFeatures features(30);
+  for (std::size_t i = 0; i < features.size(); ++i) features[i] = {static_cast<double>(i)};
+  for (const char* name : {"exhaustive", "random"}) {
+    INFO(name);
+    auto plain = make_strategy(name, features, std::vector<std::size_t>{7}, 5).value();
+    auto warm = make_strategy(name, features, std::vector<std::size_t>{7, 21, 3}, 5).value();
+    const auto base = plain->base_order();
+    REQUIRE(base.size() == 30);
+    CHECK(std::set<std::size_t>(base.begin(), base.end()).size() == 30);
+    CHECK(warm->base_order() == base);
+    // The proposals are that order with the firsts moved to the front.
+    auto order = drain(*warm);
+    CHECK(std::vector<std::size_t>(order.begin(), order.begin() + 3) == std::vector<std::size_t>{7, 21, 3});
+    std::vector<std::size_t> rest;
+    for (std::size_t i : base) {
+      if (i != 7 && i != 21 && i != 3) rest.push_back(i);
+    }
+    CHECK(std::vector<std::size_t>(order.begin() + 3, order.end()) == rest);
+  }
+  for (const char* name : {"annealing", "model"}) {
+    CHECK(make_strategy(name, 30, 7, 5).value()->base_order().empty());
+  }
+}
+
 TEST_CASE("a default outside the space is not proposed", "[strategy]") {
   auto order = drain(*make_strategy("exhaustive", 3, 3, 1).value());
   CHECK(order == std::vector<std::size_t>{0, 1, 2});
