@@ -123,33 +123,32 @@ struct TemplateState {
   bool exhausted = false;
   std::set<std::size_t> requested;  ///< sent to be compiled ahead
   std::set<std::size_t> guessed;    ///< sent ahead of their turn (a strategy's upcoming or likely next)
+  std::vector<std::size_t> position;  ///< each configuration's place in the strategy's base order
 };
 
-/// Where programs are combined and a strategy has a fixed order (`base`):
-/// numbers runs of `group_size` consecutive positions of that order as
-/// groups, adds to `picks` the other members of their groups that are in
-/// `allowed` (what the strategy will propose within the budget), and orders
-/// each group's members by position. A group's program is then the same
-/// whatever the batch around it: the firsts moved to the front, where the
-/// batch starts. Returns each pick with its group, groups in first-seen order.
+/// Where programs are combined and a strategy has a fixed order (`base`,
+/// `position` its inverse): numbers runs of `group_size` consecutive
+/// positions of that order as groups, adds to `picks` the other members of
+/// their groups that `allowed` accepts (what the strategy will propose within
+/// the budget), and orders each group's members by position. A group's
+/// program is then the same whatever the batch around it: the firsts moved
+/// to the front, where the batch starts. Returns each pick with its group,
+/// groups in first-seen order.
 std::vector<std::pair<std::size_t, int>> in_whole_groups(const std::vector<std::size_t>& picks,
-                                                         const std::vector<std::size_t>& base, std::size_t group_size,
-                                                         const std::set<std::size_t>& allowed) {
-  std::map<std::size_t, std::size_t> position;
-  for (std::size_t p = 0; p < base.size(); ++p) position[base[p]] = p;
+                                                         const std::vector<std::size_t>& base,
+                                                         const std::vector<std::size_t>& position,
+                                                         std::size_t group_size,
+                                                         const std::function<bool(std::size_t)>& allowed) {
   std::vector<std::size_t> groups;  // first seen first
-  std::set<std::size_t> taken;
   for (std::size_t i : picks) {
-    auto at = position.find(i);
-    if (at == position.end()) continue;
-    const std::size_t g = at->second / group_size;
+    const std::size_t g = position[i] / group_size;
     if (std::find(groups.begin(), groups.end(), g) == groups.end()) groups.push_back(g);
-    taken.insert(i);
   }
   std::vector<std::pair<std::size_t, int>> out;
   for (std::size_t g : groups) {
     for (std::size_t p = g * group_size; p < std::min(base.size(), (g + 1) * group_size); ++p) {
-      if (taken.count(base[p]) || allowed.count(base[p])) out.push_back({base[p], static_cast<int>(g)});
+      const bool picked = std::find(picks.begin(), picks.end(), base[p]) != picks.end();
+      if (picked || allowed(base[p])) out.push_back({base[p], static_cast<int>(g)});
     }
   }
   return out;
@@ -462,16 +461,20 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
       std::vector<std::pair<std::size_t, int>> grouped;
       if (combining && !st.strategy->base_order().empty()) {
         // Whole groups of the fixed order, completed from what the strategy
-        // will propose within the budget (never a compile the run wastes).
-        const std::size_t left = request.max_evals > 0
-                                     ? static_cast<std::size_t>(request.max_evals) - summary.outcomes.size()
-                                     : st.space.size();
-        const auto coming = st.strategy->upcoming(left > 0 ? left - 1 : 0);
-        const std::set<std::size_t> allowed(coming.begin(), coming.end());
-        grouped = in_whole_groups(picks, st.strategy->base_order(), per_thread, allowed);
-        for (const auto& [i, g] : grouped) {
-          if (std::find(picks.begin(), picks.end(), i) == picks.end()) st.guessed.insert(i);
+        // will propose within the budget (never a compile the run wastes):
+        // without an evaluation budget it proposes every configuration.
+        const auto& base = st.strategy->base_order();
+        if (st.position.size() != st.space.size()) {
+          st.position.assign(st.space.size(), 0);
+          for (std::size_t p = 0; p < base.size(); ++p) st.position[base[p]] = p;
         }
+        std::set<std::size_t> coming;
+        if (request.max_evals > 0) {
+          const std::size_t left = static_cast<std::size_t>(request.max_evals) - summary.outcomes.size();
+          for (std::size_t i : st.strategy->upcoming(left > 0 ? left - 1 : 0)) coming.insert(i);
+        }
+        grouped = in_whole_groups(picks, base, st.position, per_thread,
+                                  [&](std::size_t i) { return request.max_evals <= 0 || coming.count(i) > 0; });
       } else {
         for (std::size_t i : picks) grouped.push_back({i, -1});
       }
@@ -479,6 +482,7 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
       for (const auto& [i, group] : grouped) {
         const std::string n = st.space[i].canonical_name();
         if (st.stored.count(n) || (!st.requested.insert(i).second && !overlap)) continue;
+        if (std::find(picks.begin(), picks.end(), i) == picks.end()) st.guessed.insert(i);  // a group's rest
         batch.push_back({m.name, n, group});
       }
       auto pre = batch.empty() ? Result<PrecompileReport>(PrecompileReport{}) : runner->precompile(batch);
