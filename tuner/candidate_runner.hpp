@@ -96,9 +96,10 @@ struct PrecompileReport {
 /// What re-timing the finalists did.
 struct RetimeReport {
   std::vector<TimingStats> timings;  ///< one per finalist, in order
-  /// Finalists compiled on their own for it: their programs were gone (a
-  /// worker restarted since their evaluation) and could not be built again
-  /// as their share of a batch.
+  /// Finalists compiled on their own for it, not served by the binary
+  /// cache: no program was kept from their evaluation (NVRTC and hipRTC keep
+  /// none; on OpenCL, a worker restarted since) nor built again as their
+  /// share of a batch.
   int compiled_alone = 0;
 };
 
