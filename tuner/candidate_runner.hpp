@@ -78,6 +78,10 @@ struct CandidateRef {
   /// members do not depend on where a batch starts). -1: the template's
   /// candidates in each process's share of the batch are one program.
   int group = -1;
+  /// Built in its group's program only so that the program is the one a run
+  /// evaluating it builds (its result is stored already): never launched,
+  /// evaluated or counted.
+  bool build_only = false;
 };
 
 /// What compiling a batch ahead of measurement did. With compile overlap

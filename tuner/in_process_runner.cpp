@@ -167,13 +167,16 @@ const TemplateSource* InProcessRunner::find(const std::string& name) const {
 }
 
 std::vector<InProcessRunner::Ready> InProcessRunner::compile_combined(
-    const TemplateSource& tpl, const std::vector<std::shared_ptr<Instance>>& members) {
+    const TemplateSource& tpl, const std::vector<std::shared_ptr<Instance>>& members,
+    const std::vector<bool>& build_only) {
   std::vector<Ready> out(members.size());
+  auto only_built = [&](std::size_t i) { return i < build_only.size() && build_only[i]; };
   // The binary cache serves whom it holds; the program still holds every
   // member, so that its source, and PoCL's cache entry for it, is the same
   // from run to run whatever the binary cache holds.
   std::vector<std::size_t> to_build;
   for (std::size_t i = 0; i < members.size(); ++i) {
+    if (only_built(i)) continue;
     fault_point("KFORGE_FAULT_ABORT_COMPILING", members[i]->config_name);
     if (auto stored = cache_ ? cache_->get(cache_key(tpl, *members[i])) : std::nullopt) {
       out[i].compiled = std::move(*stored);
@@ -447,11 +450,12 @@ Result<PrecompileReport> InProcessRunner::precompile(const std::vector<Candidate
     const TemplateSource* tpl;
     int group;
     std::vector<std::shared_ptr<Instance>> members;
+    std::vector<bool> build_only;
   };
   std::vector<Program> to_combine;  // first seen first
   for (const CandidateRef& c : batch) {
     std::pair<std::string, std::string> key{c.template_name, c.config};
-    if (ahead_->contains(key)) continue;
+    if (ahead_->contains(key) || (c.build_only && !combine)) continue;
     const TemplateSource* tpl = find(c.template_name);
     auto cfg = tpl ? Config::parse(c.config) : Result<Config>(Error::not_found(c.template_name));
     if (!cfg.ok()) continue;
@@ -462,10 +466,12 @@ Result<PrecompileReport> InProcessRunner::precompile(const std::vector<Candidate
     if (combine && !uncombined_.count(tpl->manifest.name)) {
       auto program = std::find_if(to_combine.begin(), to_combine.end(),
                                   [&](const Program& p) { return p.tpl == tpl && p.group == c.group; });
-      if (program == to_combine.end()) program = to_combine.insert(to_combine.end(), {tpl, c.group, {}});
+      if (program == to_combine.end()) program = to_combine.insert(to_combine.end(), {tpl, c.group, {}, {}});
       program->members.push_back(shared);
+      program->build_only.push_back(c.build_only);
       continue;
     }
+    if (c.build_only) continue;
     const bool queued = ahead_->submit(key, [this, tpl, shared, counts] {
       Ready r;
       r.compiled = compile(*tpl, *shared, &r.cache_hit);
@@ -475,9 +481,11 @@ Result<PrecompileReport> InProcessRunner::precompile(const std::vector<Candidate
     });
     report.queued += queued;
   }
-  for (auto& [tpl, group, members] : to_combine) {
-    std::vector<Ready> built = compile_combined(*tpl, members);
+  for (auto& [tpl, group, members, build_only] : to_combine) {
+    if (std::all_of(build_only.begin(), build_only.end(), [](bool b) { return b; })) continue;
+    std::vector<Ready> built = compile_combined(*tpl, members, build_only);
     for (std::size_t i = 0; i < members.size(); ++i) {
+      if (build_only[i]) continue;
       ++(built[i].compiled.ok() ? counts->compiled : counts->failed);
       if (built[i].cache_hit) ++counts->cache_hits;
       report.combined += built[i].combined;

@@ -71,8 +71,11 @@ class InProcessRunner final : public CandidateRunner {
   struct Ready;
   /// Builds `members` (instances of `tpl`) as one program where the compiler
   /// combines programs (generator/program_combiner.hpp), else, or when that
-  /// fails, one program each; one outcome per member, in order.
-  std::vector<Ready> compile_combined(const TemplateSource& tpl, const std::vector<std::shared_ptr<Instance>>& members);
+  /// fails, one program each; one outcome per member, in order. Members
+  /// marked in `build_only` are only in the combined program (their
+  /// outcomes stay "not compiled").
+  std::vector<Ready> compile_combined(const TemplateSource& tpl, const std::vector<std::shared_ptr<Instance>>& members,
+                                      const std::vector<bool>& build_only = {});
 
   Device& device_;
   const Operator& op_;

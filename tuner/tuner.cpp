@@ -481,7 +481,15 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
       std::vector<CandidateRef> batch;
       for (const auto& [i, group] : grouped) {
         const std::string n = st.space[i].canonical_name();
-        if (st.stored.count(n) || (!st.requested.insert(i).second && !overlap)) continue;
+        if (auto s = st.stored.find(n); s != st.stored.end()) {
+          // Stored by an earlier run: in its group's program all the same,
+          // so that the program is that run's, if it was launched there
+          // (so it compiled).
+          static const std::set<std::string> launched = {"ok", "wrong_result", "crash", "timeout", "launch_error"};
+          if (group >= 0 && launched.count(s->second.status)) batch.push_back({m.name, n, group, true});
+          continue;
+        }
+        if (!st.requested.insert(i).second && !overlap) continue;
         if (std::find(picks.begin(), picks.end(), i) == picks.end()) st.guessed.insert(i);  // a group's rest
         batch.push_back({m.name, n, group});
       }

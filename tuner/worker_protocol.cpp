@@ -28,6 +28,7 @@ nlohmann::json to_json(const std::vector<CandidateRef>& refs) {
   for (const auto& c : refs) {
     nlohmann::json j = {{"template", c.template_name}, {"config", c.config}};
     if (c.group >= 0) j["group"] = c.group;
+    if (c.build_only) j["build_only"] = true;
     list.push_back(std::move(j));
   }
   return list;
@@ -35,7 +36,9 @@ nlohmann::json to_json(const std::vector<CandidateRef>& refs) {
 
 std::vector<CandidateRef> refs_from_json(const nlohmann::json& list) {
   std::vector<CandidateRef> refs;
-  for (const auto& c : list) refs.push_back({c.value("template", ""), c.value("config", ""), c.value("group", -1)});
+  for (const auto& c : list) {
+    refs.push_back({c.value("template", ""), c.value("config", ""), c.value("group", -1), c.value("build_only", false)});
+  }
   return refs;
 }
 

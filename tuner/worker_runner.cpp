@@ -422,7 +422,10 @@ Result<PrecompileReport> WorkerRunner::precompile_in_generators(const std::vecto
   std::mutex queue_mutex;
   std::vector<std::deque<CandidateRef>> left(n);
   for (std::size_t k = 0; k < n; ++k) {
-    if (built[k]) left[k].assign(parts[k].begin(), parts[k].end());
+    if (!built[k]) continue;
+    for (const CandidateRef& c : parts[k]) {
+      if (!c.build_only) left[k].push_back(c);
+    }
   }
   std::atomic<int> generated{0};
   auto serve = [&](std::size_t g) {

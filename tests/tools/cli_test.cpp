@@ -321,7 +321,7 @@ TEST_CASE("on PoCL a worker restarted mid-batch builds the batch's shares again,
   check_as_in(order, results_in(dir.file("late.db")), last);
 }
 
-TEST_CASE("on PoCL a warm-started exhaustive search builds the programs a plain one built", "[cli]") {
+TEST_CASE("on PoCL a warm-started or partly stored exhaustive search builds the programs a plain one built", "[cli]") {
   test::TempDir dir;
   // PoCL keeps one cache entry per program: a directory two levels down.
   const std::string pocl = dir.file("pocl");
@@ -361,6 +361,22 @@ TEST_CASE("on PoCL a warm-started exhaustive search builds the programs a plain 
   // same whatever the order of proposals: PoCL found them all.
   CHECK(warm["compiled_combined"] == 8);
   CHECK(programs() == before);
+
+  // A run with one result stored already (the same shape, one configuration
+  // tuned alone: a program of its own) evaluates the other seven, in the
+  // program of all eight, which PoCL has.
+  ::setenv("POCL_CACHE_DIR", pocl.c_str(), 1);
+  const std::string resumed = dir.file("resumed.db");
+  auto one = test::run_kforge("tune --template " + kPlanted + " --shape M=20,N=12,K=5 --config " + moved +
+                              " --no-cache" + kFast + "--db " + resumed);
+  REQUIRE(one.exit_code == 0);
+  const std::size_t with_one = programs();
+  auto rest = parse_json(test::run_kforge(args + resumed));
+  ::unsetenv("POCL_CACHE_DIR");
+  CHECK(rest["evaluated_now"] == 7);
+  CHECK(rest["reused"] == 1);
+  CHECK(rest["compiled_combined"] == 7);
+  CHECK(programs() == with_one);
 }
 
 TEST_CASE("on PoCL a guess that brings its code generator down ends guessing, and only it crashes", "[cli]") {
