@@ -40,14 +40,13 @@ json results_in(const std::string& db) {
   return parse_json(test::run_kforge("show --results --json --db " + db))["results"];
 }
 
-/// `kforge ARGS` with the worker made to abort while compiling `config`
-/// (or, with KFORGE_FAULT_ABORT_GENERATING, a code generator at its launch).
+/// `kforge ARGS` with the worker made to abort while compiling `config` (or,
+/// with KFORGE_FAULT_ABORT_GENERATING, a code generator at its launch; with
+/// KFORGE_FAULT_ABORT_LAUNCHING, the measuring worker at its first launch).
 json run_aborting_on(const std::string& config, const std::string& args,
                      const char* fault = "KFORGE_FAULT_ABORT_COMPILING") {
-  ::setenv(fault, config.c_str(), 1);
-  auto r = test::run_kforge(args);
-  ::unsetenv(fault);
-  return parse_json(r);
+  test::ScopedEnv abort_on(fault, config);
+  return parse_json(test::run_kforge(args));
 }
 
 /// Every result is ok but `faulty`'s, which is a crash.
@@ -257,6 +256,19 @@ std::string planted_batch_args() {
          " --compile-overlap off" + kFast + "--json --db ";
 }
 
+/// A plain run of that batch into `db`: its summary and its results in order.
+struct PlantedRun {
+  json summary;
+  json order;
+};
+PlantedRun run_planted_plain(const std::string& db) {
+  PlantedRun r{parse_json(test::run_kforge(planted_batch_args() + db)), nullptr};
+  REQUIRE(r.summary["evaluated"] == 8);
+  r.order = results_in(db);
+  REQUIRE(r.order.size() == 8);
+  return r;
+}
+
 /// Every result ends as in `plain` (by configuration), but `crashed`'s, a crash.
 void check_as_in(const json& plain, const json& results, const std::string& crashed = "") {
   std::map<std::string, std::string> expected;
@@ -272,11 +284,8 @@ void check_as_in(const json& plain, const json& results, const std::string& cras
 
 TEST_CASE("on PoCL a code generator lost at a launch leaves the rest of its share to the other", "[cli]") {
   test::TempDir dir;
-  auto plain = parse_json(test::run_kforge(planted_batch_args() + dir.file("plain.db")));
-  REQUIRE(plain["evaluated"] == 8);
+  const auto [plain, order] = run_planted_plain(dir.file("plain.db"));
   CHECK(plain["generated_ahead"] == 8);
-  auto order = results_in(dir.file("plain.db"));
-  REQUIRE(order.size() == 8);
   // The first launch brings its generator down. The other generates the
   // seven left, from the program the lost one built.
   const std::string faulty = order[0]["config"];
@@ -292,12 +301,9 @@ TEST_CASE("on PoCL a code generator lost at a launch leaves the rest of its shar
 
 TEST_CASE("on PoCL a worker restarted mid-batch builds the batch's shares again, whole, for the rest", "[cli]") {
   test::TempDir dir;
-  auto plain = parse_json(test::run_kforge(planted_batch_args() + dir.file("plain.db")));
-  REQUIRE(plain["evaluated"] == 8);
+  const auto [plain, order] = run_planted_plain(dir.file("plain.db"));
   CHECK(plain["compiled_alone"] == 0);
   CHECK(plain["shares_rebuilt"] == 0);
-  auto order = results_in(dir.file("plain.db"));
-  REQUIRE(order.size() == 8);
   // The first candidate brings the measuring worker down at its first
   // launch. The new worker builds the batch's one share again, as it was,
   // instead of compiling seven candidates one at a time.
@@ -334,12 +340,9 @@ TEST_CASE("on PoCL a warm-started or partly stored exhaustive search builds the 
     }
     return n;
   };
-  ::setenv("POCL_CACHE_DIR", pocl.c_str(), 1);
+  test::ScopedEnv cache_dir("POCL_CACHE_DIR", pocl);
   const std::string args = planted_batch_args();
-  auto plain = parse_json(test::run_kforge(args + dir.file("plain.db")));
-  REQUIRE(plain["evaluated"] == 8);
-  auto order = results_in(dir.file("plain.db"));
-  REQUIRE(order.size() == 8);
+  const auto order = run_planted_plain(dir.file("plain.db")).order;
   // Another shape's winner, the plain run's last good candidate, is
   // proposed right after the default: the candidates between move one place.
   std::size_t last_ok = 7;
@@ -351,7 +354,6 @@ TEST_CASE("on PoCL a warm-started or partly stored exhaustive search builds the 
   REQUIRE(other.exit_code == 0);
   const std::size_t before = programs();
   auto warm = parse_json(test::run_kforge(args + dir.file("warm.db") + " --warm-start 1"));
-  ::unsetenv("POCL_CACHE_DIR");
   REQUIRE(warm["warm_starts"].size() == 1);
   CHECK(warm["warm_starts"][0]["config"] == moved);
   auto warm_order = results_in(dir.file("warm.db"));
@@ -365,14 +367,12 @@ TEST_CASE("on PoCL a warm-started or partly stored exhaustive search builds the 
   // A run with one result stored already (the same shape, one configuration
   // tuned alone: a program of its own) evaluates the other seven, in the
   // program of all eight, which PoCL has.
-  ::setenv("POCL_CACHE_DIR", pocl.c_str(), 1);
   const std::string resumed = dir.file("resumed.db");
   auto one = test::run_kforge("tune --template " + kPlanted + " --shape M=20,N=12,K=5 --config " + moved +
                               " --no-cache" + kFast + "--db " + resumed);
   REQUIRE(one.exit_code == 0);
   const std::size_t with_one = programs();
   auto rest = parse_json(test::run_kforge(args + resumed));
-  ::unsetenv("POCL_CACHE_DIR");
   CHECK(rest["evaluated_now"] == 7);
   CHECK(rest["reused"] == 1);
   CHECK(rest["compiled_combined"] == 7);
