@@ -176,8 +176,10 @@ std::vector<InProcessRunner::Ready> InProcessRunner::compile_combined(
   // from run to run whatever the binary cache holds.
   std::vector<std::size_t> to_build;
   for (std::size_t i = 0; i < members.size(); ++i) {
-    if (only_built(i)) continue;
+    // A build-only member is compiled with the rest: a compiler it brings
+    // down goes down here too.
     fault_point("KFORGE_FAULT_ABORT_COMPILING", members[i]->config_name);
+    if (only_built(i)) continue;
     if (auto stored = cache_ ? cache_->get(cache_key(tpl, *members[i])) : std::nullopt) {
       out[i].compiled = std::move(*stored);
       out[i].cache_hit = true;

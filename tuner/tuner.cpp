@@ -483,10 +483,11 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
         const std::string n = st.space[i].canonical_name();
         if (auto s = st.stored.find(n); s != st.stored.end()) {
           // Stored by an earlier run: in its group's program all the same,
-          // so that the program is that run's, if it was launched there
-          // (so it compiled).
-          static const std::set<std::string> launched = {"ok", "wrong_result", "crash", "timeout", "launch_error"};
-          if (group >= 0 && launched.count(s->second.status)) batch.push_back({m.name, n, group, true});
+          // so that the program is that run's, where its result shows that
+          // it compiled (a crash or a timeout may have been the compiler's).
+          const auto status = parse_status(s->second.status);
+          const bool compiled = status == CandidateStatus::kOk || status == CandidateStatus::kWrongResult;
+          if (group >= 0 && compiled) batch.push_back({m.name, n, group, true});
           continue;
         }
         if (!st.requested.insert(i).second && !overlap) continue;

@@ -130,9 +130,11 @@ struct TuneSummary {
   std::vector<std::pair<std::string, std::string>> skipped_templates;
   int cache_hits = 0;       ///< binaries taken from the on-disk cache
   int compiled_ahead = 0;   ///< binaries ready when their evaluation began (compile overlap on)
-  int compiled_alone = 0;   ///< compiled on their own at their evaluation (Evaluation::compiled_alone)
-  /// Shares of a batch built again in a worker restarted mid-batch
-  /// (WorkerRunner::shares_rebuilt).
+  /// Compiled on their own when their evaluation, or as finalists their
+  /// re-timing, began (Evaluation::compiled_alone, RetimeReport::compiled_alone).
+  int compiled_alone = 0;
+  /// Shares of batches built again in a worker started after the one that
+  /// held them (WorkerRunner::shares_rebuilt).
   int shares_rebuilt = 0;
   int guessed_ahead = 0;    ///< evaluated candidates sent to be compiled before their turn
   /// Why compiling ahead ended early: a batch failed to compile ahead, or the

@@ -4,13 +4,13 @@
 //   tuner -> worker   {"type":"setup", ...RunnerSetup}
 //                     {"type":"evaluate","template":T,"config":C,"best_ms":B}
 //                     {"type":"retime","finalists":[{"template":T,"config":C},...]}
-//                     {"type":"precompile","batch":[{"template":T,"config":C},...]}
+//                     {"type":"precompile","batch":[{"template":T,"config":C,"group":G?,"build_only":B?},...]}
 //                     {"type":"generate","template":T,"config":C}   (code generators)
 //   worker -> tuner   {"type":"ready"} | {"type":"error","message":M}
 //                     {"type":"phase","phase":"compiled"}   (then launches begin)
 //                     {"type":"phase","phase":"launched"}   (the first validation launch is done)
 //                     {"type":"evaluation", ...Evaluation, "restart":bool}
-//                     {"type":"retimed","timings":[...]}
+//                     {"type":"retimed","timings":[...],"compiled_alone":N}
 //                     {"type":"precompiled","queued":N,"overlapped":B,"compiled":N,"failed":N,
 //                      "cache_hits":N,"combined":N,"wall_s":S}
 //                     {"type":"generated","ok":B}   (code generators: one work-group launched)
@@ -27,7 +27,8 @@
 
 namespace kforge {
 
-/// A list of candidates as [{"template":T,"config":C},...], and back.
+/// A list of candidates as [{"template":T,"config":C},...] (with "group"
+/// and "build_only" where set), and back.
 nlohmann::json to_json(const std::vector<CandidateRef>& refs);
 std::vector<CandidateRef> refs_from_json(const nlohmann::json& list);
 nlohmann::json to_json(const TimingStats& t);

@@ -305,6 +305,7 @@ Result<PrecompileReport> WorkerRunner::precompile_in_worker(const std::vector<Ca
 }
 
 double WorkerRunner::rebuild_share(const CandidateRef& c) {
+  if (restarts_ == 0) return 0;  // the first worker holds every share it built
   for (Share& share : shares_) {
     if (share.worker == started_ || share.members.size() < 2) continue;
     const bool member = std::any_of(share.members.begin(), share.members.end(), [&](const CandidateRef& m) {

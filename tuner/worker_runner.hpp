@@ -81,8 +81,9 @@ class WorkerRunner final : public CandidateRunner {
   /// precompile() shared out among the code generators.
   Result<PrecompileReport> precompile_in_generators(const std::vector<CandidateRef>& batch);
   /// precompile() in the measuring worker; the batch is remembered as one
-  /// of the current batch's shares (rebuild_share).
+  /// of the run's shares (rebuild_share).
   Result<PrecompileReport> precompile_in_worker(const std::vector<CandidateRef>& batch);
+  /// Sends `share` to the measuring worker to build, and waits for it.
   Result<PrecompileReport> build_in_worker(const std::vector<CandidateRef>& share);
   /// Before evaluating `c` in a worker started after its share was built
   /// (the one that built it crashed or hung on another candidate), builds

@@ -379,6 +379,26 @@ TEST_CASE("on PoCL a warm-started or partly stored exhaustive search builds the 
   CHECK(programs() == with_one);
 }
 
+TEST_CASE("on PoCL a stored candidate whose compile may have crashed is not built again", "[cli]") {
+  test::TempDir dir;
+  const auto order = run_planted_plain(dir.file("plain.db")).order;
+  // Tuned alone first, its compile brings the worker down: stored as a crash.
+  const std::string faulty = order[3]["config"];
+  const std::string db = dir.file("crashed.db");
+  auto alone = run_aborting_on(faulty, "tune --template " + kPlanted + " --shape M=20,N=12,K=5 --config " + faulty +
+                                           " --no-cache" + kFast + "--json --db " + db);
+  REQUIRE(alone["evaluated_now"] == 1);
+  REQUIRE(results_in(db)[0]["status"] == "crash");
+  // The whole space, that compiler fault still planted: the stored crash
+  // stays out of its group's program, which builds, so no code generator
+  // or compile ahead is lost to it.
+  auto rest = run_aborting_on(faulty, planted_batch_args() + db);
+  CHECK(rest["evaluated_now"] == 7);
+  CHECK(rest["generators_lost"] == 0);
+  CHECK(rest["compile_ahead_stopped"].is_null());
+  CHECK(rest["compiled_combined"] == 7);
+}
+
 TEST_CASE("on PoCL a guess that brings its code generator down ends guessing, and only it crashes", "[cli]") {
   test::TempDir dir;
   auto order = parse_json(test::run_kforge(kModelSix + "off --db " + dir.file("plain.db")));
