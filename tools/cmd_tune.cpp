@@ -177,6 +177,7 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
                                   {"search_median_ms", f.outcome.timing.median_ms},
                                   {"interleaved_median_ms", f.interleaved.median_ms},
                                   {"interleaved_count", f.interleaved.count},
+                                  {"interleaved_stop", f.interleaved.stop},
                                   {"interleaved_clocks", f.interleaved.clocks.to_json()}});
       }
       if (s.winner && s.default_result && s.default_result->status == CandidateStatus::kOk)

@@ -22,6 +22,7 @@ nlohmann::json MeasurementProtocol::to_json() const {
           {"finalist_window", finalist_window},
           {"max_finalists", max_finalists},
           {"finalist_rounds", finalist_rounds},
+          {"finalist_race_after", finalist_race_after},
           {"timer", "device events"}};
 }
 
@@ -116,18 +117,53 @@ Result<std::vector<TimingStats>> measure_interleaved(Device& device, const std::
     KF_TRY_ASSIGN(ms, device.launch(*f.kernel, *f.args, f.geometry));
     (void)ms;
   }
-  for (int round = 0; round < protocol.finalist_rounds; ++round) {
-    for (std::size_t i = 0; i < finalists.size(); ++i) {
+  // A race: from round `finalist_race_after` on, a finalist slower than the
+  // leader (the lowest median so far) in every round so far is dropped. A
+  // finalist no faster than the leader loses all of its first five rounds
+  // with probability 1/32 at most, and one slower only with the gap's help,
+  // so the winner rarely changes and time goes to the ones still close.
+  const std::size_t n = finalists.size();
+  std::vector<bool> active(n, true);
+  std::vector<std::string> stops(n, "interleaved");
+  std::size_t racing = n;
+  // Each round starts one finalist later (A B C, B C A, C A B, ...), so no
+  // finalist always opens a round or always follows the same one: an effect
+  // of the order, where a device has one, touches every finalist alike.
+  for (int round = 0; round < protocol.finalist_rounds && (racing > 1 || racing == n); ++round) {
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::size_t i = (static_cast<std::size_t>(round) + k) % n;
+      if (!active[i]) continue;
       if (protocol.flush_cache) KF_TRY(device.flush_cache());
       KF_TRY_ASSIGN(ms, device.launch(*finalists[i].kernel, *finalists[i].args, finalists[i].geometry));
       samples[i].push_back(ms);
       if (clocks) records[i].add(clocks->read());
     }
+    if (protocol.finalist_race_after <= 0 || round + 1 < protocol.finalist_race_after) continue;
+    std::size_t leader = n;
+    double leader_median = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!active[i]) continue;
+      const double m = TimingStats::from_samples(samples[i]).median_ms;
+      if (leader == n || m < leader_median) {
+        leader = i;
+        leader_median = m;
+      }
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!active[i] || i == leader) continue;
+      // Active finalists launched in every round so far: samples align.
+      bool lost_all = true;
+      for (std::size_t r = 0; r < samples[i].size() && lost_all; ++r) lost_all = samples[i][r] > samples[leader][r];
+      if (!lost_all) continue;
+      active[i] = false;
+      stops[i] = "raced";
+      --racing;
+    }
   }
   std::vector<TimingStats> out;
   for (std::size_t i = 0; i < samples.size(); ++i) {
     out.push_back(TimingStats::from_samples(std::move(samples[i])));
-    out.back().stop = "interleaved";
+    out.back().stop = stops[i];
     out.back().clocks = std::move(records[i]);
   }
   return out;

@@ -604,8 +604,9 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
       rec.count = t.count;
       rec.samples_json = nlohmann::json(t.samples_ms).dump();
       rec.resources_json = resources_with_clocks(nullptr, t).dump();  // replaces the search's clocks
-      rec.reason = "finalist re-timed interleaved (" + std::to_string(t.count) + " rounds); search median " +
-                   std::to_string(o.timing.median_ms) + " ms";
+      rec.reason = "finalist re-timed interleaved (" + std::to_string(t.count) + " rounds" +
+                   (t.stop == "raced" ? ", then dropped: slower than the leader in every round" : "") +
+                   "); search median " + std::to_string(o.timing.median_ms) + " ms";
       if (const std::string n = t.clocks.note(); !n.empty()) rec.reason += "; " + n;
       return db_.replace_timing(rec);
     };

@@ -109,10 +109,13 @@ TEST_CASE("measure with an NVML reader flags throttled samples and keeps them in
 TEST_CASE("interleaved finalists each get the clocks read after their own launches", "[clocks][opencl]") {
   const test::ScopedScriptFile script("KFORGE_FAKE_NVML_SCRIPT",
                                       "device GPU-0c1d2e3f 00000000:17:00.0\n"
+                                      // Rounds A B, B A, A B (each starts one later).
                                       "sample 1000 2619 60 300000 0\n"     // A
                                       "sample 2000 2619 60 300000 8\n"     // B, HW slowdown
+                                      "sample 2001 2619 60 300000 0\n"     // B
                                       "sample 1001 2619 60 300000 0\n"     // A
-                                      "sample 2001 2619 60 300000 0\n");   // B, then repeated
+                                      "sample 1002 2619 60 300000 0\n"     // A
+                                      "sample 2002 2619 60 300000 0\n");   // B
   auto reader = nvml::open_nvml_clock_reader("00000000:17:00.0", KFORGE_FAKE_NVML);
   REQUIRE(reader.ok());
   PoclKernel k = scale_kernel();
@@ -122,8 +125,8 @@ TEST_CASE("interleaved finalists each get the clocks read after their own launch
   auto s = measure_interleaved(*k.device, finalists, p, reader->get());
   REQUIRE(s.ok());
   REQUIRE(s->size() == 2);
-  CHECK((*s)[0].clocks.core_mhz == std::vector<double>{1000, 1001, 2001});
-  CHECK((*s)[1].clocks.core_mhz == std::vector<double>{2000, 2001, 2001});
+  CHECK((*s)[0].clocks.core_mhz == std::vector<double>{1000, 1001, 1002});
+  CHECK((*s)[1].clocks.core_mhz == std::vector<double>{2000, 2001, 2002});
   CHECK((*s)[0].clocks.throttled_count() == 0);
   CHECK((*s)[1].clocks.throttled == std::vector<bool>{true, false, false});
 }

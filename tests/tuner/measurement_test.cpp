@@ -58,6 +58,16 @@ class ScriptedDevice final : public Device {
   NoCompiler compiler_;
 };
 
+/// The kernels launched for timing (flushes and the warm-ups, one per
+/// finalist at the start, left out).
+std::vector<std::string> timed_launches(const ScriptedDevice& dev, std::size_t warmups) {
+  std::vector<std::string> timed;
+  for (std::size_t i = warmups; i < dev.log.size(); ++i) {
+    if (dev.log[i] != "flush") timed.push_back(dev.log[i]);
+  }
+  return timed;
+}
+
 MeasurementProtocol protocol() {
   MeasurementProtocol p;
   p.warmup = 1;
@@ -150,7 +160,7 @@ TEST_CASE("validation launches count toward the cut's evidence, never as samples
   CHECK(first->stop != "cut");
 }
 
-TEST_CASE("finalists are re-timed interleaved, one launch of each per round", "[measurement][unit]") {
+TEST_CASE("finalists are re-timed interleaved, one launch of each per round, each round starting one later", "[measurement][unit]") {
   ScriptedDevice dev;
   NamedKernel a("A"), b("B"), c("C");
   dev.script["A"] = {2.0};
@@ -164,11 +174,90 @@ TEST_CASE("finalists are re-timed interleaved, one launch of each per round", "[
   REQUIRE(s->size() == 3);
   CHECK((*s)[0].count == 4);
   CHECK((*s)[1].median_ms == 1.0);
-  std::vector<std::string> timed;
-  for (std::size_t i = 3; i < dev.log.size(); ++i) {
-    if (dev.log[i] != "flush") timed.push_back(dev.log[i]);
+  // Each round starts one later.
+  CHECK(timed_launches(dev, 3) ==
+        std::vector<std::string>{"A", "B", "C", "B", "C", "A", "C", "A", "B", "A", "B", "C"});
+}
+
+TEST_CASE("finalists race: one slower than the leader in every round stops, a close one runs on",
+          "[measurement][unit]") {
+  ScriptedDevice dev;
+  NamedKernel a("A"), b("B"), c("C");
+  dev.script["A"] = {2.0};                                        // behind in every round
+  dev.script["B"] = {1.0};                                        // the leader
+  // Ahead of B in round 1 (the first value is its warm-up launch).
+  dev.script["C"] = {1.0, 0.9, 1.2, 1.1, 1.3, 1.2, 1.1, 1.2, 1.3, 1.2, 1.1};
+  std::vector<KernelArg> args;
+  auto p = protocol();
+  p.finalist_rounds = 10;
+  p.finalist_race_after = 5;
+  auto s = measure_interleaved(dev, {{&a, &args, {}}, {&b, &args, {}}, {&c, &args, {}}}, p);
+  REQUIRE(s.ok());
+  REQUIRE(s->size() == 3);
+  CHECK((*s)[0].count == 5);
+  CHECK((*s)[0].stop == "raced");
+  CHECK((*s)[1].count == 10);
+  CHECK((*s)[1].stop == "interleaved");
+  CHECK((*s)[2].count == 10);
+  CHECK((*s)[2].stop == "interleaved");
+  // Five rounds of three, each starting one later, then B and C alone.
+  const std::vector<std::string> expected{"A", "B", "C", "B", "C", "A", "C", "A", "B", "A", "B", "C", "B", "C", "A",
+                                          "C", "B", "B", "C", "B", "C", "C", "B", "B", "C"};
+  CHECK(timed_launches(dev, 3) == expected);
+}
+
+TEST_CASE("finalists race: the re-timing ends when the leader is alone, and not before the race starts",
+          "[measurement][unit]") {
+  std::vector<KernelArg> args;
+  NamedKernel a("A"), b("B"), c("C");
+  auto p = protocol();
+  p.finalist_rounds = 10;
+  p.finalist_race_after = 5;
+  SECTION("both others behind in every round: five rounds") {
+    ScriptedDevice dev;
+    dev.script["A"] = {2.0};
+    dev.script["B"] = {1.0};
+    dev.script["C"] = {1.05};
+    auto s = measure_interleaved(dev, {{&a, &args, {}}, {&b, &args, {}}, {&c, &args, {}}}, p);
+    REQUIRE(s.ok());
+    for (const auto& t : *s) CHECK(t.count == 5);
+    CHECK((*s)[0].stop == "raced");
+    CHECK((*s)[1].stop == "interleaved");
+    CHECK((*s)[2].stop == "raced");
+    CHECK((*s)[1].median_ms == 1.0);
+    CHECK(timed_launches(dev, 3).size() == 15);
   }
-  CHECK(timed == std::vector<std::string>{"A", "B", "C", "A", "B", "C", "A", "B", "C", "A", "B", "C"});
+  SECTION("the leader changes: the one ahead in the later rounds wins, the early leader is not dropped") {
+    ScriptedDevice dev;
+    dev.script["A"] = {1.0};
+    dev.script["B"] = {1.5, 1.5, 1.5, 0.8};  // warm-up, two rounds behind A, then ahead
+    auto s = measure_interleaved(dev, {{&a, &args, {}}, {&b, &args, {}}}, p);
+    REQUIRE(s.ok());
+    // A beat B in rounds 1 and 2, so it never lost every round: both run ten.
+    CHECK((*s)[0].count == 10);
+    CHECK((*s)[1].count == 10);
+    CHECK((*s)[1].median_ms < (*s)[0].median_ms);
+  }
+  SECTION("racing off: every finalist every round") {
+    ScriptedDevice dev;
+    dev.script["A"] = {2.0};
+    dev.script["B"] = {1.0};
+    p.finalist_race_after = 0;
+    auto s = measure_interleaved(dev, {{&a, &args, {}}, {&b, &args, {}}}, p);
+    REQUIRE(s.ok());
+    CHECK((*s)[0].count == 10);
+    CHECK((*s)[0].stop == "interleaved");
+  }
+  SECTION("fewer rounds than the race needs: nobody is dropped") {
+    ScriptedDevice dev;
+    dev.script["A"] = {2.0};
+    dev.script["B"] = {1.0};
+    p.finalist_rounds = 4;
+    auto s = measure_interleaved(dev, {{&a, &args, {}}, {&b, &args, {}}}, p);
+    REQUIRE(s.ok());
+    CHECK((*s)[0].count == 4);
+    CHECK((*s)[1].count == 4);
+  }
 }
 
 TEST_CASE("finalists: the fastest few, and every other within the window of the fastest", "[measurement][unit]") {
