@@ -159,6 +159,8 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
                           {"compiled_alone", s.compiled_alone},
                           {"shares_rebuilt", s.shares_rebuilt},
                           {"stop_reason", s.stop_reason},
+                          {"retimings", s.retimings},
+                          {"retiming_note", s.retiming_note},
                           {"winner", nullptr},
                           {"default", nullptr}};
       // Why timing stopped, over this run's ok candidates (docs/measurement.md, step 4).
@@ -202,6 +204,7 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
     if (s.winner) row("winner", *s.winner);
     if (s.default_result) row("default", *s.default_result);
     print_table({"", "template", "config", "status", "median ms", "p20 / p80 ms", "GFLOP/s"}, rows);
+    if (!s.retiming_note.empty()) std::cout << "note: " << s.retiming_note << "\n";
     if (s.winner && s.default_result && s.default_result->status == CandidateStatus::kOk)
       std::cout << "speedup over default: " << fmt(s.default_result->timing.median_ms / s.winner->timing.median_ms, 3)
                 << "x\n";

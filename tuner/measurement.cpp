@@ -23,6 +23,7 @@ nlohmann::json MeasurementProtocol::to_json() const {
           {"max_finalists", max_finalists},
           {"finalist_rounds", finalist_rounds},
           {"finalist_race_after", finalist_race_after},
+          {"finalist_retimings", finalist_retimings},
           {"timer", "device events"}};
 }
 

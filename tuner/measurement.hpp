@@ -44,6 +44,10 @@ struct MeasurementProtocol {
   /// "raced"); the re-timing ends when one is left (0: every finalist runs
   /// every round).
   int finalist_race_after = 5;
+  /// Re-timings at most: when a candidate timed before a re-timing is stored
+  /// faster than all it timed, the machine's speed changed in between, and
+  /// the re-timing's fastest is re-timed again with those (finalist_retiming.hpp).
+  int finalist_retimings = 3;
 
   nlohmann::json to_json() const;
 };

@@ -14,6 +14,7 @@
 #include "arch_guard.hpp"
 #include "build_version.hpp"
 #include "builtin_templates.hpp"
+#include "finalist_retiming.hpp"
 #include "hash.hpp"
 #include "instance.hpp"
 #include "search_space.hpp"
@@ -185,45 +186,6 @@ std::string rerun_command(const Problem& p, const std::string& template_name,
 }
 
 Tuner::Tuner(Device& device, Database& db, const Operator& op) : device_(device), db_(db), op_(op) {}
-
-Status Tuner::retime_finalists(CandidateRunner& runner, const MeasurementProtocol& protocol, TuneSummary& summary,
-                               const std::function<Status(const CandidateOutcome&, const TimingStats&)>& store) {
-  std::vector<double> medians;
-  for (const auto& o : summary.outcomes) medians.push_back(o.status == CandidateStatus::kOk ? o.timing.median_ms : 0.0);
-  std::vector<const CandidateOutcome*> ok;
-  for (std::size_t i : choose_finalists(medians, protocol)) ok.push_back(&summary.outcomes[i]);
-  if (ok.size() < 2 || protocol.finalist_rounds < 1) return ok_status();
-  std::vector<CandidateRef> refs;
-  for (const CandidateOutcome* o : ok) refs.push_back({o->template_name, o->config});
-  auto report = runner.retime(refs);
-  if (!report.ok() || report->timings.size() != ok.size()) return ok_status();  // the search's results stand
-  summary.compiled_alone += report->compiled_alone;
-  for (std::size_t i = 0; i < ok.size(); ++i) {
-    KF_TRY(store(*ok[i], report->timings[i]));
-    summary.finalists.push_back({*ok[i], report->timings[i]});
-  }
-  // The winner as stored: every ok result with its stored median, the
-  // finalists' being their interleaved ones.
-  std::optional<CandidateOutcome> winner;
-  for (const auto& o : summary.outcomes) {
-    if (o.status != CandidateStatus::kOk || o.timing.median_ms <= 0) continue;
-    CandidateOutcome c = o;
-    for (const auto& f : summary.finalists) {
-      if (f.outcome.template_name == o.template_name && f.outcome.config == o.config) c.timing = f.interleaved;
-    }
-    if (!winner || c.timing.median_ms < winner->timing.median_ms) winner = std::move(c);
-  }
-  summary.winner = winner;
-  if (summary.default_result) {
-    for (const auto& f : summary.finalists) {
-      if (f.outcome.template_name == summary.default_result->template_name &&
-          f.outcome.config == summary.default_result->config) {
-        summary.default_result->timing = f.interleaved;  // as stored
-      }
-    }
-  }
-  return ok_status();
-}
 
 int code_generators(const TuneRequest& request, const DeviceInfo& info, bool batches) {
   // PoCL builds one program at a time per process and generates a kernel's
@@ -588,7 +550,7 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
   }
   summary.winner = best;
   if (summary.evaluated > 0) {
-    auto store = [&](const CandidateOutcome& o, const TimingStats& t) -> Status {
+    auto store = [&](const CandidateOutcome& o, const TimingStats& t, int retiming) -> Status {
       ResultRecord rec;
       for (const auto& st : states) {
         if (st.tpl->manifest.name == o.template_name) rec.template_id = st.template_id;
@@ -606,7 +568,8 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
       rec.resources_json = resources_with_clocks(nullptr, t).dump();  // replaces the search's clocks
       rec.reason = "finalist re-timed interleaved (" + std::to_string(t.count) + " rounds" +
                    (t.stop == "raced" ? ", then dropped: slower than the leader in every round" : "") +
-                   "); search median " + std::to_string(o.timing.median_ms) + " ms";
+                   ")" + (retiming > 1 ? ", re-timing " + std::to_string(retiming) : std::string()) +
+                   "; search median " + std::to_string(o.timing.median_ms) + " ms";
       if (const std::string n = t.clocks.note(); !n.empty()) rec.reason += "; " + n;
       return db_.replace_timing(rec);
     };

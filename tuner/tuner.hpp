@@ -110,11 +110,17 @@ struct TuneSummary {
   std::optional<CandidateOutcome> winner;
   std::optional<CandidateOutcome> default_result;  ///< primary template's default configuration
   std::string stop_reason;  ///< which stop condition ended the search; empty when the space ran out
-  /// The fastest candidates re-timed interleaved (A B C A B C ...), when this
-  /// run evaluated anything. Their interleaved timings replace their stored
-  /// results, so the winner (the fastest stored median, as the database and
-  /// the runtime see it) is decided by the re-timing.
+  /// The fastest candidates re-timed interleaved (A B C, B C A, ...), when
+  /// this run evaluated anything, each with its last re-timing. Their
+  /// interleaved timings replace their stored results, so the winner (the
+  /// fastest stored median, as the database and the runtime see it) is
+  /// decided by the re-timing.
   std::vector<FinalistTiming> finalists;
+  /// Re-timings of finalists: 1, or more when the machine's speed changed
+  /// between the search and a re-timing (retime_finalists,
+  /// finalist_retiming.hpp); 0: none.
+  int retimings = 0;
+  std::string retiming_note;  ///< why the winner stands unsettled after the last re-timing; empty when settled
   bool compile_overlap = false;  ///< compiling ahead went on while candidates were measured
   int code_generators = 0;       ///< processes that compiled batches and generated device code ahead
   int generators_lost = 0;       ///< of those, lost to a crashing or hanging candidate
@@ -155,12 +161,6 @@ class Tuner {
                           const std::function<void(const TuneEvent&)>& on_event = {});
 
  private:
-  /// Re-times the fastest candidates interleaved, stores each one's
-  /// interleaved timing as its result through `store`, and declares the
-  /// winner from the results as stored.
-  Status retime_finalists(CandidateRunner& runner, const MeasurementProtocol& protocol, TuneSummary& summary,
-                          const std::function<Status(const CandidateOutcome&, const TimingStats&)>& store);
-
   Device& device_;
   Database& db_;
   const Operator& op_;

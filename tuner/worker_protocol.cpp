@@ -104,7 +104,8 @@ nlohmann::json protocol_to_json(const MeasurementProtocol& p) {
           {"budget_ms", p.budget_ms},     {"flush_cache", p.flush_cache},   {"ci_rel_width", p.ci_rel_width},
           {"cut_ratio", p.cut_ratio},     {"cut_after", p.cut_after},       {"finalists", p.finalists},
           {"finalist_window", p.finalist_window}, {"max_finalists", p.max_finalists},
-          {"finalist_rounds", p.finalist_rounds}, {"finalist_race_after", p.finalist_race_after}};
+          {"finalist_rounds", p.finalist_rounds}, {"finalist_race_after", p.finalist_race_after},
+          {"finalist_retimings", p.finalist_retimings}};
 }
 
 MeasurementProtocol protocol_from_json(const nlohmann::json& j) {
@@ -122,6 +123,7 @@ MeasurementProtocol protocol_from_json(const nlohmann::json& j) {
   p.max_finalists = j.value("max_finalists", p.max_finalists);
   p.finalist_rounds = j.value("finalist_rounds", p.finalist_rounds);
   p.finalist_race_after = j.value("finalist_race_after", p.finalist_race_after);
+  p.finalist_retimings = j.value("finalist_retimings", p.finalist_retimings);
   return p;
 }
 

@@ -121,8 +121,11 @@ TEST_CASE("a sweep records every candidate and catches the planted flaw", "[tune
   const auto chosen = choose_finalists(search_medians, req.protocol);
   CHECK(chosen.size() >= 3);
   CHECK(chosen.size() <= 6);
-  CHECK(retimed == static_cast<int>(chosen.size()));
-  REQUIRE(summary->finalists.size() == chosen.size());
+  // More are re-timed only when the machine's speed changed between the
+  // search and the re-timing (finalist_retiming.hpp): those come after.
+  CHECK(retimed == static_cast<int>(summary->finalists.size()));
+  REQUIRE(summary->finalists.size() >= chosen.size());
+  CHECK((summary->retimings == 1) == (summary->finalists.size() == chosen.size()));
   for (std::size_t k = 0; k < chosen.size(); ++k) {
     CHECK(summary->finalists[k].outcome.config == summary->outcomes[chosen[k]].config);
   }

@@ -1,0 +1,99 @@
+#include "finalist_retiming.hpp"
+
+#include <algorithm>
+#include <iomanip>
+#include <sstream>
+
+namespace kforge {
+
+namespace {
+
+/// Position of the lowest positive value (values.size() when none).
+std::size_t fastest(const std::vector<double>& values) {
+  std::size_t best = values.size();
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (values[i] > 0 && (best == values.size() || values[i] < values[best])) best = i;
+  }
+  return best;
+}
+
+}  // namespace
+
+Status retime_finalists(CandidateRunner& runner, const MeasurementProtocol& protocol, TuneSummary& summary,
+                        const StoreRetiming& store) {
+  auto& outcomes = summary.outcomes;
+  // Each ok outcome's median as stored: the search's, then its last re-timing's.
+  std::vector<double> stored;
+  for (const auto& o : outcomes) stored.push_back(o.status == CandidateStatus::kOk ? o.timing.median_ms : 0.0);
+  std::vector<std::size_t> chosen = choose_finalists(stored, protocol);
+  if (chosen.size() < 2 || protocol.finalist_rounds < 1) return ok_status();
+
+  std::vector<std::size_t> order;  // outcomes re-timed, in the order first re-timed
+  std::vector<TimingStats> last(outcomes.size());
+  const int most = std::max(protocol.finalist_retimings, 1);
+  for (int retiming = 1;; ++retiming) {
+    std::vector<CandidateRef> refs;
+    for (std::size_t i : chosen) refs.push_back({outcomes[i].template_name, outcomes[i].config});
+    auto report = runner.retime(refs);
+    if (!report.ok() || report->timings.size() != chosen.size()) break;  // the results so far stand
+    summary.compiled_alone += report->compiled_alone;
+    summary.retimings = retiming;
+    for (std::size_t k = 0; k < chosen.size(); ++k) {
+      const std::size_t i = chosen[k];
+      KF_TRY(store(outcomes[i], report->timings[k], retiming));
+      if (std::find(order.begin(), order.end(), i) == order.end()) order.push_back(i);
+      last[i] = report->timings[k];
+      stored[i] = last[i].median_ms;
+    }
+    const std::size_t best = fastest(stored);
+    if (std::find(chosen.begin(), chosen.end(), best) != chosen.end()) break;  // settled
+
+    // The fastest of this re-timing, and every outcome stored faster.
+    std::size_t lead = chosen[0];
+    for (std::size_t i : chosen) {
+      if (stored[i] > 0 && (stored[lead] <= 0 || stored[i] < stored[lead])) lead = i;
+    }
+    std::vector<std::size_t> faster;
+    for (std::size_t i = 0; i < outcomes.size(); ++i) {
+      if (stored[i] > 0 && stored[i] < stored[lead]) faster.push_back(i);
+    }
+    std::stable_sort(faster.begin(), faster.end(), [&](std::size_t a, std::size_t b) { return stored[a] < stored[b]; });
+    if (retiming >= most) {
+      std::ostringstream note;
+      note << std::setprecision(4) << "after " << retiming << " re-timings " << faster.size()
+           << " candidate(s) timed earlier are still stored faster than the last re-timing's fastest, "
+           << outcomes[lead].config << " (" << stored[lead] << " ms against " << stored[best]
+           << " ms): the machine's speed changed while the finalists were re-timed; the winner is the fastest "
+              "as stored";
+      summary.retiming_note = note.str();
+      break;
+    }
+    const std::size_t room = static_cast<std::size_t>(std::max(protocol.max_finalists, 2)) - 1;
+    if (faster.size() > room) faster.resize(room);
+    chosen.assign(1, lead);
+    chosen.insert(chosen.end(), faster.begin(), faster.end());
+  }
+  for (std::size_t i : order) summary.finalists.push_back({outcomes[i], last[i]});
+
+  // The winner as stored: every ok result with its stored median, the
+  // re-timed ones' being their last interleaved ones.
+  std::optional<CandidateOutcome> winner;
+  for (std::size_t i = 0; i < outcomes.size(); ++i) {
+    if (outcomes[i].status != CandidateStatus::kOk || stored[i] <= 0) continue;
+    CandidateOutcome c = outcomes[i];
+    if (last[i].count > 0) c.timing = last[i];
+    if (!winner || c.timing.median_ms < winner->timing.median_ms) winner = std::move(c);
+  }
+  if (!order.empty()) summary.winner = winner;
+  if (summary.default_result) {
+    for (std::size_t i : order) {
+      if (outcomes[i].template_name == summary.default_result->template_name &&
+          outcomes[i].config == summary.default_result->config) {
+        summary.default_result->timing = last[i];  // as stored
+      }
+    }
+  }
+  return ok_status();
+}
+
+}  // namespace kforge

@@ -1,0 +1,34 @@
+// Deciding the winner: the fastest candidates of a search re-timed
+// interleaved (measure_interleaved), again if the machine's speed changed
+// in between (docs/measurement.md, step 6).
+#pragma once
+
+#include <functional>
+
+#include "candidate_runner.hpp"
+#include "measurement.hpp"
+#include "tuner.hpp"
+
+namespace kforge {
+
+/// Stores a re-timed candidate's interleaved timing as its result;
+/// `retiming` counts from 1.
+using StoreRetiming = std::function<Status(const CandidateOutcome&, const TimingStats&, int retiming)>;
+
+/// Re-times `summary.outcomes`' finalists (choose_finalists over their search
+/// medians) interleaved through `runner`, stores each one's timing through
+/// `store`, and declares the winner from the results as stored: every ok
+/// outcome's last stored median. The winner must be one the last re-timing
+/// timed. When it is not (an outcome timed earlier is faster than every one
+/// of the last re-timing: the machine's speed changed in between), the last
+/// re-timing's fastest is re-timed again together with every outcome
+/// stored faster than it (fastest first, up to `max_finalists` in all), at
+/// most `finalist_retimings` re-timings in all. After that the winner
+/// stands as stored and summary.retiming_note says why.
+/// summary.finalists gets each re-timed outcome once, with its last timing,
+/// in the order first re-timed. A runner that fails to re-time leaves the
+/// results as they are.
+Status retime_finalists(CandidateRunner& runner, const MeasurementProtocol& protocol, TuneSummary& summary,
+                        const StoreRetiming& store);
+
+}  // namespace kforge
