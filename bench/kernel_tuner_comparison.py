@@ -143,7 +143,9 @@ def kforge_run(kforge, tpl_dir, size, db, cache, env):
         "failed": r["failed"],
         "cache_hits": r["cache_hits"],
         "wall_s": wall,
-        "time_s": {**t, "overhead": t["total"] - t["compile"] - t["validate"] - t["measure"]},
+        "time_s": {**t, "overhead": t["total"] - t["compile"] - t["validate"] - t["measure"] - t.get("finalists", 0)},
+        "retimings": r.get("retimings"),
+        "retiming_note": r.get("retiming_note", ""),
         "candidates_per_s": r["evaluated_now"] / wall,
         "winner": {"config": r["winner"]["config"], "median_ms": r["winner"]["median_ms"]} if r["winner"] else None,
         # Re-timed interleaved before the winner was declared (docs/measurement.md, "Finalists").
@@ -234,8 +236,9 @@ def markdown(r):
         t = k["time_s"]
         w = k["winner"] or {}
         lines.append(f"| {label} | {k['candidates']} | {k['wall_s']:.1f} | {k['candidates_per_s']:.2f} | "
-                     f"{t['compile']:.1f} | {t['validate']:.1f} | {t['measure']:.1f} | "
-                     f"{k['wall_s'] - t['compile'] - t['validate'] - t['measure']:.1f} | {k['cache_hits']} | "
+                     f"{t['compile']:.1f} | {t['validate']:.1f} | {t['measure'] + t.get('finalists', 0):.1f} | "
+                     f"{k['wall_s'] - t['compile'] - t['validate'] - t['measure'] - t.get('finalists', 0):.1f} | "
+                     f"{k['cache_hits']} | "
                      f"{w.get('config', '-')} | {w.get('median_ms', 0):.3f} |")
     for label, kt in (("cold", r["kernel_tuner"]), ("PoCL cache warm", r["kernel_tuner_warm"])):
         t = kt["time_s"]
@@ -247,17 +250,22 @@ def markdown(r):
                      f"{w.get('config', '-')} | {w.get('median_ms', 0):.3f} |")
     for label, k in (("cold", r["kforge_cold"]), ("warm", r["kforge_warm"])):
         if k.get("finalists"):
-            lines += ["", f"kforge {label}: {len(k['finalists'])} finalists re-timed interleaved (search median -> "
-                      "interleaved median, ms): " + ", ".join(
+            fin_s = k["time_s"].get("finalists")
+            lines += ["", f"kforge {label}: {len(k['finalists'])} finalists re-timed interleaved"
+                      + (f" in {fin_s:.2f} s ({k.get('retimings')} re-timing(s))" if fin_s is not None else "")
+                      + " (search median -> interleaved median, ms): " + ", ".join(
                           f"{f['config']} {f['search_median_ms']:.2f} -> {f['interleaved_median_ms']:.2f}"
                           for f in k["finalists"]) + "."]
+            if k.get("retiming_note"):
+                lines += [f"kforge {label}: {k['retiming_note']}."]
     lines += ["", f"Ratio kforge / Kernel Tuner candidates per second: cold {r['ratio_cold']:.2f}x, "
               f"warm {r['ratio_warm']:.2f}x (goal >= 3x). Same winner: cold {'yes' if r['same_winner'] else 'no'}, "
               f"warm {'yes' if r['same_winner_warm'] else 'no'}. Each tool's time for the other's winner "
               f"(cold, warm): Kernel Tuner ms of kforge's winner {r['kernel_tuner_time_of_kforge_winner_ms']}, "
               f"kforge median ms of Kernel Tuner's winner {r['kforge_median_of_kernel_tuner_winner_ms']}.",
               "", "kforge wall s is the whole `kforge tune` process (start, database, search, finalists' "
-              "re-timing); overhead = wall - compile - validate - measure. Kernel Tuner wall s is the "
+              "re-timing); its measure s holds the search's timing and the finalists' re-timing; overhead = wall - "
+              "compile - validate - measure. Kernel Tuner wall s is the "
               "tune_kernel call (Python start and imports excluded); its overhead = wall - compile - "
               "verification - benchmark. kforge times a candidate adaptively (1-30 repetitions: cut once the fastest "
               "of its two validation launches and its samples, three or more launches, is over 1.5x the best, "

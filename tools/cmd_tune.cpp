@@ -140,7 +140,7 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
                           {"reused", s.reused},
                           {"failed", s.failed},
                           {"time_s", {{"total", s.total_s}, {"compile", s.compile_s}, {"validate", s.validate_s},
-                                      {"measure", s.measure_s}, {"setup", s.setup_s}}},
+                                      {"measure", s.measure_s}, {"finalists", s.finalists_s}, {"setup", s.setup_s}}},
                           {"cache_hits", s.cache_hits},
                           {"compiled_ahead", s.compiled_ahead},
                           {"guessed_ahead", s.guessed_ahead},

@@ -573,7 +573,9 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
       if (const std::string n = t.clocks.note(); !n.empty()) rec.reason += "; " + n;
       return db_.replace_timing(rec);
     };
+    const auto retime_start = Clock::now();
     KF_TRY(retime_finalists(*runner, request.protocol, summary, store));
+    summary.finalists_s = seconds_since(retime_start);
   }
   if (worker) {
     summary.worker_restarts = worker->restarts();

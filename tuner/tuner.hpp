@@ -128,6 +128,7 @@ struct TuneSummary {
   int compiled_combined = 0;     ///< candidates built within a program holding others too (Compiler::combines_programs)
   /// Wall time split, seconds, of this run's evaluations.
   double compile_s = 0, validate_s = 0, measure_s = 0, total_s = 0;
+  double finalists_s = 0;  ///< re-timing the finalists (retime_finalists), storing their timings included
   /// Starting the measuring worker (device, inputs, references; restarts
   /// included): part of total_s, none of the others. 0 in process.
   double setup_s = 0;

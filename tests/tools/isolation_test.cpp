@@ -49,6 +49,16 @@ TEST_CASE("isolation: a run over crashing, hanging and wrong candidates records 
   // Five worker starts (the first and the restarts): device, inputs, references.
   CHECK(j["time_s"]["setup"].get<double>() > 0);
   CHECK(j["time_s"]["setup"].get<double>() < j["time_s"]["total"].get<double>());
+  // The finalists (the good candidates) were re-timed, in a worker started
+  // after the last fault, at least once; each says whether it raced to the end.
+  CHECK(j["retimings"].get<int>() >= 1);
+  CHECK(j["time_s"]["finalists"].get<double>() > 0);
+  CHECK(j["time_s"]["finalists"].get<double>() < j["time_s"]["total"].get<double>());
+  REQUIRE(j["finalists"].size() >= 2);
+  for (const auto& f : j["finalists"]) {
+    const auto stop = f["interleaved_stop"].get<std::string>();
+    CHECK((stop == "interleaved" || stop == "raced"));
+  }
   // On PoCL two code generators compiled the batch (all 14 here, in
   // groups of eight consecutive configurations: one program of eight and one
   // of six) and launched its candidates one at a
