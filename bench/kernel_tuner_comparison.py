@@ -18,6 +18,10 @@ own, runs twice as well. Each tool gets its own empty PoCL kernel cache
 (POCL_CACHE_DIR), kept from its cold run to its warm run, so "cold" means every
 candidate compiles and "warm" means every disk cache the tool benefits from is
 filled.
+Last, the three fastest configurations of each tool's warm run are timed
+again with pyopencl's profiling events, waited for on the event and polled
+as Kernel Tuner's benchmark loop polls, which shows where the tools' times
+and winners part (docs/measurement.md, "Benchmarks against other tuners").
 Kernel Tuner needs pyopencl and kernel_tuner; the script installs them into
 bench/.venv (pip, --system-site-packages) on first use and runs Kernel Tuner
 there.
@@ -27,6 +31,7 @@ there.
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -53,6 +58,70 @@ def venv_python():
     return py
 
 
+def kernel_source(manifest, tpl_dir, params=None):
+    """The source kforge's generator builds for the problem type (f32, NN, no
+    epilogue), with `params` as defines where given (Kernel Tuner adds its own)."""
+    with open(os.path.join(ROOT, "templates", "prelude", "opencl.h")) as f:
+        prelude = f.read()
+    with open(os.path.join(tpl_dir, manifest["source"])) as f:
+        body = f.read()
+    defines = "".join(f"#define {k} {v}\n" for k, v in (params or {}).items())
+    return ("#define KF_KERNEL_NAME gemm_simt_tiled\n#define KF_DTYPE_F32 1\n#define KF_DTYPE_BYTES 4\n"
+            "#define KF_TRANS_A 0\n#define KF_TRANS_B 0\n#define KF_BIAS 0\n#define KF_ACTIVATION 0\n" +
+            defines + prelude + "\n" + body)
+
+
+def waiting_run(args):
+    """Runs inside bench/.venv: times each configuration of args.configs with
+    pyopencl's profiling events, 7 launches waited for on the event (as
+    kforge waits) and 7 whose completion is polled with 1 us sleeps between
+    polls (as Kernel Tuner's benchmark loop waits); prints JSON. On a CPU
+    device the poller takes a core from the kernel's threads."""
+    import numpy as np
+    import pyopencl as cl
+
+    with open(args.manifest) as f:
+        manifest = json.load(f)
+    tpl_dir = os.path.dirname(args.manifest)
+    n = args.size
+    ctx = cl.create_some_context(interactive=False)
+    q = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
+    rng = np.random.default_rng(1)
+    mf = cl.mem_flags
+    a = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=rng.uniform(-1, 1, (n, n)).astype(np.float32))
+    b = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=rng.uniform(-1, 1, (n, n)).astype(np.float32))
+    c = cl.Buffer(ctx, mf.READ_WRITE, n * n * 4)
+    bias = cl.Buffer(ctx, mf.READ_WRITE, n * 4)
+    out = []
+    for name in json.loads(args.configs):
+        params = {k: int(v) for k, v in (re.match(r"([A-Za-z]+)(-?\d+)$", part).groups() for part in name.split("_"))}
+        kernel = cl.Kernel(cl.Program(ctx, kernel_source(manifest, tpl_dir, params)).build(options="-cl-std=CL1.2"),
+                           "gemm_simt_tiled")
+        kernel.set_args(np.int32(n), np.int32(n), np.int32(n), np.float32(1.5), a, b, np.float32(0), c, bias)
+        local = (params["BN"] // params["TN"], params["BM"] // params["TM"])
+        glob = (-(-n // params["BN"]) * local[0], -(-n // params["BM"]) * local[1])
+        cl.enqueue_nd_range_kernel(q, kernel, glob, local).wait()  # code generation, warm-up
+
+        def ms(event):
+            return (event.profile.end - event.profile.start) * 1e-6
+
+        waited, polled = [], []
+        for _ in range(7):
+            e = cl.enqueue_nd_range_kernel(q, kernel, glob, local)
+            e.wait()
+            waited.append(ms(e))
+        for _ in range(7):
+            q.finish()
+            e = cl.enqueue_nd_range_kernel(q, kernel, glob, local)
+            while e.get_info(cl.event_info.COMMAND_EXECUTION_STATUS) != 0:
+                time.sleep(1e-6)
+            q.finish()
+            polled.append(ms(e))
+        out.append({"config": name, "waited_median_ms": float(np.median(waited)),
+                    "polled_median_ms": float(np.median(polled)), "polled_mean_ms": float(np.mean(polled))})
+    print(json.dumps(out))
+
+
 def kernel_tuner_run(args):
     """Runs inside bench/.venv: tunes the space with Kernel Tuner, prints JSON."""
     import numpy as np
@@ -63,13 +132,7 @@ def kernel_tuner_run(args):
         manifest = json.load(f)
     limits = json.loads(args.limits)
     tpl_dir = os.path.dirname(args.manifest)
-    with open(os.path.join(ROOT, "templates", "prelude", "opencl.h")) as f:
-        prelude = f.read()
-    with open(os.path.join(tpl_dir, manifest["source"])) as f:
-        body = f.read()
-    source = ("#define KF_KERNEL_NAME gemm_simt_tiled\n#define KF_DTYPE_F32 1\n#define KF_DTYPE_BYTES 4\n"
-              "#define KF_TRANS_A 0\n#define KF_TRANS_B 0\n#define KF_BIAS 0\n#define KF_ACTIVATION 0\n" +
-              prelude + "\n" + body)
+    source = kernel_source(manifest, tpl_dir)
     n = args.size
     rng = np.random.default_rng(1)
     a = rng.uniform(-1, 1, (n, n)).astype(np.float32)
@@ -163,9 +226,13 @@ def main():
     ap.add_argument("--kernel-tuner-only", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--manifest", help=argparse.SUPPRESS)
     ap.add_argument("--limits", help=argparse.SUPPRESS)
+    ap.add_argument("--waiting-only", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--configs", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.kernel_tuner_only:
         return kernel_tuner_run(args)
+    if args.waiting_only:
+        return waiting_run(args)
 
     kforge = os.path.abspath(args.kforge)
     py = venv_python()
@@ -191,6 +258,17 @@ def main():
             kts.append(kt)
             print(f"Kernel Tuner {label}: {kt['candidates']} in {kt['wall_s']:.1f} s", file=sys.stderr)
         kt, kt_warm = kts
+        # Why the tools' times differ: the same kernels timed by events, waited
+        # for as kforge waits and polled as Kernel Tuner polls.
+        compared = []
+        for run in (warm, kt_warm):
+            for x in sorted((x for x in run["results"] if x.get("median_ms", x.get("time_ms"))),
+                            key=lambda x: x.get("median_ms", x.get("time_ms")))[:3]:
+                if x["config"] not in compared:
+                    compared.append(x["config"])
+        waiting = run_json([py, os.path.abspath(__file__), "--waiting-only", "--size", str(args.size), "--manifest",
+                            os.path.join(tpl_dir, "manifest.json"), "--configs", json.dumps(compared)],
+                           env=dict(os.environ, POCL_CACHE_DIR=os.path.join(tmp, "pocl-waiting")))
     finish(ctx)
     ctx["pocl_kernel_cache"] = "one empty POCL_CACHE_DIR per tool, kept from its cold run to its warm run"
     ctx["kernel_tuner_version"] = kt["kernel_tuner_version"]
@@ -213,6 +291,7 @@ def main():
         "same_winner_warm": bool(warm["winner"] and kt_warm["winner"] and
                                  warm["winner"]["config"] == kt_warm["winner"]["config"]),
         "same_winner": bool(cold["winner"] and kt["winner"] and cold["winner"]["config"] == kt["winner"]["config"]),
+        "waiting": waiting,
     }
     write_receipt(args.out, "kernel_tuner_comparison", receipt, markdown(receipt))
 
@@ -258,6 +337,17 @@ def markdown(r):
                           for f in k["finalists"]) + "."]
             if k.get("retiming_note"):
                 lines += [f"kforge {label}: {k['retiming_note']}."]
+    if r.get("waiting"):
+        kf = {x["config"]: x["median_ms"] for x in r["kforge_warm"]["results"]}
+        ktw = {x["config"]: x["time_ms"] for x in r["kernel_tuner_warm"]["results"]}
+        lines += ["", "How each tool waits for a launch, warm runs' three fastest of each tool: pyopencl profiling "
+                  "events over 7 launches, waited for on the event (as kforge waits) or polled with 1 us sleeps "
+                  "(as Kernel Tuner's benchmark loop waits), ms:", "",
+                  "| config | kforge median | pyopencl, waited, median | pyopencl, polled, median | "
+                  "Kernel Tuner mean | pyopencl, polled, mean |", "|---|---|---|---|---|---|"]
+        for w in r["waiting"]:
+            lines.append(f"| {w['config']} | {kf.get(w['config'], 0):.2f} | {w['waited_median_ms']:.2f} | "
+                         f"{w['polled_median_ms']:.2f} | {ktw.get(w['config'], 0):.2f} | {w['polled_mean_ms']:.2f} |")
     lines += ["", f"Ratio kforge / Kernel Tuner candidates per second: cold {r['ratio_cold']:.2f}x, "
               f"warm {r['ratio_warm']:.2f}x (goal >= 3x). Same winner: cold {'yes' if r['same_winner'] else 'no'}, "
               f"warm {'yes' if r['same_winner_warm'] else 'no'}. Each tool's time for the other's winner "
