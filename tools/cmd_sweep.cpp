@@ -39,6 +39,7 @@ struct TaskReport {
   std::optional<CandidateOutcome> winner;
   std::int64_t sweep_id = 0;  ///< the run's sweep row, or the earlier one that finished the task
   double time_s = 0;
+  std::string retiming_note;  ///< TuneSummary::retiming_note: the winner stands unsettled
 };
 
 std::string_view state_name(TaskReport::State s) {
@@ -186,6 +187,7 @@ nlohmann::json report_json(const TaskReport& r) {
                    {"median_ms", r.winner->timing.median_ms}};
   }
   if (r.state == TaskReport::State::kError) j["error"] = r.error;
+  if (!r.retiming_note.empty()) j["retiming_note"] = r.retiming_note;
   return j;
 }
 
@@ -290,6 +292,8 @@ void run_sweep(const CommonOptions& o, const SweepOptions& s) {
       r.winner = summary->winner;
       r.sweep_id = summary->sweep_id;
       r.time_s = summary->total_s;
+      r.retiming_note = summary->retiming_note;
+      if (!r.retiming_note.empty()) progress.note(t.key + ": " + r.retiming_note);
     }
     reports.push_back(std::move(r));
   }
