@@ -32,7 +32,7 @@ std::size_t cache_flush_bytes(const DeviceInfo& info, std::size_t max_bytes) {
   // Never a quarter of the device's memory or more: a small device keeps room
   // for the problem's buffers.
   if (info.global_mem_bytes > 0) bytes = std::min(bytes, static_cast<std::size_t>(info.global_mem_bytes) / 4);
-  return bytes & ~std::size_t{3};
+  return bytes & ~std::size_t{15};
 }
 
 }  // namespace kforge

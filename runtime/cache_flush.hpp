@@ -21,7 +21,7 @@ std::int64_t memory_side_cache_bytes(const DeviceInfo& info);
 /// The bytes one flush writes: twice the larger of the reported cache and
 /// the memory-side cache, at least 32 MiB, at most `max_bytes` (0: no limit;
 /// OpenCL's per-allocation limit) and under a quarter of the device's
-/// memory, in whole 32-bit words.
+/// memory, in whole 16-byte units (OpenCL writes it with a 16-byte pattern).
 std::size_t cache_flush_bytes(const DeviceInfo& info, std::size_t max_bytes = 0);
 
 }  // namespace kforge

@@ -47,11 +47,11 @@ TEST_CASE("a flush writes twice the largest cache between memory and the cores, 
 
 TEST_CASE("a flush stays within the allocation limit and a quarter of the device's memory", "[unit]") {
   DeviceInfo mi300 = device("hip", "AMD", "gpu", "gfx942", 4 * kMiB);
-  CHECK(cache_flush_bytes(mi300, 100 * kMiB + 3) == 100 * kMiB);  // whole 32-bit words
+  CHECK(cache_flush_bytes(mi300, 100 * kMiB + 15) == 100 * kMiB);  // whole 16-byte units
   mi300.global_mem_bytes = std::int64_t{1} << 30;
   CHECK(cache_flush_bytes(mi300) == 256 * kMiB);
-  for (std::size_t bytes : {cache_flush_bytes(mi300, 7), cache_flush_bytes(mi300, 100 * kMiB + 3)}) {
-    CHECK(bytes % 4 == 0);
+  for (std::size_t bytes : {cache_flush_bytes(mi300, 31), cache_flush_bytes(mi300, 100 * kMiB + 12)}) {
+    CHECK(bytes % 16 == 0);
   }
 }
 
