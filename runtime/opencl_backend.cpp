@@ -865,7 +865,7 @@ Status OpenClDevice::flush_cache() {
   }
   ++flush_pattern_;  // a new value each time, so no layer can skip the write
   // A 16-byte pattern: PoCL fills pattern by pattern on one thread, and 64 MiB
-  // took 4.2 ms with 4 bytes against 1.9 ms with 16 (docs/measurement.md, step 4).
+  // took 5.0 ms with 4 bytes against 1.9 ms with 16 (bench/flush_fill.py).
   const cl_uint pattern[4] = {flush_pattern_, flush_pattern_, flush_pattern_, flush_pattern_};
   cl_event raw_event = nullptr;
   cl_int err = clEnqueueFillBuffer(queue_.get(), flush_buffer_.get(), pattern, sizeof pattern, 0, flush_bytes_, 0,
