@@ -1,3 +1,5 @@
+// The finalists' re-timing, again when the machine's speed changed
+// (finalist_retiming.hpp).
 #include "finalist_retiming.hpp"
 
 #include <algorithm>
@@ -48,14 +50,14 @@ Status retime_finalists(CandidateRunner& runner, const MeasurementProtocol& prot
     const std::size_t best = fastest(stored);
     if (std::find(chosen.begin(), chosen.end(), best) != chosen.end()) break;  // settled
 
-    // The fastest of this re-timing, and every outcome stored faster.
+    // The fastest of this re-timing, and every outcome stored as fast or faster.
     std::size_t lead = chosen[0];
     for (std::size_t i : chosen) {
       if (stored[i] > 0 && (stored[lead] <= 0 || stored[i] < stored[lead])) lead = i;
     }
     std::vector<std::size_t> faster;
     for (std::size_t i = 0; i < outcomes.size(); ++i) {
-      if (stored[i] > 0 && stored[i] < stored[lead]) faster.push_back(i);
+      if (i != lead && stored[i] > 0 && stored[i] <= stored[lead]) faster.push_back(i);  // ties too
     }
     std::stable_sort(faster.begin(), faster.end(), [&](std::size_t a, std::size_t b) { return stored[a] < stored[b]; });
     if (retiming >= most) {

@@ -134,6 +134,24 @@ TEST_CASE("finalists: re-timed again with the candidates stored faster when the 
   }
 }
 
+TEST_CASE("finalists: a candidate stored exactly as fast as the re-timing's fastest is re-timed with it",
+          "[measurement][unit]") {
+  // A is no finalist (B C D are faster in the search); the re-timing, 1.3x
+  // slow, puts B exactly on A's search median, and A comes first.
+  const std::map<std::string, double> search{{"A", 13.0}, {"B", 10.0}, {"C", 10.5}, {"D", 10.8}};
+  auto summary = searched(search);
+  ScriptedRunner runner;
+  runner.search = &search;
+  runner.passes = {{{"B", 13.0}, {"C", 13.65}, {"D", 14.04}}, {{"B", 10.0}, {"A", 13.0}}};
+  Stored stored;
+  REQUIRE(retime_finalists(runner, finalist_protocol(), summary, store_into(stored)).ok());
+  REQUIRE(runner.asked.size() == 2);
+  CHECK(runner.asked[1] == std::vector<std::string>{"B", "A"});
+  CHECK(summary.retiming_note.empty());
+  REQUIRE(summary.winner);
+  CHECK(summary.winner->config == "B");
+}
+
 TEST_CASE("finalists: after the last re-timing an unsettled winner stands as stored, with a note",
           "[measurement][unit]") {
   // A B C are the finalists; seven more lie within 25% of A.
