@@ -120,7 +120,7 @@ class CandidateRunner {
   /// timeout can scale with it.
   virtual Result<Evaluation> evaluate(const std::string& template_name, const Config& config, double best_ms,
                                       const std::function<void(std::string_view)>& on_phase = {}) = 0;
-  /// Re-times the finalists interleaved (A B C A B C ...): one TimingStats each.
+  /// Re-times the finalists interleaved and raced (measure_interleaved): one TimingStats each.
   virtual Result<RetimeReport> retime(const std::vector<CandidateRef>& finalists) = 0;
   /// Compiles `batch` on a thread pool, in parallel with each other, for
   /// evaluate() to use. Without compile overlap it returns once the batch

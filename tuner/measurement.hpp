@@ -38,7 +38,7 @@ struct MeasurementProtocol {
   /// rank candidates that close (up to max_finalists in all; 0: none).
   double finalist_window = 0.10;
   int max_finalists = 6;
-  int finalist_rounds = 10;  ///< rounds of A B C ... (one timed launch of each per round), at most
+  int finalist_rounds = 10;  ///< rounds of A B C, B C A, ... (one timed launch of each per round), at most
   /// From this round on, a finalist slower than the leader (the lowest
   /// median so far) in every round so far stops (TimingStats::stop
   /// "raced"); the re-timing ends when one is left (0: every finalist runs
@@ -89,7 +89,7 @@ struct Finalist {
 };
 
 /// Re-times finalists interleaved: up to `finalist_rounds` rounds of one
-/// timed launch of each in turn (A B C A B C ...), cache flushed before each,
+/// timed launch of each in turn (A B C, B C A, ...), cache flushed before each,
 /// so drift in the machine's state touches every finalist alike, raced
 /// (`finalist_race_after`). One TimingStats per finalist, each with the
 /// clocks read after its own launches; stop "interleaved", or "raced" for one
