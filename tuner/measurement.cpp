@@ -119,10 +119,10 @@ Result<std::vector<TimingStats>> measure_interleaved(Device& device, const std::
     (void)ms;
   }
   // A race: from round `finalist_race_after` on, a finalist slower than the
-  // leader (the lowest median so far) in every round so far is dropped. A
-  // finalist no faster than the leader loses all of its first five rounds
-  // with probability 1/32 at most, and one slower only with the gap's help,
-  // so the winner rarely changes and time goes to the ones still close.
+  // leader (the lowest median so far) in every round so far is dropped. Of
+  // two equally fast, one loses five rounds in a row one time in 32, and one
+  // faster than the leader more rarely still; a clearly slower one loses
+  // them all, and the rounds go to the finalists still close.
   const std::size_t n = finalists.size();
   std::vector<bool> active(n, true);
   std::vector<std::string> stops(n, "interleaved");
