@@ -348,6 +348,11 @@ def markdown(r):
         for w in r["waiting"]:
             lines.append(f"| {w['config']} | {kf.get(w['config'], 0):.2f} | {w['waited_median_ms']:.2f} | "
                          f"{w['polled_median_ms']:.2f} | {ktw.get(w['config'], 0):.2f} | {w['polled_mean_ms']:.2f} |")
+        waited = min(r["waiting"], key=lambda w: w["waited_median_ms"])["config"]
+        polled = min(r["waiting"], key=lambda w: w["polled_mean_ms"])["config"]
+        lines += ["", f"Fastest of these waited for: {waited} (kforge's warm winner: "
+                  f"{(r['kforge_warm']['winner'] or {}).get('config', '-')}); polled: {polled} (Kernel Tuner's warm "
+                  f"winner: {(r['kernel_tuner_warm']['winner'] or {}).get('config', '-')})."]
     lines += ["", f"Ratio kforge / Kernel Tuner candidates per second: cold {r['ratio_cold']:.2f}x, "
               f"warm {r['ratio_warm']:.2f}x (goal >= 3x). Same winner: cold {'yes' if r['same_winner'] else 'no'}, "
               f"warm {'yes' if r['same_winner_warm'] else 'no'}. Each tool's time for the other's winner "
