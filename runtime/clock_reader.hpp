@@ -26,6 +26,11 @@ struct ClockSample {
   /// a power cap, a power brake. Idle, application/display clock settings and
   /// sync boost are not throttling.
   bool throttled = false;
+  /// CPU devices: the host's CPU time, in clock ticks over all cores, since
+  /// the reader's previous reading (or its restart()), and the part of it
+  /// that other processes used; -1: not read. Other load on the cores a
+  /// CPU device's kernel runs on slows it down as throttling would.
+  double cpu_ticks = -1, other_cpu_ticks = -1;
 };
 
 /// Reads a device's clocks; cheap enough to call after every timed launch.
@@ -36,6 +41,9 @@ class ClockReader {
   virtual const std::string& source() const = 0;
   /// The clocks now. A failure concerns this reading alone; the next may work.
   virtual Result<ClockSample> read() = 0;
+  /// Begins a series of readings: what a reading counts since the previous
+  /// one (ClockSample::cpu_ticks) counts from here for the first.
+  virtual void restart() {}
 };
 
 }  // namespace kforge

@@ -1,9 +1,13 @@
-// The host CPU's current clock from cpufreq or /proc/cpuinfo.
+// The host CPU's current clock from cpufreq or /proc/cpuinfo, and other
+// processes' share of its time from /proc/stat.
 #include "cpu_clock_reader.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <sstream>
 #include <vector>
 
 namespace kforge {
@@ -61,16 +65,61 @@ double mean_cpuinfo_mhz(const std::string& path) {
   return n ? sum / n : -1.0;
 }
 
+/// CPU time so far, clock ticks: the host's over all cores, the busy part
+/// of it, and this process's (all its threads).
+struct CpuTimes {
+  double all = 0, busy = 0, self = 0;
+};
+
+/// /proc/stat's aggregate "cpu" line (user nice system idle iowait irq
+/// softirq steal ...; guest time is inside user) and /proc/self/stat's utime
+/// and stime (fields 14 and 15, after the parenthesized command name).
+std::optional<CpuTimes> cpu_times(const std::string& proc_stat, const std::string& self_stat) {
+  CpuTimes t;
+  std::ifstream stat(proc_stat);
+  std::string label;
+  double v[8] = {};
+  if (!(stat >> label) || label != "cpu") return std::nullopt;
+  for (double& x : v) {
+    if (!(stat >> x)) return std::nullopt;
+  }
+  for (double x : v) t.all += x;
+  t.busy = t.all - v[3] - v[4];  // less idle and iowait
+  std::ifstream self(self_stat);
+  std::string line;
+  if (!std::getline(self, line)) return std::nullopt;
+  const auto paren = line.rfind(')');
+  if (paren == std::string::npos) return std::nullopt;
+  std::istringstream fields(line.substr(paren + 1));
+  std::string field;
+  for (int i = 3; i <= 15 && fields >> field; ++i) {
+    if (i == 14) t.self = std::atof(field.c_str());
+    if (i == 15) {
+      t.self += std::atof(field.c_str());
+      return t;
+    }
+  }
+  return std::nullopt;
+}
+
 class CpuClockReader final : public ClockReader {
  public:
-  CpuClockReader(std::vector<std::string> cpufreq, std::string cpuinfo)
-      : cpufreq_(std::move(cpufreq)), cpuinfo_(std::move(cpuinfo)),
-        source_(cpufreq_.empty() ? "/proc/cpuinfo" : "cpufreq") {}
+  CpuClockReader(std::vector<std::string> cpufreq, std::string cpuinfo, std::string proc_stat, std::string self_stat)
+      : cpufreq_(std::move(cpufreq)), cpuinfo_(std::move(cpuinfo)), proc_stat_(std::move(proc_stat)),
+        self_stat_(std::move(self_stat)), source_(cpufreq_.empty() ? "/proc/cpuinfo" : "cpufreq") {
+    restart();
+  }
 
   const std::string& source() const override { return source_; }
 
   Result<ClockSample> read() override {
     ClockSample s;
+    const auto now = cpu_times(proc_stat_, self_stat_);
+    if (now && last_ && now->all > last_->all) {
+      s.cpu_ticks = now->all - last_->all;
+      s.other_cpu_ticks = std::clamp((now->busy - last_->busy) - (now->self - last_->self), 0.0, s.cpu_ticks);
+    }
+    last_ = now;
     s.core_mhz = cpufreq_.empty() ? mean_cpuinfo_mhz(cpuinfo_) : mean_cpufreq_mhz(cpufreq_);
     if (s.core_mhz <= 0) {
       return Error{ErrorCode::kNotFound,
@@ -79,21 +128,27 @@ class CpuClockReader final : public ClockReader {
     return s;
   }
 
+  void restart() override { last_ = cpu_times(proc_stat_, self_stat_); }
+
  private:
   std::vector<std::string> cpufreq_;
-  std::string cpuinfo_;
+  std::string cpuinfo_, proc_stat_, self_stat_;
   std::string source_;
+  std::optional<CpuTimes> last_;  ///< at the previous reading or restart
 };
 
 }  // namespace
 
-Result<std::unique_ptr<ClockReader>> make_cpu_clock_reader(const std::string& cpu_dir, const std::string& cpuinfo) {
+Result<std::unique_ptr<ClockReader>> make_cpu_clock_reader(const std::string& cpu_dir, const std::string& cpuinfo,
+                                                           const std::string& proc_stat, const std::string& self_stat) {
   std::vector<std::string> files = cpufreq_files(cpu_dir);
   if (!files.empty() && mean_cpufreq_mhz(files) > 0) {
-    return std::unique_ptr<ClockReader>(std::make_unique<CpuClockReader>(std::move(files), cpuinfo));
+    return std::unique_ptr<ClockReader>(
+        std::make_unique<CpuClockReader>(std::move(files), cpuinfo, proc_stat, self_stat));
   }
   if (mean_cpuinfo_mhz(cpuinfo) > 0) {
-    return std::unique_ptr<ClockReader>(std::make_unique<CpuClockReader>(std::vector<std::string>{}, cpuinfo));
+    return std::unique_ptr<ClockReader>(
+        std::make_unique<CpuClockReader>(std::vector<std::string>{}, cpuinfo, proc_stat, self_stat));
   }
   return Error::not_found("no CPU clock: neither " + cpu_dir + "/cpu*/cpufreq/scaling_cur_freq nor \"cpu MHz\" in " +
                           cpuinfo);

@@ -48,6 +48,7 @@ Result<TimingStats> measure(Device& device, Kernel& kernel, const std::vector<Ke
   double fastest = std::numeric_limits<double>::infinity();
   for (double ms : earlier_ms) fastest = std::min(fastest, ms);
   const auto start = std::chrono::steady_clock::now();
+  if (clocks) clocks->restart();  // the readings cover the timed launches, not what came before
   for (int i = 0; i < protocol.max_reps; ++i) {
     if (protocol.flush_cache) KF_TRY(device.flush_cache());
     KF_TRY_ASSIGN(ms, device.launch(kernel, args, geometry));
@@ -124,6 +125,7 @@ Result<std::vector<TimingStats>> measure_interleaved(Device& device, const std::
   // faster than the leader more rarely still; a clearly slower one loses
   // them all, and the rounds go to the finalists still close.
   const std::size_t n = finalists.size();
+  if (clocks) clocks->restart();
   std::vector<bool> active(n, true);
   std::vector<std::string> stops(n, "interleaved");
   std::size_t racing = n;

@@ -89,6 +89,10 @@ void ClockRecord::add(const Result<ClockSample>& sample) {
   widen(unused, power_w_max, s.power_w);
   if (s.reasons_known) reasons_known = true;
   reasons.insert(s.reasons.begin(), s.reasons.end());
+  if (s.cpu_ticks > 0 && s.other_cpu_ticks >= 0) {
+    cpu_ticks += s.cpu_ticks;
+    other_cpu_ticks += s.other_cpu_ticks;
+  }
 }
 
 std::int64_t ClockRecord::throttled_count() const {
@@ -132,6 +136,8 @@ nlohmann::json ClockRecord::to_json() const {
       {"reasons_known", reasons_known},
       {"throttled_samples", throttled_count()},
       {"reasons", reasons},
+      {"cpu_ticks", cpu_ticks},
+      {"other_cpu_share", cpu_ticks > 0 ? other_cpu_ticks / cpu_ticks : -1.0},
   };
   nlohmann::json j = {{"source", source}, {"core_mhz", core_mhz}, {"throttled", throttled}, {"summary", summary}};
   if (const std::string n = note(); !n.empty()) j["note"] = n;
@@ -156,6 +162,8 @@ ClockRecord ClockRecord::from_json(const nlohmann::json& j) {
     if (v.is_string()) r.reasons.insert(v.get<std::string>());
   }
   r.error = j.value("error", std::string());
+  r.cpu_ticks = std::max(number_or(summary, "cpu_ticks", 0), 0.0);
+  r.other_cpu_ticks = std::max(number_or(summary, "other_cpu_share", -1), 0.0) * r.cpu_ticks;
   return r;
 }
 

@@ -37,6 +37,10 @@ struct ClockRecord {
   bool reasons_known = false;      ///< the source reports throttle reasons at all
   std::set<std::string> reasons;   ///< every reason seen, throttling or not ("gpu_idle")
   std::string error;               ///< the first failed read, if any
+  /// CPU devices: the host's CPU time over the samples (clock ticks, all
+  /// cores) and what other processes used of it (ClockSample::cpu_ticks);
+  /// summary "other_cpu_share" = other / all, -1 when not read.
+  double cpu_ticks = 0, other_cpu_ticks = 0;
 
   bool empty() const { return source.empty(); }
   /// Appends the reading taken after one timed sample.

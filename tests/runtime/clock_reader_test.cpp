@@ -3,6 +3,8 @@
 // crafted sysfs tree, a crafted /proc/cpuinfo and this machine.
 #include <catch2/catch.hpp>
 
+#include <chrono>
+
 #include <cstdlib>
 #include <filesystem>
 
@@ -160,6 +162,45 @@ TEST_CASE("the CPU reader averages cpufreq over cores, else /proc/cpuinfo", "[cl
   }
 }
 
+TEST_CASE("the CPU reader counts the host's CPU time since its last reading and other processes' part",
+          "[clocks][unit]") {
+  test::TempDir dir;
+  const std::string cpuinfo = dir.file("cpuinfo"), stat = dir.file("stat"), self = dir.file("self-stat");
+  test::write_file(cpuinfo, "processor\t: 0\ncpu MHz\t\t: 2000.000\n");
+  // user nice system idle iowait irq softirq steal guest guest_nice; this
+  // process's utime and stime are fields 14 and 15, after "(name)".
+  auto host = [&](int user, int system, int idle, int self_user, int self_system) {
+    test::write_file(stat, "cpu  " + std::to_string(user) + " 0 " + std::to_string(system) + " " +
+                               std::to_string(idle) + " 10 0 0 0 0 0\ncpu0 1 2 3 4 5 6 7 8 9 10\n");
+    test::write_file(self, "4242 (kforge (worker)) S 1 4242 4242 0 -1 4194304 100 0 0 0 " + std::to_string(self_user) +
+                               " " + std::to_string(self_system) + " 0 0 20 0 3 0 100 1000 200\n");
+  };
+  host(100, 50, 800, 60, 20);
+  auto reader = make_cpu_clock_reader(dir.file("no-cpufreq"), cpuinfo, stat, self);
+  REQUIRE(reader.ok());
+  host(200, 70, 900, 120, 30);
+  (*reader)->restart();  // counts from here
+  host(300, 90, 960, 170, 40);
+  auto s = (*reader)->read();
+  REQUIRE(s.ok());
+  // All: 1360 - 1180 = 180 ticks; busy: 390 - 270 = 120, of which this process 60.
+  CHECK(s->cpu_ticks == 180);
+  CHECK(s->other_cpu_ticks == 60);
+  // The next reading counts from this one.
+  host(310, 90, 1000, 175, 40);
+  s = (*reader)->read();
+  REQUIRE(s.ok());
+  CHECK(s->cpu_ticks == 50);
+  CHECK(s->other_cpu_ticks == 5);
+  // Unreadable counters leave the clock and say nothing of the load.
+  std::filesystem::remove(stat);
+  s = (*reader)->read();
+  REQUIRE(s.ok());
+  CHECK(s->core_mhz == Approx(2000.0));
+  CHECK(s->cpu_ticks == -1);
+  CHECK(s->other_cpu_ticks == -1);
+}
+
 TEST_CASE("the CPU reader reads a plausible clock on this machine", "[clocks][unit]") {
   auto reader = make_cpu_clock_reader();
   REQUIRE(reader.ok());  // every Linux has /proc/cpuinfo; x86 and most ARM kernels print cpu MHz or cpufreq
@@ -169,4 +210,14 @@ TEST_CASE("the CPU reader reads a plausible clock on this machine", "[clocks][un
   CHECK(s->core_mhz > 100);
   CHECK(s->core_mhz < 10000);
   CHECK_FALSE(s->throttled);
+  // /proc/stat ticks at 100 Hz: 200 ms of this process spinning is counted.
+  (*reader)->restart();
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+  while (std::chrono::steady_clock::now() < until) {
+  }
+  s = (*reader)->read();
+  REQUIRE(s.ok());
+  CHECK(s->cpu_ticks > 0);
+  CHECK(s->other_cpu_ticks >= 0);
+  CHECK(s->other_cpu_ticks <= s->cpu_ticks);
 }

@@ -32,6 +32,11 @@ void check_clocks(const json& clocks, std::int64_t samples) {
   CHECK(clocks["summary"]["throttled_samples"] == 0);
   CHECK(clocks["summary"]["reasons_known"] == false);
   CHECK_FALSE(clocks.contains("note"));
+  // Other processes' share of the host's CPU time while timed: -1 when no
+  // tick passed (these kernels take microseconds), else a fraction.
+  const double share = clocks["summary"]["other_cpu_share"].get<double>();
+  CHECK(clocks["summary"]["cpu_ticks"].get<double>() >= 0);
+  CHECK((share == -1.0 || (share >= 0 && share <= 1)));
 }
 
 }  // namespace

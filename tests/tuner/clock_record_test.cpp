@@ -88,3 +88,32 @@ TEST_CASE("clocks survive the worker protocol and land in resources_json", "[clo
   CHECK(stored["clocks"] == t.clocks.to_json());
   CHECK(resources_with_clocks(nullptr, TimingStats{}) == nlohmann::json::object());
 }
+
+TEST_CASE("a clock record sums the host's CPU time and other processes' share of it", "[clocks][unit]") {
+  ClockRecord r;
+  r.source = "cpufreq";
+  ClockSample a;
+  a.core_mhz = 2400;
+  a.cpu_ticks = 20;
+  a.other_cpu_ticks = 2;
+  ClockSample b = a;
+  b.cpu_ticks = 30;
+  b.other_cpu_ticks = 18;
+  ClockSample unread;  // no tick counts: left out of the sums
+  unread.core_mhz = 2400;
+  r.add(a);
+  r.add(b);
+  r.add(unread);
+  const auto j = r.to_json();
+  CHECK(j["summary"]["cpu_ticks"] == 50.0);
+  CHECK(j["summary"]["other_cpu_share"].get<double>() == Approx(0.4));
+  // Read back as the worker protocol and the database carry it.
+  const ClockRecord back = ClockRecord::from_json(j);
+  CHECK(back.cpu_ticks == 50.0);
+  CHECK(back.other_cpu_ticks == Approx(20.0));
+  // Never read (GPU sources): -1.
+  ClockRecord gpu;
+  gpu.source = "nvml";
+  gpu.add(sample(1980, false));
+  CHECK(gpu.to_json()["summary"]["other_cpu_share"] == -1.0);
+}
