@@ -161,6 +161,7 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
                           {"stop_reason", s.stop_reason},
                           {"retimings", s.retimings},
                           {"retiming_note", s.retiming_note},
+                          {"retimed_for_load", s.retimed_for_load},
                           {"winner", nullptr},
                           {"default", nullptr}};
       // Why timing stopped, over this run's ok candidates (docs/measurement.md, step 4).

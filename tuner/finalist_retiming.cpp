@@ -19,6 +19,37 @@ std::size_t fastest(const std::vector<double>& values) {
   return best;
 }
 
+/// Other processes' share of the host while `t` was timed; -1 when too few
+/// clock ticks passed to say (10 ticks: 50 ms on two cores at 100 Hz).
+double load_share(const TimingStats& t) {
+  constexpr double kMinTicks = 10;
+  return t.clocks.cpu_ticks >= kMinTicks ? t.clocks.other_cpu_ticks / t.clocks.cpu_ticks : -1.0;
+}
+
+/// The ok outcomes never re-timed that were timed while other processes
+/// used at least protocol.retime_load_share of the host and whose median,
+/// scaled by the share of the host they had, is within the finalist window
+/// of the winner's (`best`): a kernel on every core of a host of which
+/// other processes take a share s runs about 1 / (1 - s) times as long.
+/// Nearest first.
+std::vector<std::size_t> timed_under_load(const std::vector<CandidateOutcome>& outcomes,
+                                          const std::vector<double>& stored, const std::vector<std::size_t>& retimed,
+                                          std::size_t best, const MeasurementProtocol& protocol) {
+  std::vector<std::pair<double, std::size_t>> out;
+  if (protocol.retime_load_share <= 0 || best >= outcomes.size()) return {};
+  for (std::size_t i = 0; i < outcomes.size(); ++i) {
+    if (i == best || stored[i] <= 0 || std::find(retimed.begin(), retimed.end(), i) != retimed.end()) continue;
+    const double share = load_share(outcomes[i].timing);
+    if (share < protocol.retime_load_share) continue;
+    const double unloaded = stored[i] * (1 - share);
+    if (unloaded <= stored[best] * (1 + protocol.finalist_window)) out.push_back({unloaded, i});
+  }
+  std::stable_sort(out.begin(), out.end());
+  std::vector<std::size_t> ids;
+  for (const auto& [ms, i] : out) ids.push_back(i);
+  return ids;
+}
+
 }  // namespace
 
 Status retime_finalists(CandidateRunner& runner, const MeasurementProtocol& protocol, TuneSummary& summary,
@@ -48,7 +79,18 @@ Status retime_finalists(CandidateRunner& runner, const MeasurementProtocol& prot
       stored[i] = last[i].median_ms;
     }
     const std::size_t best = fastest(stored);
-    if (std::find(chosen.begin(), chosen.end(), best) != chosen.end()) break;  // settled
+    if (std::find(chosen.begin(), chosen.end(), best) != chosen.end()) {
+      // Settled, unless candidates timed under other load might have been
+      // finalists: they go beside the winner, once each.
+      std::vector<std::size_t> loaded = timed_under_load(outcomes, stored, order, best, protocol);
+      if (loaded.empty() || retiming >= most) break;
+      const std::size_t room = static_cast<std::size_t>(std::max(protocol.max_finalists, 2)) - 1;
+      if (loaded.size() > room) loaded.resize(room);
+      chosen.assign(1, best);
+      chosen.insert(chosen.end(), loaded.begin(), loaded.end());
+      summary.retimed_for_load += static_cast<int>(loaded.size());
+      continue;
+    }
 
     // The fastest of this re-timing, and every outcome stored as fast or faster.
     std::size_t lead = chosen[0];

@@ -24,6 +24,7 @@ nlohmann::json MeasurementProtocol::to_json() const {
           {"finalist_rounds", finalist_rounds},
           {"finalist_race_after", finalist_race_after},
           {"finalist_retimings", finalist_retimings},
+          {"retime_load_share", retime_load_share},
           {"timer", "device events"}};
 }
 

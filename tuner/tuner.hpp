@@ -121,6 +121,9 @@ struct TuneSummary {
   /// finalist_retiming.hpp); 0: none.
   int retimings = 0;
   std::string retiming_note;  ///< why the winner stands unsettled after the last re-timing; empty when settled
+  /// Candidates re-timed beside the winner because they were timed under
+  /// other load on a CPU device's host (MeasurementProtocol::retime_load_share).
+  int retimed_for_load = 0;
   bool compile_overlap = false;  ///< compiling ahead went on while candidates were measured
   int code_generators = 0;       ///< processes that compiled batches and generated device code ahead
   int generators_lost = 0;       ///< of those, lost to a crashing or hanging candidate

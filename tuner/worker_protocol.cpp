@@ -105,7 +105,7 @@ nlohmann::json protocol_to_json(const MeasurementProtocol& p) {
           {"cut_ratio", p.cut_ratio},     {"cut_after", p.cut_after},       {"finalists", p.finalists},
           {"finalist_window", p.finalist_window}, {"max_finalists", p.max_finalists},
           {"finalist_rounds", p.finalist_rounds}, {"finalist_race_after", p.finalist_race_after},
-          {"finalist_retimings", p.finalist_retimings}};
+          {"finalist_retimings", p.finalist_retimings}, {"retime_load_share", p.retime_load_share}};
 }
 
 MeasurementProtocol protocol_from_json(const nlohmann::json& j) {
@@ -124,6 +124,7 @@ MeasurementProtocol protocol_from_json(const nlohmann::json& j) {
   p.finalist_rounds = j.value("finalist_rounds", p.finalist_rounds);
   p.finalist_race_after = j.value("finalist_race_after", p.finalist_race_after);
   p.finalist_retimings = j.value("finalist_retimings", p.finalist_retimings);
+  p.retime_load_share = j.value("retime_load_share", p.retime_load_share);
   return p;
 }
 
