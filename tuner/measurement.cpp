@@ -49,7 +49,9 @@ Result<TimingStats> measure(Device& device, Kernel& kernel, const std::vector<Ke
   double fastest = std::numeric_limits<double>::infinity();
   for (double ms : earlier_ms) fastest = std::min(fastest, ms);
   const auto start = std::chrono::steady_clock::now();
-  if (clocks) clocks->restart();  // the readings cover the timed launches, not what came before
+  // The readings cover the timed launches, and the launches of `earlier_ms`
+  // where there are some: the caller restarted the reader before those.
+  if (clocks && earlier_ms.empty()) clocks->restart();
   for (int i = 0; i < protocol.max_reps; ++i) {
     if (protocol.flush_cache) KF_TRY(device.flush_cache());
     KF_TRY_ASSIGN(ms, device.launch(kernel, args, geometry));

@@ -68,7 +68,11 @@ struct MeasurementProtocol {
 /// never samples: they count toward `cut_after`, and the cut compares the
 /// fastest of them and the samples. Their caches were not flushed, which
 /// makes them faster if anything, so they cut no more than timed samples
-/// would; one slowed by first-launch costs weighs as one launch.
+/// would; one slowed by first-launch costs weighs as one launch. The clock
+/// reader is restarted (ClockReader::restart) before the first timed launch
+/// when there are none; with some, the caller restarts it before them, so
+/// that a candidate cut after one timed launch has its load counted over
+/// three.
 Result<TimingStats> measure(Device& device, Kernel& kernel, const std::vector<KernelArg>& args,
                             const LaunchGeometry& geometry, const MeasurementProtocol& protocol,
                             double best_ms = 0, std::span<const double> earlier_ms = {});

@@ -160,6 +160,44 @@ TEST_CASE("validation launches count toward the cut's evidence, never as samples
   CHECK(first->stop != "cut");
 }
 
+TEST_CASE("the clocks count from the first timed launch, or from the validation launches before it",
+          "[measurement][unit]") {
+  class CountingReader final : public ClockReader {
+   public:
+    int restarts = 0, reads = 0;
+    const std::string& source() const override { return source_; }
+    Result<ClockSample> read() override {
+      ++reads;
+      ClockSample s;
+      s.core_mhz = 1000;
+      return s;
+    }
+    void restart() override { ++restarts; }
+
+   private:
+    std::string source_ = "counting";
+  };
+  ScriptedDevice dev;
+  NamedKernel k("K");
+  dev.script["K"] = {1.0};
+  CountingReader reader;
+  auto p = protocol();
+  // No launches before: the reader starts its count here.
+  REQUIRE(measure(dev, k, {}, {}, p, 0, {}, &reader).ok());
+  CHECK(reader.restarts == 1);
+  CHECK(reader.reads >= p.min_reps);
+  // Validation launches before count as evidence: the caller restarted the
+  // reader before them, and measure keeps that count going.
+  REQUIRE(measure(dev, k, {}, {}, p, 0, std::vector<double>{1.0, 1.0}, &reader).ok());
+  CHECK(reader.restarts == 1);
+  // Interleaved finalists start their own count.
+  NamedKernel b("B");
+  dev.script["B"] = {2.0};
+  std::vector<KernelArg> args;
+  REQUIRE(measure_interleaved(dev, {{&k, &args, {}}, {&b, &args, {}}}, p, &reader).ok());
+  CHECK(reader.restarts == 2);
+}
+
 TEST_CASE("finalists are re-timed interleaved, one launch of each per round, each round starting one later", "[measurement][unit]") {
   ScriptedDevice dev;
   NamedKernel a("A"), b("B"), c("C");
