@@ -1,19 +1,21 @@
-// The finalists' re-timing, again when the machine's speed changed
-// (finalist_retiming.hpp).
+// The finalists' re-timing, again when the machine's speed changed or other
+// load slowed a candidate down (finalist_retiming.hpp).
 #include "finalist_retiming.hpp"
 
 #include <algorithm>
 #include <iomanip>
+#include <numeric>
 #include <sstream>
 
 namespace kforge {
 
 namespace {
 
-/// Position of the lowest positive value (values.size() when none).
-std::size_t fastest(const std::vector<double>& values) {
+/// Of `among`, the position whose value is the lowest positive one
+/// (values.size() when none is positive).
+std::size_t fastest(const std::vector<double>& values, const std::vector<std::size_t>& among) {
   std::size_t best = values.size();
-  for (std::size_t i = 0; i < values.size(); ++i) {
+  for (std::size_t i : among) {
     if (values[i] > 0 && (best == values.size() || values[i] < values[best])) best = i;
   }
   return best;
@@ -64,6 +66,17 @@ Status retime_finalists(CandidateRunner& runner, const MeasurementProtocol& prot
   std::vector<std::size_t> order;  // outcomes re-timed, in the order first re-timed
   std::vector<TimingStats> last(outcomes.size());
   const int most = std::max(protocol.finalist_retimings, 1);
+  std::vector<std::size_t> every(outcomes.size());
+  std::iota(every.begin(), every.end(), std::size_t{0});
+  // The next re-timing: `head` and as many of `others` as max_finalists
+  // leaves room for; returns how many of them.
+  auto next_round = [&](std::size_t head, std::vector<std::size_t> others) {
+    const std::size_t room = static_cast<std::size_t>(std::max(protocol.max_finalists, 2)) - 1;
+    if (others.size() > room) others.resize(room);
+    chosen.assign(1, head);
+    chosen.insert(chosen.end(), others.begin(), others.end());
+    return static_cast<int>(others.size());
+  };
   for (int retiming = 1;; ++retiming) {
     std::vector<CandidateRef> refs;
     for (std::size_t i : chosen) refs.push_back({outcomes[i].template_name, outcomes[i].config});
@@ -78,25 +91,19 @@ Status retime_finalists(CandidateRunner& runner, const MeasurementProtocol& prot
       last[i] = report->timings[k];
       stored[i] = last[i].median_ms;
     }
-    const std::size_t best = fastest(stored);
+    const std::size_t best = fastest(stored, every);
+    const std::size_t lead = fastest(stored, chosen);  // the fastest of this re-timing
+    if (best == outcomes.size() || lead == outcomes.size()) break;  // nothing timed: the results stand
     if (std::find(chosen.begin(), chosen.end(), best) != chosen.end()) {
       // Settled, unless candidates timed under other load might have been
       // finalists: they go beside the winner, once each.
       std::vector<std::size_t> loaded = timed_under_load(outcomes, stored, order, best, protocol);
       if (loaded.empty() || retiming >= most) break;
-      const std::size_t room = static_cast<std::size_t>(std::max(protocol.max_finalists, 2)) - 1;
-      if (loaded.size() > room) loaded.resize(room);
-      chosen.assign(1, best);
-      chosen.insert(chosen.end(), loaded.begin(), loaded.end());
-      summary.retimed_for_load += static_cast<int>(loaded.size());
+      summary.retimed_for_load += next_round(best, std::move(loaded));
       continue;
     }
 
-    // The fastest of this re-timing, and every outcome stored as fast or faster.
-    std::size_t lead = chosen[0];
-    for (std::size_t i : chosen) {
-      if (stored[i] > 0 && (stored[lead] <= 0 || stored[i] < stored[lead])) lead = i;
-    }
+    // Every outcome stored as fast as this re-timing's fastest, or faster.
     std::vector<std::size_t> faster;
     for (std::size_t i = 0; i < outcomes.size(); ++i) {
       if (i != lead && stored[i] > 0 && stored[i] <= stored[lead]) faster.push_back(i);  // ties too
@@ -112,10 +119,7 @@ Status retime_finalists(CandidateRunner& runner, const MeasurementProtocol& prot
       summary.retiming_note = note.str();
       break;
     }
-    const std::size_t room = static_cast<std::size_t>(std::max(protocol.max_finalists, 2)) - 1;
-    if (faster.size() > room) faster.resize(room);
-    chosen.assign(1, lead);
-    chosen.insert(chosen.end(), faster.begin(), faster.end());
+    next_round(lead, std::move(faster));
   }
   for (std::size_t i : order) summary.finalists.push_back({outcomes[i], last[i]});
 

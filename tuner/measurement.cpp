@@ -149,7 +149,9 @@ Result<std::vector<TimingStats>> measure_interleaved(Device& device, const std::
     double leader_median = 0;
     for (std::size_t i = 0; i < n; ++i) {
       if (!active[i]) continue;
-      const double m = TimingStats::from_samples(samples[i]).median_ms;
+      auto sorted = samples[i];
+      std::sort(sorted.begin(), sorted.end());
+      const double m = quantile(sorted, 0.5);
       if (leader == n || m < leader_median) {
         leader = i;
         leader_median = m;

@@ -227,6 +227,19 @@ TEST_CASE("finalists: a candidate slowed by other load while timed is re-timed b
   }
 }
 
+TEST_CASE("finalists: a re-timing that timed nothing ends the re-timings", "[measurement][unit]") {
+  const std::map<std::string, double> search{{"A", 10.0}, {"B", 10.5}};
+  auto summary = searched(search);
+  ScriptedRunner runner;
+  runner.search = &search;
+  runner.passes = {{{"A", 0.0}, {"B", 0.0}}, {{"A", 0.0}, {"B", 0.0}}, {{"A", 0.0}, {"B", 0.0}}};
+  Stored stored;
+  REQUIRE(retime_finalists(runner, finalist_protocol(), summary, store_into(stored)).ok());
+  CHECK(runner.asked.size() == 1);
+  CHECK(summary.retimings == 1);
+  CHECK(summary.retiming_note.empty());
+}
+
 TEST_CASE("finalists: a runner that fails to re-time leaves the search's results", "[measurement][unit]") {
   const std::map<std::string, double> search{{"A", 10.0}, {"B", 11.5}, {"C", 12.0}};
   auto summary = searched(search);
