@@ -363,7 +363,8 @@ def markdown(r):
               "compile - validate - measure. Kernel Tuner wall s is the "
               "tune_kernel call (Python start and imports excluded); its overhead = wall - compile - "
               "verification - benchmark. kforge times a candidate adaptively (1-30 repetitions: cut once the fastest "
-              "of its two validation launches and its samples, three or more launches, is over 1.5x the best, "
+              "of its untimed validation launch and its samples, two or more launches, is over 1.5x the best; "
+              "its first timed launch is also its poisoned-output validation run), "
               "else at least 5; median; "
               "docs/measurement.md) and re-times finalists; Kernel Tuner runs 7 iterations and reports the mean.",
               ""]

@@ -87,7 +87,7 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
   cmd->add_option("--min-reps", t->min_reps, "Timed repetitions at least")->capture_default_str();
   cmd->add_option("--max-reps", t->max_reps, "Timed repetitions at most")->capture_default_str();
   cmd->add_option("--cut-ratio", t->cut_ratio,
-                  "Stop timing a candidate once 3 launches (its 2 validation launches and a timed one, or more) "
+                  "Stop timing a candidate once 2 launches (its untimed validation launch and a timed one, or more) "
                   "are all more than this many times the best median so far (0: never)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();

@@ -287,31 +287,30 @@ Result<Evaluation> InProcessRunner::evaluate(const std::string& template_name, c
     return e;
   }
 
-  // Validate before timing: every validation run must pass.
+  // Validate before timing, every run but the poisoned-output run untimed
+  // (the accumulate run); the poisoned-output run is the first timed launch,
+  // its output poisoned, the caches flushed, and checked before the next
+  // launch. A launch that checks the output serves as a sample too, so a
+  // candidate cut early costs two launches, not three.
   auto t_val = Clock::now();
-  // The clocks' count of other load starts here: the validation launches are
-  // evidence for the early cut (measure's `earlier_ms`), and a cut candidate's
-  // one timed launch alone is too short to tell the load by.
+  // The clocks' count of other load starts here: the validation launch is
+  // evidence for the early cut (measure's `earlier_ms`), and a cut
+  // candidate's one timed launch alone is too short to tell the load by.
   if (ClockReader* clocks = device_.clock_reader()) clocks->restart();
   fault_point("KFORGE_FAULT_ABORT_LAUNCHING", name);
-  std::vector<double> validation_ms;  // evidence for the early cut
-  for (auto& w : workloads_->runs) {
+  // Writes the run's initial output (poisoned, or the accumulate run's C).
+  auto prepare = [&](DeviceWorkload& w) {
     const HostTensor& out = w.host.tensors[w.host.output];
-    Buffer& out_buf = *w.buffers[w.host.output];
-    Status st_write = device_.write(out_buf, out.bytes.data(), out.bytes.size());
-    auto launched = st_write.ok() ? device_.launch(**kernel, w.args, inst->geometry) : Result<double>(st_write.error());
-    if (!launched.ok()) {
-      fail_with(launched.error());
-      break;
-    }
-    validation_ms.push_back(*launched);
-    if (on_phase && validation_ms.size() == 1) on_phase("launched");
+    return device_.write(*w.buffers[w.host.output], out.bytes.data(), out.bytes.size());
+  };
+  // Reads the run's output back and compares it with the reference.
+  auto check = [&](DeviceWorkload& w) {
     std::vector<float>& result = w.readback;
-    result.resize(out.elements());
-    Status st_read = device_.read(out_buf, result.data(), result.size() * sizeof(float));
+    result.resize(w.host.tensors[w.host.output].elements());
+    Status st_read = device_.read(*w.buffers[w.host.output], result.data(), result.size() * sizeof(float));
     if (!st_read.ok()) {
       fail_with(st_read.error());
-      break;
+      return false;
     }
     ValidationResult v = validate_output(result.data(), result.size(), w.reference);
     e.error_norm = std::max(e.error_norm, v.error_norm);
@@ -321,29 +320,70 @@ Result<Evaluation> InProcessRunner::evaluate(const std::string& template_name, c
                                               " problem " + problem_.key() + " (" + std::string(kind_name(w.kind)) +
                                               "): " + v.describe() + "; rerun: " +
                                               rerun_command(problem_, template_name, name));
-      break;
+      return false;
     }
+    return true;
+  };
+  // An untimed validation run; its device time is evidence for the cut.
+  std::vector<double> validation_ms;
+  auto run_untimed = [&](DeviceWorkload& w) {
+    Status st_write = prepare(w);
+    auto launched = st_write.ok() ? device_.launch(**kernel, w.args, inst->geometry) : Result<double>(st_write.error());
+    if (!launched.ok()) {
+      fail_with(launched.error());
+      return false;
+    }
+    validation_ms.push_back(*launched);
+    if (on_phase && validation_ms.size() == 1) on_phase("launched");
+    return check(w);
+  };
+  DeviceWorkload& timed_run = workloads_->runs[0];  // the poisoned-output run
+  for (std::size_t i = 1; i < workloads_->runs.size() && e.status == CandidateStatus::kOk; ++i) {
+    (void)run_untimed(workloads_->runs[i]);
+  }
+  if (e.status == CandidateStatus::kOk) {
+    if (Status st = prepare(timed_run); !st.ok()) fail_with(st.error());
   }
   e.validate_s = seconds_since(t_val);
   if (e.status != CandidateStatus::kOk) return e;
 
   auto t_meas = Clock::now();
-  // The validation launches just ran this kernel: they count as warm-up.
+  // The validation launch just ran this kernel: it counts as warm-up.
   MeasurementProtocol protocol = protocol_;
-  protocol.warmup = std::max(0, protocol.warmup - static_cast<int>(workloads_->runs.size()));
-  auto timing =
-      measure(device_, **kernel, workloads_->runs[0].args, inst->geometry, protocol, best_ms, validation_ms);
-  e.measure_s = seconds_since(t_meas);
+  protocol.warmup = std::max(0, protocol.warmup - static_cast<int>(validation_ms.size()));
+  bool checked = false;
+  double check_s = 0;
+  auto check_first = [&] {
+    const auto t = Clock::now();
+    checked = true;
+    const bool passed = check(timed_run);
+    check_s = seconds_since(t);
+    return passed;
+  };
+  auto timing = measure(device_, **kernel, timed_run.args, inst->geometry, protocol, best_ms, validation_ms,
+                        check_first);
+  e.measure_s = seconds_since(t_meas) - check_s;
+  e.validate_s += check_s;
+  if (e.status != CandidateStatus::kOk) return e;  // the first timed launch's output failed
   if (!timing.ok()) {
     fail_with(timing.error());
     return e;
+  }
+  if (!checked) {  // no timed launch (max_reps 0): the poisoned-output run untimed
+    const auto t = Clock::now();
+    const bool passed = run_untimed(timed_run);
+    e.validate_s += seconds_since(t);
+    if (!passed) return e;
   }
   e.timing = std::move(*timing);
   if (e.timing.stop == "cut") {
     double fastest = e.timing.min_ms;
     for (double ms : validation_ms) fastest = std::min(fastest, ms);
-    e.reason = "cut after " + std::to_string(e.timing.count) + " timed and " + std::to_string(validation_ms.size()) +
-               " validation launches: fastest " + std::to_string(fastest) + " ms > " +
+    auto launches = [](std::size_t n, const char* kind) {
+      return std::to_string(n) + " " + kind + (n == 1 ? " launch" : " launches");
+    };
+    e.reason = "cut after " + launches(static_cast<std::size_t>(e.timing.count), "timed") + " and " +
+               launches(validation_ms.size(), "untimed") + ": fastest " + std::to_string(fastest) + " ms > " +
                std::to_string(protocol_.cut_ratio) + " x best " + std::to_string(best_ms) + " ms";
   }
   if (const std::string n = e.timing.clocks.note(); !n.empty()) e.reason += (e.reason.empty() ? "" : "; ") + n;

@@ -30,13 +30,15 @@ nlohmann::json MeasurementProtocol::to_json() const {
 
 Result<TimingStats> measure(Device& device, Kernel& kernel, const std::vector<KernelArg>& args,
                             const LaunchGeometry& geometry, const MeasurementProtocol& protocol,
-                            double best_ms, std::span<const double> earlier_ms) {
-  return measure(device, kernel, args, geometry, protocol, best_ms, earlier_ms, device.clock_reader());
+                            double best_ms, std::span<const double> earlier_ms,
+                            const std::function<bool()>& check_first) {
+  return measure(device, kernel, args, geometry, protocol, best_ms, earlier_ms, device.clock_reader(), check_first);
 }
 
 Result<TimingStats> measure(Device& device, Kernel& kernel, const std::vector<KernelArg>& args,
                             const LaunchGeometry& geometry, const MeasurementProtocol& protocol,
-                            double best_ms, std::span<const double> earlier_ms, ClockReader* clocks) {
+                            double best_ms, std::span<const double> earlier_ms, ClockReader* clocks,
+                            const std::function<bool()>& check_first) {
   ClockRecord record;
   if (clocks) record.source = clocks->source();
   for (int i = 0; i < protocol.warmup; ++i) {
@@ -57,6 +59,10 @@ Result<TimingStats> measure(Device& device, Kernel& kernel, const std::vector<Ke
     KF_TRY_ASSIGN(ms, device.launch(kernel, args, geometry));
     samples.push_back(ms);
     if (clocks) record.add(clocks->read());
+    if (i == 0 && check_first && !check_first()) {
+      stop = "rejected";
+      break;
+    }
     fastest = std::min(fastest, ms);
     const int n = i + 1;
     const int launches = n + static_cast<int>(earlier_ms.size());

@@ -3,6 +3,7 @@
 // docs/measurement.md describes it; its settings are stored with each sweep.
 #pragma once
 
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -14,9 +15,9 @@
 namespace kforge {
 
 struct MeasurementProtocol {
-  /// Untimed launches before timing; the tuner's validation launches of the
-  /// same kernel, just before, count toward them.
-  int warmup = 2;
+  /// Untimed launches before timing; the tuner's untimed validation launch
+  /// of the same kernel, just before, counts toward them.
+  int warmup = 1;
   int min_reps = 5;         ///< always at least this many timed launches
   int max_reps = 30;
   double budget_ms = 400;   ///< stop after min_reps once this much wall time is spent
@@ -28,10 +29,10 @@ struct MeasurementProtocol {
   /// slower than the best median so far stops there (0: never cut). Its
   /// median then stands on its few samples, precise enough to say it is not
   /// among the finalists, which is all the search needs of it. The launches
-  /// counted include the validation launches just before timing (see
+  /// counted include the untimed validation launch just before timing (see
   /// measure's `earlier_ms`), so at least one timed sample is always taken.
   double cut_ratio = 1.5;
-  int cut_after = 3;
+  int cut_after = 2;
   int finalists = 3;         ///< the fastest candidates re-timed interleaved before a winner is declared
   /// Also re-timed: every other candidate whose search median is within this
   /// fraction of the fastest one's, since the search's few samples cannot
@@ -73,15 +74,22 @@ struct MeasurementProtocol {
 /// when there are none; with some, the caller restarts it before them, so
 /// that a candidate cut after one timed launch has its load counted over
 /// three.
+///
+/// `check_first`, when given, runs right after the first timed launch (the
+/// tuner reads that launch's output back and validates it: its
+/// poisoned-output run is its first timed launch). When it returns false
+/// timing stops there, with stop "rejected"; the caller knows why.
 Result<TimingStats> measure(Device& device, Kernel& kernel, const std::vector<KernelArg>& args,
                             const LaunchGeometry& geometry, const MeasurementProtocol& protocol,
-                            double best_ms = 0, std::span<const double> earlier_ms = {});
+                            double best_ms = 0, std::span<const double> earlier_ms = {},
+                            const std::function<bool()>& check_first = {});
 
 /// As above with the clocks read from `clocks` (nullptr: none) instead of the
 /// device's own reader: any reader can watch any device's launches.
 Result<TimingStats> measure(Device& device, Kernel& kernel, const std::vector<KernelArg>& args,
                             const LaunchGeometry& geometry, const MeasurementProtocol& protocol,
-                            double best_ms, std::span<const double> earlier_ms, ClockReader* clocks);
+                            double best_ms, std::span<const double> earlier_ms, ClockReader* clocks,
+                            const std::function<bool()>& check_first = {});
 
 /// The candidates to re-time interleaved, given their search medians (ms;
 /// <= 0: not ok, never chosen): the `finalists` fastest, then every other

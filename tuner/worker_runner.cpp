@@ -66,7 +66,8 @@ std::string seconds_text(double s) {
 }  // namespace
 
 double WorkerTimeouts::launch_limit_s(const MeasurementProtocol& p, double best_ms) const {
-  // Two validation launches, warm-up, every repetition, each with a cache flush.
+  // Validation launches (one untimed, one the first timed), warm-up, every
+  // repetition, each with a cache flush.
   // The timing budget is a cap the protocol itself enforces (after min_reps),
   // so it is added once; the launches' expected time is what scales.
   const double launches = 2.0 + p.warmup + p.max_reps;

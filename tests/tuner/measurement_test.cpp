@@ -113,11 +113,11 @@ TEST_CASE("a candidate far slower than the best is cut early", "[measurement][un
   std::deque<double> noisy;
   for (int i = 0; i < 40; ++i) noisy.push_back(i % 2 ? 10.0 : 12.0);
   dev.script["slow"] = noisy;
-  // Fastest of the first three samples 10 ms: cut at the default 1.5 x a best of 6 ms.
+  // Fastest of the first two samples 10 ms: cut at the default 1.5 x a best of 6 ms.
   auto s = measure(dev, k, {}, {}, protocol(), /*best_ms=*/6.0);
   REQUIRE(s.ok());
   CHECK(s->stop == "cut");
-  CHECK(s->count == 3);
+  CHECK(s->count == 2);
   // Not cut when within the ratio of the best.
   dev.script["slow"] = noisy;
   auto near = measure(dev, k, {}, {}, protocol(), /*best_ms=*/7.0);
@@ -137,8 +137,8 @@ TEST_CASE("validation launches count toward the cut's evidence, never as samples
   NamedKernel k("slow");
   MeasurementProtocol p = protocol();
   p.warmup = 0;  // the validation launches were the warm-up
-  const std::vector<double> validation{11.0, 10.5};
-  // Two validation launches and one timed sample, all over 1.5 x a best of 6 ms: cut after one sample.
+  const std::vector<double> validation{11.0};
+  // The untimed validation launch and one timed sample, both over 1.5 x a best of 6 ms: cut after one sample.
   dev.script["slow"] = {10.0};
   auto s = measure(dev, k, {}, {}, p, /*best_ms=*/6.0, validation);
   REQUIRE(s.ok());
@@ -149,7 +149,7 @@ TEST_CASE("validation launches count toward the cut's evidence, never as samples
   // A fast validation launch is evidence too: fastest 8 ms is within 1.5 x 6 ms, so not cut.
   dev.script["slow"] = {10.0};
   dev.log.clear();
-  auto near = measure(dev, k, {}, {}, p, /*best_ms=*/6.0, std::vector<double>{8.0, 10.5});
+  auto near = measure(dev, k, {}, {}, p, /*best_ms=*/6.0, std::vector<double>{8.0});
   REQUIRE(near.ok());
   CHECK(near->stop != "cut");
   CHECK(near->count >= p.min_reps);
@@ -158,6 +158,31 @@ TEST_CASE("validation launches count toward the cut's evidence, never as samples
   auto first = measure(dev, k, {}, {}, p, /*best_ms=*/0, validation);
   REQUIRE(first.ok());
   CHECK(first->stop != "cut");
+}
+
+TEST_CASE("the first timed launch can be checked before any other, and a failed check stops timing",
+          "[measurement][unit]") {
+  ScriptedDevice dev;
+  NamedKernel k("K");
+  dev.script["K"] = {4.0};
+  MeasurementProtocol p = protocol();
+  p.warmup = 0;
+  // The check runs once, right after the first timed launch (the tuner
+  // reads back and validates that launch's output there).
+  std::vector<std::size_t> log_at_check;
+  auto passed = measure(dev, k, {}, {}, p, 0, {}, [&] {
+    log_at_check.push_back(dev.log.size());
+    return true;
+  });
+  REQUIRE(passed.ok());
+  CHECK(log_at_check == std::vector<std::size_t>{2});  // flush, K
+  CHECK(passed->count >= p.min_reps);
+  // A failed check ends timing after that launch.
+  dev.log.clear();
+  auto failed = measure(dev, k, {}, {}, p, 0, {}, [] { return false; });
+  REQUIRE(failed.ok());
+  CHECK(failed->stop == "rejected");
+  CHECK(dev.log == std::vector<std::string>{"flush", "K"});
 }
 
 TEST_CASE("the clocks count from the first timed launch, or from the validation launches before it",
@@ -188,7 +213,7 @@ TEST_CASE("the clocks count from the first timed launch, or from the validation 
   CHECK(reader.reads >= p.min_reps);
   // Validation launches before count as evidence: the caller restarted the
   // reader before them, and measure keeps that count going.
-  REQUIRE(measure(dev, k, {}, {}, p, 0, std::vector<double>{1.0, 1.0}, &reader).ok());
+  REQUIRE(measure(dev, k, {}, {}, p, 0, std::vector<double>{1.0}, &reader).ok());
   CHECK(reader.restarts == 1);
   // Interleaved finalists start their own count.
   NamedKernel b("B");

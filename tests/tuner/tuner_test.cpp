@@ -71,10 +71,10 @@ TEST_CASE("a sweep records every candidate and catches the planted flaw", "[tune
     } else {
       CHECK(o.status == CandidateStatus::kOk);
       // max_reps, or fewer when cut as far slower than the best (the
-      // validation launches count toward the cut, so it can come after one).
+      // untimed validation launch counts toward the cut, so it can come after one).
       if (o.timing.stop == "cut") {
         CHECK(o.timing.count >= 1);
-        CHECK_THAT(o.reason, Catch::Contains("2 validation launches"));
+        CHECK_THAT(o.reason, Catch::Contains("and 1 untimed launch:"));
       } else {
         CHECK(o.timing.count == 3);
       }
@@ -159,6 +159,41 @@ TEST_CASE("a sweep records every candidate and catches the planted flaw", "[tune
   CHECK(again->reused == 8);
   CHECK(again->failed == 4);
   CHECK((*db)->results({})->size() == 8);
+}
+
+TEST_CASE("the first timed launch is the poisoned-output run: a kernel that reads C when beta is 0 fails it",
+          "[tuner][opencl]") {
+  // The accumulate run, untimed, cannot see this bug (C holds numbers
+  // there); the poisoned-output run, which is also the first timed launch,
+  // must, and its sample must not be kept.
+  test::TempDir dir;
+  auto device = open_device("auto");
+  REQUIRE(device.ok());
+  auto catalog = TemplateCatalog::builtin();
+  REQUIRE(catalog.ok());
+  REQUIRE(catalog->add_dir(std::string(KFORGE_TEST_DATA_DIR) + "/templates/gemm_reads_c").ok());
+  auto db = Database::open(dir.file("t.db"), Database::Mode::kReadWrite);
+  REQUIRE(db.ok());
+  GemmOperator gemm;
+  Tuner tuner(**device, **db, gemm);
+  TuneRequest req = request_for(*catalog, small_problem("NN"));
+  req.templates = {catalog->find("gemm_reads_c")};
+  auto summary = tuner.run(req, {});
+  REQUIRE(summary.ok());
+  CHECK(summary->evaluated == 4);
+  for (const auto& o : summary->outcomes) {
+    INFO(o.config << " " << o.reason);
+    if (o.config.find("RC1") != std::string::npos) {
+      CHECK(o.status == CandidateStatus::kWrongResult);
+      CHECK_THAT(o.reason, Catch::Contains("poisoned-output run") && Catch::Contains(o.config));
+      CHECK(o.timing.count == 0);
+    } else {
+      CHECK(o.status == CandidateStatus::kOk);
+      CHECK(o.timing.count == (o.timing.stop == "cut" ? 1 : 3));
+    }
+  }
+  REQUIRE(summary->winner);
+  CHECK(summary->winner->config.find("RC0") != std::string::npos);
 }
 
 TEST_CASE("max-evals bounds a random sweep and the same seed picks the same set", "[tuner][opencl]") {
