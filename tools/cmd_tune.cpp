@@ -156,6 +156,7 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
                           {"generators_lost", s.generators_lost},
                           {"generated_ahead", s.generated_ahead},
                           {"compiled_combined", s.compiled_combined},
+                          {"validated_ahead", s.validated_ahead},
                           {"compiled_alone", s.compiled_alone},
                           {"shares_rebuilt", s.shares_rebuilt},
                           {"stop_reason", s.stop_reason},

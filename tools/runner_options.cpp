@@ -50,6 +50,9 @@ void add_runner_flags(CLI::App& cmd, RunnerOptions& r) {
                  "device, whose kernels share the cores with the compiler), on, off")
       ->check(CLI::IsMember({"auto", "on", "off"}))
       ->capture_default_str();
+  cmd.add_flag("--strategy-order", r.strategy_order,
+               "Time each batch compiled between timed runs in the strategy's order, instead of validating it "
+               "first and timing its fastest first");
 }
 
 void apply_runner_options(const RunnerOptions& r, TuneRequest& request) {
@@ -60,6 +63,7 @@ void apply_runner_options(const RunnerOptions& r, TuneRequest& request) {
   request.compile_overlap = r.compile_overlap == "on"    ? TuneRequest::CompileOverlap::kOn
                             : r.compile_overlap == "off" ? TuneRequest::CompileOverlap::kOff
                                                          : TuneRequest::CompileOverlap::kAuto;
+  request.fastest_first = !r.strategy_order;
   if (!r.no_cache) request.cache_dir = r.cache_dir.empty() ? BinaryCache::default_dir() : r.cache_dir;
 }
 

@@ -19,6 +19,7 @@ struct RunnerOptions {
   bool no_cache = false;
   int compile_threads = 0;  ///< 0: from cores and memory; -1: no compiling ahead
   std::string compile_overlap = "auto";  ///< auto, on, off: compiling ahead while measuring
+  bool strategy_order = false;  ///< time each batch in the strategy's order, not fastest first
 };
 
 void add_runner_flags(CLI::App& cmd, RunnerOptions& r);

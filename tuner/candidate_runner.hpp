@@ -39,6 +39,9 @@ struct Evaluation {
   bool compiled_alone = false;
   std::string compile_log;
   nlohmann::json resources;     ///< ResourceReport::to_json, or null before a compile
+  /// Device times (ms) of the untimed validation launches (the accumulate
+  /// run): evidence for the early cut, and the order validate() gives.
+  std::vector<double> untimed_ms;
   double compile_s = 0, validate_s = 0, measure_s = 0;  ///< wall time of each phase
 };
 
@@ -120,6 +123,21 @@ class CandidateRunner {
   /// timeout can scale with it.
   virtual Result<Evaluation> evaluate(const std::string& template_name, const Config& config, double best_ms,
                                       const std::function<void(std::string_view)>& on_phase = {}) = 0;
+  /// The first part of evaluate() ahead of it: compile (or take the binary
+  /// compiled ahead), prune, load, and the untimed validation run. A
+  /// candidate that fails here is final: the Evaluation says why. One that
+  /// passes holds its launch's device time (`untimed_ms`) and is kept
+  /// loaded, so that evaluate() of it starts with its timed launches; the
+  /// tuner validates a batch first and times its fastest first, so that the
+  /// slow ones are cut against it ("Time the batch's fastest first" in
+  /// docs/measurement.md). evaluate() validates a candidate it no longer
+  /// holds (a worker started since) itself. `on_phase` as for evaluate().
+  /// A runner that cannot validate ahead answers kUnsupported.
+  virtual Result<Evaluation> validate(const std::string& template_name, const Config& config,
+                                      const std::function<void(std::string_view)>& on_phase = {}) {
+    (void)template_name, (void)config, (void)on_phase;
+    return Error{ErrorCode::kUnsupported, "this runner does not validate ahead", {}};
+  }
   /// Re-times the finalists interleaved and raced (measure_interleaved): one TimingStats each.
   virtual Result<RetimeReport> retime(const std::vector<CandidateRef>& finalists) = 0;
   /// Compiles `batch` on a thread pool, in parallel with each other, for

@@ -226,8 +226,58 @@ BinaryCacheKey InProcessRunner::cache_key(const TemplateSource& tpl, const Insta
   return make_cache_key(tpl.hash(prelude_text(device_.info().backend)), inst, problem_, device_.info(), "");
 }
 
-Result<Evaluation> InProcessRunner::evaluate(const std::string& template_name, const Config& cfg, double best_ms,
-                                             const std::function<void(std::string_view)>& on_phase) {
+namespace {
+
+/// Reads a validation run's output back and compares it with its reference;
+/// false, with `e` failed and saying why, when it does not pass.
+bool check_output(Device& device, const Problem& problem, const std::string& template_name, const std::string& name,
+                  DeviceWorkload& w, Evaluation& e) {
+  std::vector<float>& result = w.readback;
+  result.resize(w.host.tensors[w.host.output].elements());
+  Status st_read = device.read(*w.buffers[w.host.output], result.data(), result.size() * sizeof(float));
+  if (!st_read.ok()) {
+    std::tie(e.status, e.reason) = failure(st_read.error());
+    return false;
+  }
+  ValidationResult v = validate_output(result.data(), result.size(), w.reference);
+  e.error_norm = std::max(e.error_norm, v.error_norm);
+  e.error_ratio = std::max(e.error_ratio, v.error_ratio);
+  if (!v.passed) {
+    e.status = CandidateStatus::kWrongResult;
+    e.reason = "wrong result: template " + template_name + " config " + name + " problem " + problem.key() + " (" +
+               std::string(kind_name(w.kind)) + "): " + v.describe() +
+               "; rerun: " + rerun_command(problem, template_name, name);
+    return false;
+  }
+  return true;
+}
+
+/// Writes a validation run's initial output (poisoned, or the accumulate run's C).
+Status prepare_output(Device& device, DeviceWorkload& w) {
+  const HostTensor& out = w.host.tensors[w.host.output];
+  return device.write(*w.buffers[w.host.output], out.bytes.data(), out.bytes.size());
+}
+
+/// One validation run, untimed: its device time joins `e.untimed_ms`.
+bool run_untimed(Device& device, const Problem& problem, const std::string& template_name, const std::string& name,
+                 Kernel& kernel, const LaunchGeometry& geometry, DeviceWorkload& w, Evaluation& e,
+                 const std::function<void(std::string_view)>& on_phase) {
+  Status st_write = prepare_output(device, w);
+  auto launched = st_write.ok() ? device.launch(kernel, w.args, geometry) : Result<double>(st_write.error());
+  if (!launched.ok()) {
+    std::tie(e.status, e.reason) = failure(launched.error());
+    return false;
+  }
+  e.untimed_ms.push_back(*launched);
+  if (on_phase && e.untimed_ms.size() == 1) on_phase("launched");
+  return check_output(device, problem, template_name, name, w, e);
+}
+
+}  // namespace
+
+Result<Evaluation> InProcessRunner::validate_one(const std::string& template_name, const Config& cfg,
+                                                 const std::function<void(std::string_view)>& on_phase,
+                                                 Validated& held) {
   const TemplateSource* tpl = find(template_name);
   if (!tpl) return Error::bad_input("no template named '" + template_name + "' in this tuning run");
   const std::string name = cfg.canonical_name();
@@ -287,103 +337,107 @@ Result<Evaluation> InProcessRunner::evaluate(const std::string& template_name, c
     return e;
   }
 
-  // Validate before timing, every run but the poisoned-output run untimed
-  // (the accumulate run); the poisoned-output run is the first timed launch,
-  // its output poisoned, the caches flushed, and checked before the next
-  // launch. A launch that checks the output serves as a sample too, so a
+  // Every validation run but the poisoned-output run, untimed (the
+  // accumulate run); the poisoned-output run is the first timed launch
+  // (evaluate). A launch that checks the output is a sample too, so a
   // candidate cut early costs two launches, not three.
   auto t_val = Clock::now();
   // The clocks' count of other load starts here: the validation launch is
   // evidence for the early cut (measure's `earlier_ms`), and a cut
   // candidate's one timed launch alone is too short to tell the load by.
+  // A candidate validated ahead of its turn restarts it in evaluate().
   if (ClockReader* clocks = device_.clock_reader()) clocks->restart();
   fault_point("KFORGE_FAULT_ABORT_LAUNCHING", name);
-  // Writes the run's initial output (poisoned, or the accumulate run's C).
-  auto prepare = [&](DeviceWorkload& w) {
-    const HostTensor& out = w.host.tensors[w.host.output];
-    return device_.write(*w.buffers[w.host.output], out.bytes.data(), out.bytes.size());
-  };
-  // Reads the run's output back and compares it with the reference.
-  auto check = [&](DeviceWorkload& w) {
-    std::vector<float>& result = w.readback;
-    result.resize(w.host.tensors[w.host.output].elements());
-    Status st_read = device_.read(*w.buffers[w.host.output], result.data(), result.size() * sizeof(float));
-    if (!st_read.ok()) {
-      fail_with(st_read.error());
-      return false;
-    }
-    ValidationResult v = validate_output(result.data(), result.size(), w.reference);
-    e.error_norm = std::max(e.error_norm, v.error_norm);
-    e.error_ratio = std::max(e.error_ratio, v.error_ratio);
-    if (!v.passed) {
-      fail(CandidateStatus::kWrongResult, "wrong result: template " + template_name + " config " + name +
-                                              " problem " + problem_.key() + " (" + std::string(kind_name(w.kind)) +
-                                              "): " + v.describe() + "; rerun: " +
-                                              rerun_command(problem_, template_name, name));
-      return false;
-    }
-    return true;
-  };
-  // An untimed validation run; its device time is evidence for the cut.
-  std::vector<double> validation_ms;
-  auto run_untimed = [&](DeviceWorkload& w) {
-    Status st_write = prepare(w);
-    auto launched = st_write.ok() ? device_.launch(**kernel, w.args, inst->geometry) : Result<double>(st_write.error());
-    if (!launched.ok()) {
-      fail_with(launched.error());
-      return false;
-    }
-    validation_ms.push_back(*launched);
-    if (on_phase && validation_ms.size() == 1) on_phase("launched");
-    return check(w);
-  };
-  DeviceWorkload& timed_run = workloads_->runs[0];  // the poisoned-output run
   for (std::size_t i = 1; i < workloads_->runs.size() && e.status == CandidateStatus::kOk; ++i) {
-    (void)run_untimed(workloads_->runs[i]);
-  }
-  if (e.status == CandidateStatus::kOk) {
-    if (Status st = prepare(timed_run); !st.ok()) fail_with(st.error());
+    (void)run_untimed(device_, problem_, template_name, name, **kernel, inst->geometry, workloads_->runs[i], e, on_phase);
   }
   e.validate_s = seconds_since(t_val);
   if (e.status != CandidateStatus::kOk) return e;
+  held.kernel = std::move(*kernel);
+  held.geometry = inst->geometry;
+  return e;
+}
 
+Result<Evaluation> InProcessRunner::validate(const std::string& template_name, const Config& cfg,
+                                             const std::function<void(std::string_view)>& on_phase) {
+  Validated held;
+  KF_TRY_ASSIGN(e, validate_one(template_name, cfg, on_phase, held));
+  if (e.status == CandidateStatus::kOk) {
+    held.partial = e;
+    validated_[{template_name, cfg.canonical_name()}] = std::move(held);
+  }
+  return e;
+}
+
+Result<Evaluation> InProcessRunner::evaluate(const std::string& template_name, const Config& cfg, double best_ms,
+                                             const std::function<void(std::string_view)>& on_phase) {
+  const std::string name = cfg.canonical_name();
+  Validated held;
+  Evaluation e;
+  if (auto it = validated_.find({template_name, name}); it != validated_.end()) {
+    // Validated ahead (validate): its compile and validation times were
+    // reported then.
+    held = std::move(it->second);
+    validated_.erase(it);
+    e = std::move(held.partial);
+    e.compile_s = e.validate_s = 0;
+    if (on_phase) on_phase("compiled");
+    if (ClockReader* clocks = device_.clock_reader()) clocks->restart();
+  } else {
+    KF_TRY_ASSIGN(v, validate_one(template_name, cfg, on_phase, held));
+    e = std::move(v);
+    if (e.status != CandidateStatus::kOk) return e;
+  }
+
+  // The poisoned-output run is the first timed launch: its output poisoned,
+  // the caches flushed, and checked before the next launch; a candidate
+  // that fails it keeps no sample.
+  DeviceWorkload& timed_run = workloads_->runs[0];
+  auto t_val = Clock::now();
+  if (Status st = prepare_output(device_, timed_run); !st.ok()) {
+    std::tie(e.status, e.reason) = failure(st.error());
+    return e;
+  }
+  e.validate_s += seconds_since(t_val);
   auto t_meas = Clock::now();
-  // The validation launch just ran this kernel: it counts as warm-up.
+  // The validation launch just ran this kernel, or, validated ahead, ran it
+  // before the batch's others: it counts as warm-up either way, since every
+  // timed launch starts from flushed caches.
   MeasurementProtocol protocol = protocol_;
-  protocol.warmup = std::max(0, protocol.warmup - static_cast<int>(validation_ms.size()));
+  protocol.warmup = std::max(0, protocol.warmup - static_cast<int>(e.untimed_ms.size()));
   bool checked = false;
   double check_s = 0;
   auto check_first = [&] {
     const auto t = Clock::now();
     checked = true;
-    const bool passed = check(timed_run);
+    const bool passed = check_output(device_, problem_, template_name, name, timed_run, e);
     check_s = seconds_since(t);
     return passed;
   };
-  auto timing = measure(device_, **kernel, timed_run.args, inst->geometry, protocol, best_ms, validation_ms,
+  auto timing = measure(device_, *held.kernel, timed_run.args, held.geometry, protocol, best_ms, e.untimed_ms,
                         check_first);
   e.measure_s = seconds_since(t_meas) - check_s;
   e.validate_s += check_s;
   if (e.status != CandidateStatus::kOk) return e;  // the first timed launch's output failed
   if (!timing.ok()) {
-    fail_with(timing.error());
+    std::tie(e.status, e.reason) = failure(timing.error());
     return e;
   }
   if (!checked) {  // no timed launch (max_reps 0): the poisoned-output run untimed
     const auto t = Clock::now();
-    const bool passed = run_untimed(timed_run);
+    const bool passed = run_untimed(device_, problem_, template_name, name, *held.kernel, held.geometry, timed_run, e, {});
     e.validate_s += seconds_since(t);
     if (!passed) return e;
   }
   e.timing = std::move(*timing);
   if (e.timing.stop == "cut") {
     double fastest = e.timing.min_ms;
-    for (double ms : validation_ms) fastest = std::min(fastest, ms);
+    for (double ms : e.untimed_ms) fastest = std::min(fastest, ms);
     auto launches = [](std::size_t n, const char* kind) {
       return std::to_string(n) + " " + kind + (n == 1 ? " launch" : " launches");
     };
     e.reason = "cut after " + launches(static_cast<std::size_t>(e.timing.count), "timed") + " and " +
-               launches(validation_ms.size(), "untimed") + ": fastest " + std::to_string(fastest) + " ms > " +
+               launches(e.untimed_ms.size(), "untimed") + ": fastest " + std::to_string(fastest) + " ms > " +
                std::to_string(protocol_.cut_ratio) + " x best " + std::to_string(best_ms) + " ms";
   }
   if (const std::string n = e.timing.clocks.note(); !n.empty()) e.reason += (e.reason.empty() ? "" : "; ") + n;

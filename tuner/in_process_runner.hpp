@@ -42,6 +42,10 @@ class InProcessRunner final : public CandidateRunner {
 
   Result<Evaluation> evaluate(const std::string& template_name, const Config& config, double best_ms,
                               const std::function<void(std::string_view)>& on_phase = {}) override;
+  /// Validates ahead (CandidateRunner::validate); an ok candidate stays
+  /// loaded here until evaluate() times it.
+  Result<Evaluation> validate(const std::string& template_name, const Config& config,
+                              const std::function<void(std::string_view)>& on_phase = {}) override;
   Result<RetimeReport> retime(const std::vector<CandidateRef>& finalists) override;
   Result<PrecompileReport> precompile(const std::vector<CandidateRef>& batch) override;
   /// For a code generator (create's `code_generator`): launches one
@@ -58,6 +62,16 @@ class InProcessRunner final : public CandidateRunner {
 
  private:
   struct Workloads;
+  /// A candidate through validation, loaded, waiting for its timed launches.
+  struct Validated {
+    std::unique_ptr<Kernel> kernel;
+    LaunchGeometry geometry;
+    Evaluation partial;  ///< ok: compile details, error norms, untimed_ms
+  };
+  /// Compile, prune, load and the untimed validation runs of one candidate;
+  /// an ok one's kernel and geometry go to `held`.
+  Result<Evaluation> validate_one(const std::string& template_name, const Config& config,
+                                  const std::function<void(std::string_view)>& on_phase, Validated& held);
   InProcessRunner(Device& device, const Operator& op, Problem problem,
                   std::vector<const TemplateSource*> templates, const MeasurementProtocol& protocol,
                   std::optional<BinaryCache> cache);
@@ -91,6 +105,8 @@ class InProcessRunner final : public CandidateRunner {
   std::set<std::string> uncombined_;
   /// Evaluated candidates' kernels in programs the compiler keeps, for retime().
   std::map<std::pair<std::string, std::string>, CompiledKernel> built_;
+  /// Candidates validate() passed, by (template, configuration), until evaluated.
+  std::map<std::pair<std::string, std::string>, Validated> validated_;
   struct Ready {
     Result<CompiledKernel> compiled = Error::internal("not compiled");
     bool cache_hit = false;

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <ctime>
+#include <deque>
+#include <limits>
 #include <memory>
 #include <set>
 
@@ -125,6 +127,11 @@ struct TemplateState {
   std::set<std::size_t> requested;  ///< sent to be compiled ahead
   std::set<std::size_t> guessed;    ///< sent ahead of their turn (a strategy's upcoming or likely next)
   std::vector<std::size_t> position;  ///< each configuration's place in the strategy's base order
+  /// Taken from the strategy with a batch validated ahead, in the order
+  /// they are timed: fastest untimed launch first.
+  std::deque<std::size_t> queue;
+  /// Of those, the ones whose validation ended them: their outcomes.
+  std::map<std::size_t, Evaluation> failed_ahead;
 };
 
 /// Where programs are combined and a strategy has a fixed order (`base`,
@@ -371,6 +378,60 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
   };
   emit(TuneEvent::Kind::kStart, nullptr);
 
+  // A fixed-order strategy's batch compiled between timed runs is validated
+  // first and timed fastest first: its slow candidates are then cut against
+  // its fastest instead of being timed in full while the best so far is a
+  // slow one (docs/measurement.md, "Time the batch's fastest first").
+  // Evaluation order changes nothing else such a strategy proposes.
+  bool validate_ahead = request.fastest_first && compile_ahead > 0 && !overlap;
+  auto time_fastest_first = [&](TemplateState& st, std::size_t first,
+                                const std::vector<CandidateRef>& batch) -> Result<std::size_t> {
+    // The strategy's proposals from `first` on, as long as the batch holds them.
+    std::set<std::string> in_batch;
+    for (const CandidateRef& c : batch) {
+      if (!c.build_only && c.template_name == st.tpl->manifest.name) in_batch.insert(c.config);
+    }
+    if (!in_batch.count(st.space[first].canonical_name())) return first;
+    std::vector<std::size_t> run{first};
+    for (std::size_t i : st.strategy->upcoming(batch.size())) {
+      if (!in_batch.count(st.space[i].canonical_name())) break;
+      run.push_back(i);
+    }
+    std::vector<std::size_t> failed;
+    std::vector<std::pair<double, std::size_t>> passed;
+    for (std::size_t k = 0; k < run.size(); ++k) {
+      if (k > 0) (void)st.strategy->next(st.history);  // a fixed order: run[k]
+      auto v = runner->validate(st.tpl->manifest.name, st.space[run[k]]);
+      if (!v.ok()) {
+        if (v.error().code != ErrorCode::kUnsupported) return v.error();
+        // This runner times in the strategy's order: the ones taken from
+        // the strategy so far go in that order.
+        validate_ahead = false;
+        for (std::size_t j = 0; j <= k; ++j) passed.push_back({0.0, run[j]});
+        break;
+      }
+      summary.compile_s += v->compile_s;
+      summary.validate_s += v->validate_s;
+      ++summary.validated_ahead;
+      if (v->status != CandidateStatus::kOk) {
+        failed.push_back(run[k]);
+        st.failed_ahead[run[k]] = std::move(*v);
+      } else {
+        passed.push_back({v->untimed_ms.empty() ? std::numeric_limits<double>::infinity() : v->untimed_ms.front(),
+                          run[k]});
+      }
+    }
+    // Failed ones first (their outcomes are known), then fastest first.
+    std::stable_sort(passed.begin(), passed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::deque<std::size_t> order(failed.begin(), failed.end());
+    for (const auto& [ms, i] : passed) order.push_back(i);
+    for (std::size_t i : st.queue) order.push_back(i);
+    st.queue = std::move(order);
+    const std::size_t now = st.queue.front();
+    st.queue.pop_front();
+    return now;
+  };
+
   // Round-robin over templates so that a budget is shared between them.
   const StopCondition stop = StopCondition::max_evaluations(static_cast<std::size_t>(std::max(0, request.max_evals))) |
                              StopCondition::time_budget(request.time_budget_s) |
@@ -384,14 +445,19 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
     }
     TemplateState& st = states[turn % states.size()];
     if (st.exhausted) continue;
-    auto next = st.strategy->next(st.history);
+    std::optional<std::size_t> next;
+    if (!st.queue.empty()) {
+      next = st.queue.front();
+      st.queue.pop_front();
+    } else {
+      next = st.strategy->next(st.history);
+    }
     if (!next) {
       st.exhausted = true;
       --active;
       continue;
     }
-    const Config& cfg = st.space[*next];
-    const std::string name = cfg.canonical_name();
+    std::string name = st.space[*next].canonical_name();
     const auto& m = st.tpl->manifest;
     // This candidate and the strategy's next ones are compiled ahead
     // (docs/measurement.md, "Compile pipeline"): without overlap in one batch
@@ -461,6 +527,11 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
         summary.compile_s += pre->wall_s;
         summary.generated_ahead += pre->generated;
         summary.compiled_combined += pre->combined;
+        if (validate_ahead && !st.strategy->base_order().empty()) {
+          KF_TRY_ASSIGN(first, time_fastest_first(st, *next, batch));
+          next = first;
+          name = st.space[*next].canonical_name();
+        }
       } else {
         compile_ahead = 0;  // compile each candidate on its own from here on
         const Error& why = pre.error();
@@ -468,6 +539,7 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
       }
     }
 
+    const Config& cfg = st.space[*next];
     CandidateOutcome o;
     if (auto s = st.stored.find(name); s != st.stored.end()) {
       o = outcome_from_record(s->second);
@@ -482,7 +554,15 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
         summary.validate_s += ev.validate_s;
         summary.measure_s += ev.measure_s;
       };
-      KF_TRY_ASSIGN(e, runner->evaluate(m.name, cfg, best ? best->timing.median_ms : 0.0));
+      Evaluation e;
+      if (auto ended = st.failed_ahead.find(*next); ended != st.failed_ahead.end()) {
+        e = std::move(ended->second);  // its phase times were counted when it was validated
+        st.failed_ahead.erase(ended);
+        e.compile_s = e.validate_s = e.measure_s = 0;
+      } else {
+        KF_TRY_ASSIGN(evaluated, runner->evaluate(m.name, cfg, best ? best->timing.median_ms : 0.0));
+        e = std::move(evaluated);
+      }
       // With compiles running ahead in the same worker, the worker's end
       // during this candidate may be another one's compile (a compiler crash
       // or hang): compiling ahead ends for the run, and this candidate is

@@ -54,6 +54,12 @@ struct TuneRequest {
   /// to the compiler; not on a CPU device, whose kernels run on those cores
   /// (docs/measurement.md, "Compile pipeline").
   enum class CompileOverlap { kAuto, kOn, kOff } compile_overlap = CompileOverlap::kAuto;
+  /// Where a fixed-order strategy's batch is compiled between timed runs:
+  /// validate the batch first, then time it fastest untimed launch first,
+  /// so that its slow candidates are cut against its fastest
+  /// (docs/measurement.md, "Time the batch's fastest first"); false: time
+  /// in the strategy's order.
+  bool fastest_first = true;
 };
 
 /// Whether `request` compiles while measuring on a device of `device_type`
@@ -129,6 +135,9 @@ struct TuneSummary {
   int generators_lost = 0;       ///< of those, lost to a crashing or hanging candidate
   int generated_ahead = 0;       ///< candidates whose device code they generated
   int compiled_combined = 0;     ///< candidates built within a program holding others too (Compiler::combines_programs)
+  /// Candidates validated with their batch before any of it was timed, the
+  /// batch then timed fastest first (TuneRequest::fastest_first).
+  int validated_ahead = 0;
   /// Wall time split, seconds, of this run's evaluations.
   double compile_s = 0, validate_s = 0, measure_s = 0, total_s = 0;
   double finalists_s = 0;  ///< re-timing the finalists (retime_finalists), storing their timings included

@@ -77,15 +77,15 @@ int run_tuner_worker(int fd) {
   while (channel.receive(m) == MessageChannel::Wait::kMessage) {
     const std::string type = m.value("type", "");
     if (type == "quit") return 0;
-    if (type == "evaluate") {
+    if (type == "evaluate" || type == "validate") {
       auto cfg = Config::parse(m.value("config", ""));
       if (!cfg.ok()) {
         (void)channel.send(error_message(cfg.error()));
         continue;
       }
-      auto e = runner.evaluate(m.value("template", ""), *cfg, m.value("best_ms", 0.0), [&](std::string_view phase) {
-        (void)channel.send({{"type", "phase"}, {"phase", phase}});
-      });
+      auto on_phase = [&](std::string_view phase) { (void)channel.send({{"type", "phase"}, {"phase", phase}}); };
+      auto e = type == "validate" ? runner.validate(m.value("template", ""), *cfg, on_phase)
+                                  : runner.evaluate(m.value("template", ""), *cfg, m.value("best_ms", 0.0), on_phase);
       if (!e.ok()) {
         (void)channel.send(error_message(e.error()));
         continue;

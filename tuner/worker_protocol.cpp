@@ -77,7 +77,8 @@ nlohmann::json to_json(const Evaluation& e) {
           {"cache_hit", e.cache_hit},        {"compile_log", e.compile_log}, {"resources", e.resources},
           {"compile_s", e.compile_s},        {"validate_s", e.validate_s},   {"measure_s", e.measure_s},
           {"compiled_ahead", e.compiled_ahead},
-          {"compiled_alone", e.compiled_alone}};
+          {"compiled_alone", e.compiled_alone},
+          {"untimed_ms", e.untimed_ms}};
 }
 
 Evaluation evaluation_from_json(const nlohmann::json& j) {
@@ -96,6 +97,11 @@ Evaluation evaluation_from_json(const nlohmann::json& j) {
   e.compile_s = number(j, "compile_s");
   e.validate_s = number(j, "validate_s");
   e.measure_s = number(j, "measure_s");
+  if (j.contains("untimed_ms") && j["untimed_ms"].is_array()) {
+    for (const auto& ms : j["untimed_ms"]) {
+      if (ms.is_number()) e.untimed_ms.push_back(ms.get<double>());
+    }
+  }
   return e;
 }
 

@@ -205,12 +205,33 @@ Status WorkerRunner::start(std::unique_ptr<Worker>& w, const RunnerSetup& setup_
 
 Result<Evaluation> WorkerRunner::evaluate(const std::string& template_name, const Config& config, double best_ms,
                                           const std::function<void(std::string_view)>& on_phase) {
+  return request("evaluate", template_name, config, best_ms, on_phase);
+}
+
+Result<Evaluation> WorkerRunner::validate(const std::string& template_name, const Config& config,
+                                          const std::function<void(std::string_view)>& on_phase) {
+  KF_TRY_ASSIGN(e, request("validate", template_name, config, 0.0, on_phase));
+  if (e.status == CandidateStatus::kOk && !e.untimed_ms.empty()) {
+    validated_ms_[{template_name, config.canonical_name()}] = {started_, e.untimed_ms.front()};
+  }
+  return e;
+}
+
+Result<Evaluation> WorkerRunner::request(const char* kind, const std::string& template_name, const Config& config,
+                                         double best_ms, const std::function<void(std::string_view)>& on_phase) {
   KF_TRY(ensure_worker());
   const std::string name = config.canonical_name();
   const double rebuild_s = rebuild_share({template_name, name});
   KF_TRY(ensure_worker());  // a rebuild that failed took its worker along
+  // Held by this worker since its validation: before any candidate has a
+  // time, the launches' expected time is that validation launch's.
+  double expected_ms = best_ms;
+  if (auto held = validated_ms_.find({template_name, name}); held != validated_ms_.end()) {
+    if (held->second.first == started_ && expected_ms <= 0) expected_ms = held->second.second;
+    validated_ms_.erase(held);
+  }
   KF_TRY(worker_->channel->send(
-      {{"type", "evaluate"}, {"template", template_name}, {"config", name}, {"best_ms", best_ms}}));
+      {{"type", kind}, {"template", template_name}, {"config", name}, {"best_ms", best_ms}}));
   std::string phase = "compile";
   double limit = timeouts_.compile_s;
   auto deadline = after(limit);
@@ -228,7 +249,7 @@ Result<Evaluation> WorkerRunner::evaluate(const std::string& template_name, cons
           // time, the launches' expected time is this candidate's own: the
           // limit scales with that launch (write, launch, first-launch code
           // generation included), not with the floor alone.
-          if (best_ms <= 0 && !scaled_by_own_launch) {
+          if (expected_ms <= 0 && !scaled_by_own_launch) {
             scaled_by_own_launch = true;
             const double first_ms = std::chrono::duration<double, std::milli>(Clock::now() - launches_began).count();
             limit = timeouts_.launch_limit_s(setup_.protocol, first_ms);
@@ -237,7 +258,7 @@ Result<Evaluation> WorkerRunner::evaluate(const std::string& template_name, cons
         } else {
           phase = "launch";
           launches_began = Clock::now();
-          limit = timeouts_.launch_limit_s(setup_.protocol, best_ms);
+          limit = timeouts_.launch_limit_s(setup_.protocol, expected_ms);
           deadline = after(limit);
         }
         if (on_phase) on_phase(reached);

@@ -11,6 +11,7 @@
 
 #include <sys/types.h>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -47,6 +48,10 @@ class WorkerRunner final : public CandidateRunner {
 
   Result<Evaluation> evaluate(const std::string& template_name, const Config& config, double best_ms,
                               const std::function<void(std::string_view)>& on_phase = {}) override;
+  /// A candidate that crashes or hangs the worker here is final, as in
+  /// evaluate(); one that passes is held by the worker until evaluated.
+  Result<Evaluation> validate(const std::string& template_name, const Config& config,
+                              const std::function<void(std::string_view)>& on_phase = {}) override;
   Result<RetimeReport> retime(const std::vector<CandidateRef>& finalists) override;
   /// A worker lost while compiling the batch (a compiler crash) is an error
   /// here; the tuner then compiles each candidate on its own, where a crash
@@ -71,6 +76,15 @@ class WorkerRunner final : public CandidateRunner {
 
  private:
   struct Worker;
+  /// Sends an "evaluate" or "validate" request (`kind`) for one candidate and waits
+  /// for its evaluation under the phase timeouts; a crash or a hang of the
+  /// worker is the candidate's outcome.
+  Result<Evaluation> request(const char* kind, const std::string& template_name, const Config& config,
+                             double best_ms, const std::function<void(std::string_view)>& on_phase);
+  /// Device time (ms) of each held candidate's untimed validation launch
+  /// (validate), with the worker (started_) that holds it: evaluate()'s
+  /// launch timeout scales with it before any candidate has a time.
+  std::map<std::pair<std::string, std::string>, std::pair<int, double>> validated_ms_;
   /// Starts a process running `setup` in `w`, unless one is running there.
   Status start(std::unique_ptr<Worker>& w, const RunnerSetup& setup);
   /// Kills (SIGKILL) and reaps the process in `w`; "" or how it ended ("killed by SIGSEGV").

@@ -136,7 +136,8 @@ TEST_CASE("tune --warm-start tries the nearest tuned problems' winners right aft
     for (std::size_t i = 0; i < rows.size() && i < 3; ++i) configs.push_back(rows[i].second);
     return configs;
   };
-  const std::string fast = " --min-reps 2 --max-reps 2 --strategy random --max-evals 3 --json";
+  // In the order proposed: timing each batch fastest first would reorder them.
+  const std::string fast = " --min-reps 2 --max-reps 2 --strategy random --max-evals 3 --strategy-order --json";
 
   // 64^3: log2 distance 3 to 32^3, 6 to 256^3.
   const json t = parse_json(test::run_kforge("tune --op gemm --shape M=64,N=64,K=64 --warm-start 2" + db + fast));
@@ -341,8 +342,11 @@ TEST_CASE("on PoCL a warm-started or partly stored exhaustive search builds the 
     return n;
   };
   test::ScopedEnv cache_dir("POCL_CACHE_DIR", pocl);
-  const std::string args = planted_batch_args();
-  const auto order = run_planted_plain(dir.file("plain.db")).order;
+  // Proposals are checked in the order they were stored: timed in that order.
+  std::string args = planted_batch_args();
+  args.insert(args.rfind("--db "), "--strategy-order ");
+  REQUIRE(parse_json(test::run_kforge(args + dir.file("plain.db")))["evaluated"] == 8);
+  const auto order = results_in(dir.file("plain.db"));
   // Another shape's winner, the plain run's last good candidate, is
   // proposed right after the default: the candidates between move one place.
   std::size_t last_ok = 7;
@@ -377,6 +381,29 @@ TEST_CASE("on PoCL a warm-started or partly stored exhaustive search builds the 
   CHECK(rest["reused"] == 1);
   CHECK(rest["compiled_combined"] == 7);
   CHECK(programs() == with_one);
+}
+
+TEST_CASE("tune in a worker validates each batch first and times it fastest first", "[cli]") {
+  // gemm_repeat's default, REP8, does 8 times REP1's work and is proposed
+  // first; validated with its batch, it is timed after the REP1 ones and cut.
+  test::TempDir dir;
+  const std::string tpl = std::string(KFORGE_TEST_DATA_DIR) + "/templates/gemm_repeat";
+  const std::string args = "tune --template " + tpl +
+                           " --shape M=128,N=128,K=128 --strategy exhaustive --compile-overlap off --no-cache"
+                           " --min-reps 3 --max-reps 3 --json --db ";
+  const json fast = parse_json(test::run_kforge(args + dir.file("fast.db")));
+  CHECK(fast["validated_ahead"] == 4);
+  auto order = results_in(dir.file("fast.db"));
+  REQUIRE(order.size() == 4);
+  for (const auto& r : order) CHECK(r["status"] == "ok");
+  CHECK(order[0]["config"].get<std::string>().find("REP1") != std::string::npos);
+  CHECK(order[1]["config"].get<std::string>().find("REP1") != std::string::npos);
+  CHECK(fast["timing_stops"].value("cut", 0) == 2);
+  // --strategy-order times them as proposed: the default first, in full.
+  const json proposed = parse_json(test::run_kforge(args + dir.file("order.db") + " --strategy-order"));
+  CHECK(proposed["validated_ahead"] == 0);
+  CHECK(results_in(dir.file("order.db"))[0]["config"] == "BX8_REP8");
+  CHECK(proposed["timing_stops"].value("cut", 0) <= 1);
 }
 
 TEST_CASE("on PoCL a stored candidate whose compile may have crashed is not built again", "[cli]") {

@@ -47,8 +47,11 @@ std::map<std::string, std::string> stored(const std::string& db_path, long* tota
 
 TEST_CASE("SIGKILL mid-sweep, then rerun: same results, none lost or duplicated", "[cli][slow]") {
   test::TempDir dir;
+  // 30 timed launches each, none cut, so that the rows come far enough
+  // apart for the kill to land between them: a batch is validated first and
+  // then timed, and a few launches each stored all eight within one poll.
   const std::string args = " tune --shape M=64,N=48,K=40 --strategy random --seed 5 --max-evals 8 --quiet"
-                           " --min-reps 2 --max-reps 2 --db ";
+                           " --min-reps 30 --max-reps 30 --cut-ratio 0 --db ";
   const std::string full = dir.file("full.db"), part = dir.file("part.db");
   REQUIRE(test::run_kforge(args + full).exit_code == 0);
   const auto expected = stored(full);

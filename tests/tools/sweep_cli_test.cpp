@@ -223,7 +223,8 @@ TEST_CASE("sweep: a plan's warm_start proposes a nearby problem's winner after t
   test::write_file(plan, R"({"schema_version": 1,
     "budget": {"strategy": "random", "max_evals": 3, "seed": 3, "min_reps": 2, "max_reps": 2, "warm_start": 1},
     "entries": [{"op": "gemm", "shapes": ["M=64,N=32,K=32"]}]})");
-  auto r = test::run_kforge("sweep " + plan + cache + " --quiet --db " + db);
+  // In the order proposed: timing each batch fastest first would reorder them.
+  auto r = test::run_kforge("sweep " + plan + cache + " --strategy-order --quiet --db " + db);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   const auto settings = column(db, "SELECT settings_json FROM sweeps ORDER BY id");

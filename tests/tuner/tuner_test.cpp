@@ -196,6 +196,55 @@ TEST_CASE("the first timed launch is the poisoned-output run: a kernel that read
   CHECK(summary->winner->config.find("RC0") != std::string::npos);
 }
 
+TEST_CASE("a batch is validated first and timed fastest first, so its slow candidates are cut against its fastest",
+          "[tuner][opencl]") {
+  // gemm_repeat: REP8 does 8 times REP1's work, and the default is REP8,
+  // proposed first. In the strategy's order it has no best to be cut
+  // against and is timed in full; fastest first, both REP8 are cut.
+  test::TempDir dir;
+  auto device = open_device("auto");
+  REQUIRE(device.ok());
+  auto catalog = TemplateCatalog::builtin();
+  REQUIRE(catalog.ok());
+  REQUIRE(catalog->add_dir(std::string(KFORGE_TEST_DATA_DIR) + "/templates/gemm_repeat").ok());
+  GemmOperator gemm;
+  Problem p;
+  p.op = "gemm";
+  p.dims = {{"M", 128}, {"N", 128}, {"K", 128}, {"batch", 1}};
+  p.dtype = Dtype::kF32;
+  p.layout = *parse_layout("NN");
+  for (const bool fastest_first : {true, false}) {
+    INFO("fastest first: " << fastest_first);
+    auto db = Database::open(dir.file(fastest_first ? "fast.db" : "order.db"), Database::Mode::kReadWrite);
+    REQUIRE(db.ok());
+    Tuner tuner(**device, **db, gemm);
+    TuneRequest req = request_for(*catalog, p);
+    req.templates = {catalog->find("gemm_repeat")};
+    req.compile_overlap = TuneRequest::CompileOverlap::kOff;
+    req.fastest_first = fastest_first;
+    auto s = tuner.run(req, {});
+    REQUIRE(s.ok());
+    REQUIRE(s->outcomes.size() == 4);
+    CHECK(s->validated_ahead == (fastest_first ? 4 : 0));
+    std::map<std::string, std::string> stop;
+    for (const auto& o : s->outcomes) {
+      CHECK(o.status == CandidateStatus::kOk);
+      stop[o.config] = o.timing.stop;
+    }
+    if (fastest_first) {
+      CHECK(s->outcomes[0].config.find("REP1") != std::string::npos);
+      CHECK(s->outcomes[1].config.find("REP1") != std::string::npos);
+      CHECK(stop["BX8_REP8"] == "cut");
+      CHECK(stop["BX16_REP8"] == "cut");
+    } else {
+      CHECK(s->outcomes[0].config == "BX8_REP8");
+      CHECK(stop["BX8_REP8"] != "cut");
+    }
+    REQUIRE(s->winner);
+    CHECK(s->winner->config.find("REP1") != std::string::npos);
+  }
+}
+
 TEST_CASE("max-evals bounds a random sweep and the same seed picks the same set", "[tuner][opencl]") {
   test::TempDir dir;
   auto device = open_device("auto");
@@ -211,6 +260,7 @@ TEST_CASE("max-evals bounds a random sweep and the same seed picks the same set"
     req.strategy = "random";
     req.max_evals = 3;
     req.seed = 99;
+    req.fastest_first = false;  // the order proposed, checked below
     auto s = tuner.run(req);
     REQUIRE(s.ok());
     CHECK(s->outcomes.size() == 3);
