@@ -101,6 +101,7 @@ class InProcessRunner final : public CandidateRunner {
   bool compile_overlap_ = false;
   bool code_generator_ = false;  ///< compiles and launches ahead only; no references, never evaluates
   int references_loaded_ = 0;
+  bool timed_buffers_used_ = false;  ///< a launch has used the timed run's buffers in this process
   /// Templates whose instances are built one program each (combining them failed).
   std::set<std::string> uncombined_;
   /// Evaluated candidates' kernels in programs the compiler keeps, for retime().
