@@ -19,13 +19,23 @@ namespace {
 
 const std::string kPlanted = std::string(KFORGE_TEST_DATA_DIR) + "/templates/gemm_naive_planted";
 
-Problem small_problem(const char* layout) {
+Problem gemm_problem(std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t batch, const char* layout) {
   Problem p;
   p.op = "gemm";
-  p.dims = {{"M", 33}, {"N", 17}, {"K", 9}, {"batch", 2}};
+  p.dims = {{"M", m}, {"N", n}, {"K", k}, {"batch", batch}};
   p.dtype = Dtype::kF32;
   p.layout = *parse_layout(layout);
   return p;
+}
+
+Problem small_problem(const char* layout) { return gemm_problem(33, 17, 9, 2, layout); }
+
+/// The built-in templates and one of tests/data/templates.
+TemplateCatalog catalog_with(const std::string& test_template) {
+  auto catalog = TemplateCatalog::builtin();
+  REQUIRE(catalog.ok());
+  REQUIRE(catalog->add_dir(std::string(KFORGE_TEST_DATA_DIR) + "/templates/" + test_template).ok());
+  return std::move(*catalog);
 }
 
 TuneRequest request_for(const TemplateCatalog& catalog, Problem p) {
@@ -169,15 +179,13 @@ TEST_CASE("the first timed launch is the poisoned-output run: a kernel that read
   test::TempDir dir;
   auto device = open_device("auto");
   REQUIRE(device.ok());
-  auto catalog = TemplateCatalog::builtin();
-  REQUIRE(catalog.ok());
-  REQUIRE(catalog->add_dir(std::string(KFORGE_TEST_DATA_DIR) + "/templates/gemm_reads_c").ok());
+  const TemplateCatalog catalog = catalog_with("gemm_reads_c");
   auto db = Database::open(dir.file("t.db"), Database::Mode::kReadWrite);
   REQUIRE(db.ok());
   GemmOperator gemm;
   Tuner tuner(**device, **db, gemm);
-  TuneRequest req = request_for(*catalog, small_problem("NN"));
-  req.templates = {catalog->find("gemm_reads_c")};
+  TuneRequest req = request_for(catalog, small_problem("NN"));
+  req.templates = {catalog.find("gemm_reads_c")};
   auto summary = tuner.run(req, {});
   REQUIRE(summary.ok());
   CHECK(summary->evaluated == 4);
@@ -204,22 +212,16 @@ TEST_CASE("a batch is validated first and timed fastest first, so its slow candi
   test::TempDir dir;
   auto device = open_device("auto");
   REQUIRE(device.ok());
-  auto catalog = TemplateCatalog::builtin();
-  REQUIRE(catalog.ok());
-  REQUIRE(catalog->add_dir(std::string(KFORGE_TEST_DATA_DIR) + "/templates/gemm_repeat").ok());
+  const TemplateCatalog catalog = catalog_with("gemm_repeat");
   GemmOperator gemm;
-  Problem p;
-  p.op = "gemm";
-  p.dims = {{"M", 128}, {"N", 128}, {"K", 128}, {"batch", 1}};
-  p.dtype = Dtype::kF32;
-  p.layout = *parse_layout("NN");
+  const Problem p = gemm_problem(128, 128, 128, 1, "NN");
   for (const bool fastest_first : {true, false}) {
     INFO("fastest first: " << fastest_first);
     auto db = Database::open(dir.file(fastest_first ? "fast.db" : "order.db"), Database::Mode::kReadWrite);
     REQUIRE(db.ok());
     Tuner tuner(**device, **db, gemm);
-    TuneRequest req = request_for(*catalog, p);
-    req.templates = {catalog->find("gemm_repeat")};
+    TuneRequest req = request_for(catalog, p);
+    req.templates = {catalog.find("gemm_repeat")};
     req.compile_overlap = TuneRequest::CompileOverlap::kOff;
     req.fastest_first = fastest_first;
     auto s = tuner.run(req, {});
