@@ -382,8 +382,14 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
   // first and timed fastest first: its slow candidates are then cut against
   // its fastest instead of being timed in full while the best so far is a
   // slow one (docs/measurement.md, "Time the batch's fastest first").
-  // Evaluation order changes nothing else such a strategy proposes.
-  bool validate_ahead = request.fastest_first && compile_ahead > 0 && !overlap;
+  // Evaluation order changes nothing else such a strategy proposes, and the
+  // set an evaluation budget evaluates stays the strategy's: a batch never
+  // holds more than the budget leaves, so the whole run is evaluated, except
+  // where templates share the budget turn by turn. Then how much of a run a
+  // template's turns reach depends on the others, and its candidates are
+  // timed in the strategy's order.
+  bool validate_ahead = request.fastest_first && compile_ahead > 0 && !overlap &&
+                        (request.max_evals <= 0 || states.size() == 1);
   auto time_fastest_first = [&](TemplateState& st, std::size_t first,
                                 const std::vector<CandidateRef>& batch) -> Result<std::size_t> {
     // The strategy's proposals from `first` on, as long as the batch holds them.

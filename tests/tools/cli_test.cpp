@@ -392,18 +392,22 @@ TEST_CASE("tune in a worker validates each batch first and times it fastest firs
                            " --shape M=128,N=128,K=128 --strategy exhaustive --compile-overlap off --no-cache"
                            " --min-reps 3 --max-reps 3 --json --db ";
   const json fast = parse_json(test::run_kforge(args + dir.file("fast.db")));
-  CHECK(fast["validated_ahead"] == 4);
+  CHECK(fast["validated_ahead"] == 6);
   auto order = results_in(dir.file("fast.db"));
-  REQUIRE(order.size() == 4);
+  REQUIRE(order.size() == 6);
   for (const auto& r : order) CHECK(r["status"] == "ok");
-  CHECK(order[0]["config"].get<std::string>().find("REP1") != std::string::npos);
-  CHECK(order[1]["config"].get<std::string>().find("REP1") != std::string::npos);
-  CHECK(fast["timing_stops"].value("cut", 0) == 2);
+  for (std::size_t i = 0; i < 3; ++i) CHECK(order[i]["config"].get<std::string>().find("REP1") != std::string::npos);
+  // The default is no finalist (the three REP1 are): cut after its one timed launch.
+  REQUIRE(fast["default"]["config"] == "BX8_REP8");
+  CHECK(fast["default"]["count"] == 1);
+  CHECK(fast["default"]["reason"].get<std::string>().find("cut after 1 timed launch") != std::string::npos);
   // --strategy-order times them as proposed: the default first, in full.
+  CHECK(fast["timing_stops"].value("cut", 0) >= 3);  // every REP8
   const json proposed = parse_json(test::run_kforge(args + dir.file("order.db") + " --strategy-order"));
   CHECK(proposed["validated_ahead"] == 0);
   CHECK(results_in(dir.file("order.db"))[0]["config"] == "BX8_REP8");
-  CHECK(proposed["timing_stops"].value("cut", 0) <= 1);
+  CHECK(proposed["default"]["count"] == 3);
+  CHECK(proposed["default"].value("reason", "").find("cut") == std::string::npos);
 }
 
 TEST_CASE("on PoCL a stored candidate whose compile may have crashed is not built again", "[cli]") {

@@ -208,7 +208,7 @@ TEST_CASE("a batch is validated first and timed fastest first, so its slow candi
           "[tuner][opencl]") {
   // gemm_repeat: REP8 does 8 times REP1's work, and the default is REP8,
   // proposed first. In the strategy's order it has no best to be cut
-  // against and is timed in full; fastest first, both REP8 are cut.
+  // against and is timed in full; fastest first, every REP8 is cut.
   test::TempDir dir;
   auto device = open_device("auto");
   REQUIRE(device.ok());
@@ -226,16 +226,16 @@ TEST_CASE("a batch is validated first and timed fastest first, so its slow candi
     req.fastest_first = fastest_first;
     auto s = tuner.run(req, {});
     REQUIRE(s.ok());
-    REQUIRE(s->outcomes.size() == 4);
-    CHECK(s->validated_ahead == (fastest_first ? 4 : 0));
+    REQUIRE(s->outcomes.size() == 6);
+    CHECK(s->validated_ahead == (fastest_first ? 6 : 0));
     std::map<std::string, std::string> stop;
     for (const auto& o : s->outcomes) {
       CHECK(o.status == CandidateStatus::kOk);
       stop[o.config] = o.timing.stop;
     }
     if (fastest_first) {
-      CHECK(s->outcomes[0].config.find("REP1") != std::string::npos);
-      CHECK(s->outcomes[1].config.find("REP1") != std::string::npos);
+      for (std::size_t i = 0; i < 3; ++i) CHECK(s->outcomes[i].config.find("REP1") != std::string::npos);
+      CHECK(stop["BX4_REP8"] == "cut");
       CHECK(stop["BX8_REP8"] == "cut");
       CHECK(stop["BX16_REP8"] == "cut");
     } else {
@@ -244,6 +244,33 @@ TEST_CASE("a batch is validated first and timed fastest first, so its slow candi
     }
     REQUIRE(s->winner);
     CHECK(s->winner->config.find("REP1") != std::string::npos);
+  }
+}
+
+TEST_CASE("templates sharing an evaluation budget are timed in the strategy's order", "[tuner][opencl]") {
+  // How much of a template's validated run its turns would reach depends on
+  // the other template's: fastest first there could change the set the
+  // budget evaluates, so it is off; with the budget one template's, it is on.
+  test::TempDir dir;
+  auto device = open_device("auto");
+  REQUIRE(device.ok());
+  TemplateCatalog catalog = catalog_with("gemm_repeat");
+  REQUIRE(catalog.add_dir(kPlanted).ok());
+  GemmOperator gemm;
+  for (const bool shared : {true, false}) {
+    INFO("two templates: " << shared);
+    auto db = Database::open(dir.file(shared ? "shared.db" : "one.db"), Database::Mode::kReadWrite);
+    REQUIRE(db.ok());
+    Tuner tuner(**device, **db, gemm);
+    TuneRequest req = request_for(catalog, gemm_problem(64, 64, 64, 1, "NN"));
+    req.templates = {catalog.find("gemm_repeat")};
+    if (shared) req.templates.push_back(catalog.find("gemm_naive_planted"));
+    req.compile_overlap = TuneRequest::CompileOverlap::kOff;
+    req.max_evals = 4;
+    auto s = tuner.run(req, {});
+    REQUIRE(s.ok());
+    CHECK(s->outcomes.size() == 4);
+    CHECK(s->validated_ahead == (shared ? 0 : 4));
   }
 }
 
