@@ -29,7 +29,10 @@ class ModelStrategy final : public Strategy {
         rng_(seed),
         seen_(raw.size(), false) {
     // A small design leaves most of a small budget to the model.
-    design_ = initial_design(raw, firsts, rng_);
+    // Greedy maximin: over fifteen recorded landscapes the model reached 0.95
+    // of the optimum within 10% of the space on 558 of 750 seed-landscapes
+    // with it, 506 with best-candidate sampling (docs/measurement.md).
+    design_ = initial_design(raw, firsts, rng_, 0);
   }
 
   std::string_view name() const override { return "model"; }

@@ -430,7 +430,11 @@ TEST_CASE("likely_next is a guess of the next proposals that never changes them"
     const double rate = static_cast<double>(hits) / static_cast<double>(steps);
     INFO("next proposal among the previous guess: " << hits << " of " << steps);
     if (std::string(name) == "model") {
-      CHECK(rate >= 0.75);  // the refit after the real outcome moves the bounds
+      // The refit after the real outcome moves the bounds. Over seeds 1-8
+      // here: 0.73-0.83 with the greedy maximin design, 0.77-0.91 with the
+      // sampled one it replaced; over the first 25% of the recorded
+      // landscapes the replay's guesses held 95-100% of the proposals with either.
+      CHECK(rate >= 0.7);
     } else {
       // Exact for fixed-order strategies; annealing's next step is one of a
       // few known draws, whatever the outcome.
