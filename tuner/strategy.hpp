@@ -64,10 +64,11 @@ class Strategy {
 ///   exhaustive  space order
 ///   random      a seeded permutation
 ///   annealing   a small space-filling design (initial_design in
-///               strategy_features.hpp), then simulated annealing from its
+///               strategy_features.hpp, sampled: 5 draws per point), then simulated annealing from its
 ///               best over configurations that differ in one parameter, on
 ///               log time; restarts from the best when stuck
-///   model       the same design, then a tree-ensemble surrogate (extremely
+///   model       a design of the same size, greedy maximin (its first point
+///               opposite the default), then a tree-ensemble surrogate (extremely
 ///               randomized trees on log time over derived features: logs of
 ///               the values and their pairwise sums and differences) picks
 ///               the lowest lower confidence bound among unevaluated
