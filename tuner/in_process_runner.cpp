@@ -396,7 +396,7 @@ Result<Evaluation> InProcessRunner::evaluate(const std::string& template_name, c
   auto t_val = Clock::now();
   if (!timed_buffers_used_) {
     // The first launch on a buffer pays one-off costs (PoCL: 1.46x the
-    // median in one run, moving the buffers to the device), which would
+    // median in one run, most likely moving the buffers to the device), which would
     // land in this process's first timed launch: one untimed launch on the
     // timed run's buffers takes them, once per process.
     auto launched = device_.launch(*held.kernel, timed_run.args, held.geometry);

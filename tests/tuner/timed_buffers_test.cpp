@@ -1,7 +1,7 @@
-// The first launch on a buffer pays one-off costs (on PoCL, moving it to
-// the device), which must never land in a timed sample: on PoCL the first
-// timed launch of a process read 1.46x its candidate's median when it was
-// the first launch on the timed run's buffers. So every timed launch (one
+// The first launch on a buffer pays one-off costs (on PoCL most likely
+// moving it to the device), which must never land in a timed sample: on
+// PoCL a process's first timed launch read 1.46x its candidate's median in
+// one run when it was the first launch on the timed run's buffers. So every timed launch (one
 // right after a cache flush) uses buffers some earlier launch used.
 #include <catch2/catch.hpp>
 
