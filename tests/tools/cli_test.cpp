@@ -411,6 +411,25 @@ TEST_CASE("tune in a worker validates each batch first and times it fastest firs
   CHECK(proposed["default"].value("reason", "").find("cut") == std::string::npos);
 }
 
+TEST_CASE("on PoCL a group's program, built anyway, serves its member whose binary is stored", "[cli]") {
+  // The first run stores its winner's binary. In the second, that
+  // member's group is built all the same (the seven others are not stored),
+  // and the member comes from it: its own stored program would have PoCL
+  // generate its machine code again at its first launch.
+  test::TempDir dir;
+  std::string args = planted_batch_args();
+  args.replace(args.find(" --no-cache"), std::string(" --no-cache").size(), " --cache-dir " + dir.file("cache"));
+  const json first = parse_json(test::run_kforge(args + dir.file("a.db")));
+  REQUIRE(first["evaluated"] == 8);
+  const json second = parse_json(test::run_kforge(args + dir.file("b.db")));
+  CHECK(second["cache_hits"] == 0);
+  CHECK(second["compiled_combined"] == 8);
+  // Compiled one at a time, the stored binary serves.
+  args.replace(args.find("--compile-threads 2"), std::string("--compile-threads 2").size(), "--compile-threads -1");
+  const json alone = parse_json(test::run_kforge(args + dir.file("c.db")));
+  CHECK(alone["cache_hits"] == 1);
+}
+
 TEST_CASE("on PoCL a stored candidate whose compile may have crashed is not built again", "[cli]") {
   test::TempDir dir;
   const auto order = run_planted_plain(dir.file("plain.db")).order;
