@@ -410,10 +410,10 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
       auto v = runner->validate(st.tpl->manifest.name, st.space[run[k]]);
       if (!v.ok()) {
         if (v.error().code != ErrorCode::kUnsupported) return v.error();
-        // This runner times in the strategy's order: the ones taken from
-        // the strategy so far go in that order.
+        // This runner times in the strategy's order (it says so at its
+        // first call): the one just taken goes after any validated before.
         validate_ahead = false;
-        for (std::size_t j = 0; j <= k; ++j) passed.push_back({0.0, run[j]});
+        passed.push_back({std::numeric_limits<double>::infinity(), run[k]});
         break;
       }
       summary.compile_s += v->compile_s;
