@@ -504,7 +504,9 @@ Result<RetimeReport> InProcessRunner::retime(const std::vector<CandidateRef>& re
   for (std::size_t i = 1; i < timed.size(); ++i) {
     if (timed[i].median_ms < timed[fastest].median_ms) fastest = i;
   }
-  if (fastest < binaries.size() && binaries[fastest].first) {
+  // Stored by an earlier run already (a group's program served it this
+  // time, not the cache): not built and handed out again.
+  if (fastest < binaries.size() && binaries[fastest].first && !cache_->get(*binaries[fastest].first)) {
     (void)cache_->put(*binaries[fastest].first, binaries[fastest].second);  // a failed write costs speed only
   }
   return report;
