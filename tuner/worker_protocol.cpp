@@ -105,15 +105,6 @@ Evaluation evaluation_from_json(const nlohmann::json& j) {
   return e;
 }
 
-nlohmann::json protocol_to_json(const MeasurementProtocol& p) {
-  return {{"warmup", p.warmup},           {"min_reps", p.min_reps},         {"max_reps", p.max_reps},
-          {"budget_ms", p.budget_ms},     {"flush_cache", p.flush_cache},   {"ci_rel_width", p.ci_rel_width},
-          {"cut_ratio", p.cut_ratio},     {"cut_after", p.cut_after},       {"finalists", p.finalists},
-          {"finalist_window", p.finalist_window}, {"max_finalists", p.max_finalists},
-          {"finalist_rounds", p.finalist_rounds}, {"finalist_race_after", p.finalist_race_after},
-          {"finalist_retimings", p.finalist_retimings}, {"retime_load_share", p.retime_load_share}};
-}
-
 MeasurementProtocol protocol_from_json(const nlohmann::json& j) {
   MeasurementProtocol p;
   p.warmup = j.value("warmup", p.warmup);
@@ -146,7 +137,7 @@ nlohmann::json to_json(const RunnerSetup& s) {
             {"attrs", p.attrs}}},
           {"templates", s.template_origins},
           {"workload_seed", s.workload_seed},
-          {"protocol", protocol_to_json(s.protocol)},
+          {"protocol", s.protocol.to_json()},
           {"cache_dir", s.cache_dir},
           {"compile_threads", s.compile_threads},
           {"compile_overlap", s.compile_overlap},

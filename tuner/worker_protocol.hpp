@@ -38,7 +38,8 @@ Evaluation evaluation_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const RunnerSetup& s);
 /// kBadInput naming the field when the message lacks or garbles one.
 Result<RunnerSetup> setup_from_json(const nlohmann::json& j);
-nlohmann::json protocol_to_json(const MeasurementProtocol& p);
+/// Reads MeasurementProtocol::to_json (what sweeps store, and what the
+/// setup message carries).
 MeasurementProtocol protocol_from_json(const nlohmann::json& j);
 
 /// One end of the socket pair: newline-delimited JSON messages.
