@@ -25,7 +25,7 @@ std::size_t fastest(const std::vector<double>& values, const std::vector<std::si
 /// clock ticks passed to say (10 ticks: 50 ms on two cores at 100 Hz).
 double load_share(const TimingStats& t) {
   constexpr double kMinTicks = 10;
-  return t.clocks.cpu_ticks >= kMinTicks ? t.clocks.other_cpu_ticks / t.clocks.cpu_ticks : -1.0;
+  return t.clocks.cpu_ticks >= kMinTicks ? t.clocks.other_cpu_share() : -1.0;
 }
 
 /// The ok outcomes never re-timed that were timed while other processes

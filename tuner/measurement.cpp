@@ -74,11 +74,7 @@ Result<TimingStats> measure(Device& device, Kernel& kernel, const std::vector<Ke
     if (n < protocol.min_reps || n >= protocol.max_reps) continue;
     if (protocol.ci_rel_width > 0) {
       const MedianInterval ci = median_interval(samples);
-      const double median = quantile([&] {
-        auto s = samples;
-        std::sort(s.begin(), s.end());
-        return s;
-      }(), 0.5);
+      const double median = median_of(samples);
       if (ci.coverage >= 0.95 && median > 0 && (ci.high_ms - ci.low_ms) <= protocol.ci_rel_width * median) {
         stop = "ci";
         break;
@@ -155,9 +151,7 @@ Result<std::vector<TimingStats>> measure_interleaved(Device& device, const std::
     double leader_median = 0;
     for (std::size_t i = 0; i < n; ++i) {
       if (!active[i]) continue;
-      auto sorted = samples[i];
-      std::sort(sorted.begin(), sorted.end());
-      const double m = quantile(sorted, 0.5);
+      const double m = median_of(samples[i]);
       if (leader == n || m < leader_median) {
         leader = i;
         leader_median = m;

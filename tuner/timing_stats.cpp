@@ -16,6 +16,11 @@ double quantile(const std::vector<double>& sorted, double q) {
   return sorted[lo] + (sorted[hi] - sorted[lo]) * frac;
 }
 
+double median_of(std::vector<double> samples_ms) {
+  std::sort(samples_ms.begin(), samples_ms.end());
+  return quantile(samples_ms, 0.5);
+}
+
 MedianInterval median_interval(std::vector<double> samples_ms, double confidence) {
   MedianInterval ci;
   const std::size_t n = samples_ms.size();
@@ -137,7 +142,7 @@ nlohmann::json ClockRecord::to_json() const {
       {"throttled_samples", throttled_count()},
       {"reasons", reasons},
       {"cpu_ticks", cpu_ticks},
-      {"other_cpu_share", cpu_ticks > 0 ? other_cpu_ticks / cpu_ticks : -1.0},
+      {"other_cpu_share", other_cpu_share()},
   };
   nlohmann::json j = {{"source", source}, {"core_mhz", core_mhz}, {"throttled", throttled}, {"summary", summary}};
   if (const std::string n = note(); !n.empty()) j["note"] = n;

@@ -43,6 +43,8 @@ struct ClockRecord {
   double cpu_ticks = 0, other_cpu_ticks = 0;
 
   bool empty() const { return source.empty(); }
+  /// other_cpu_ticks / cpu_ticks; -1 when no ticks were counted.
+  double other_cpu_share() const { return cpu_ticks > 0 ? other_cpu_ticks / cpu_ticks : -1.0; }
   /// Appends the reading taken after one timed sample.
   void add(const Result<ClockSample>& sample);
   std::int64_t throttled_count() const;
@@ -72,6 +74,9 @@ struct TimingStats {
 
 /// The q-quantile (0..1) of `sorted`, linear interpolation; 0 when empty.
 double quantile(const std::vector<double>& sorted, double q);
+
+/// The median of `samples_ms` in any order; 0 when empty.
+double median_of(std::vector<double> samples_ms);
 
 /// A result's resources_json object with `timing`'s clock record under
 /// "clocks" (unchanged when the record is empty): how the database stores it.
