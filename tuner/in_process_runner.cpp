@@ -176,21 +176,25 @@ std::vector<InProcessRunner::Ready> InProcessRunner::compile_combined(
   // holds. Stored binaries serve only where they save that build (every
   // member stored): a stored PoCL binary is its member's own program, whose
   // machine code for its work-group size PoCL generates again at its first
-  // launch (0.33-0.37 s), while the built program's is in PoCL's cache.
-  std::vector<std::size_t> to_build;
+  // launch (0.33-0.37 s), while the built program's is in PoCL's cache. So
+  // the cache is read only until a member is missing from it.
+  std::vector<std::size_t> launched;  // every member but the build-only ones
+  bool all_stored = cache_.has_value();
   for (std::size_t i = 0; i < members.size(); ++i) {
     // A build-only member is compiled with the rest: a compiler it brings
     // down goes down here too.
     fault_point("KFORGE_FAULT_ABORT_COMPILING", members[i]->config_name);
     if (only_built(i)) continue;
-    if (auto stored = cache_ ? cache_->get(cache_key(tpl, *members[i])) : std::nullopt) {
+    launched.push_back(i);
+    if (!all_stored) continue;
+    if (auto stored = cache_->get(cache_key(tpl, *members[i]))) {
       out[i].compiled = std::move(*stored);
       out[i].cache_hit = true;
     } else {
-      to_build.push_back(i);
+      all_stored = false;
     }
   }
-  if (to_build.empty()) return out;
+  if (all_stored || launched.empty()) return out;
   if (members.size() > 1) {
     std::vector<const Instance*> insts;
     for (const auto& m : members) insts.push_back(m.get());
@@ -198,8 +202,7 @@ std::vector<InProcessRunner::Ready> InProcessRunner::compile_combined(
     if (!source.ok()) {
       uncombined_.insert(tpl.manifest.name);
     } else if (auto built = device_.compiler().compile_combined(*source, insts, ""); built.ok()) {
-      for (std::size_t i = 0; i < members.size(); ++i) {
-        if (only_built(i)) continue;
+      for (std::size_t i : launched) {
         out[i].compiled = std::move((*built)[i]);
         out[i].cache_hit = false;
         out[i].combined = true;
@@ -211,8 +214,8 @@ std::vector<InProcessRunner::Ready> InProcessRunner::compile_combined(
   // a combined build that failed. When each then builds, the failure came
   // from combining them, and this template is built one program each from here on.
   bool all_built = true;
-  for (std::size_t i : to_build) {
-    out[i].compiled = compile(tpl, *members[i], &out[i].cache_hit);
+  for (std::size_t i : launched) {
+    if (!out[i].cache_hit) out[i].compiled = compile(tpl, *members[i], &out[i].cache_hit);
     all_built = all_built && out[i].compiled.ok();
   }
   if (members.size() > 1 && all_built) uncombined_.insert(tpl.manifest.name);
