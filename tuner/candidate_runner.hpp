@@ -132,12 +132,8 @@ class CandidateRunner {
   /// slow ones are cut against it ("Time the batch's fastest first" in
   /// docs/measurement.md). evaluate() validates a candidate it no longer
   /// holds (a worker started since) itself. `on_phase` as for evaluate().
-  /// A runner that cannot validate ahead answers kUnsupported.
   virtual Result<Evaluation> validate(const std::string& template_name, const Config& config,
-                                      const std::function<void(std::string_view)>& on_phase = {}) {
-    (void)template_name, (void)config, (void)on_phase;
-    return Error{ErrorCode::kUnsupported, "this runner does not validate ahead", {}};
-  }
+                                      const std::function<void(std::string_view)>& on_phase = {}) = 0;
   /// Re-times the finalists interleaved and raced (measure_interleaved): one TimingStats each.
   virtual Result<RetimeReport> retime(const std::vector<CandidateRef>& finalists) = 0;
   /// Compiles `batch` on a thread pool, in parallel with each other, for

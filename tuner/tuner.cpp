@@ -388,7 +388,7 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
   // where templates share the budget turn by turn. Then how much of a run a
   // template's turns reach depends on the others, and its candidates are
   // timed in the strategy's order.
-  bool validate_ahead = request.fastest_first && compile_ahead > 0 && !overlap &&
+  const bool validate_ahead = request.fastest_first && compile_ahead > 0 && !overlap &&
                         (request.max_evals <= 0 || states.size() == 1);
   auto time_fastest_first = [&](TemplateState& st, std::size_t first,
                                 const std::vector<CandidateRef>& batch) -> Result<std::size_t> {
@@ -407,23 +407,15 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
     std::vector<std::pair<double, std::size_t>> passed;
     for (std::size_t k = 0; k < run.size(); ++k) {
       if (k > 0) (void)st.strategy->next(st.history);  // a fixed order: run[k]
-      auto v = runner->validate(st.tpl->manifest.name, st.space[run[k]]);
-      if (!v.ok()) {
-        if (v.error().code != ErrorCode::kUnsupported) return v.error();
-        // This runner times in the strategy's order (it says so at its
-        // first call): the one just taken goes after any validated before.
-        validate_ahead = false;
-        passed.push_back({std::numeric_limits<double>::infinity(), run[k]});
-        break;
-      }
-      summary.compile_s += v->compile_s;
-      summary.validate_s += v->validate_s;
+      KF_TRY_ASSIGN(v, runner->validate(st.tpl->manifest.name, st.space[run[k]]));
+      summary.compile_s += v.compile_s;
+      summary.validate_s += v.validate_s;
       ++summary.validated_ahead;
-      if (v->status != CandidateStatus::kOk) {
+      if (v.status != CandidateStatus::kOk) {
         failed.push_back(run[k]);
-        st.failed_ahead[run[k]] = std::move(*v);
+        st.failed_ahead[run[k]] = std::move(v);
       } else {
-        passed.push_back({v->untimed_ms.empty() ? std::numeric_limits<double>::infinity() : v->untimed_ms.front(),
+        passed.push_back({v.untimed_ms.empty() ? std::numeric_limits<double>::infinity() : v.untimed_ms.front(),
                           run[k]});
       }
     }
@@ -546,6 +538,10 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
     }
 
     const Config& cfg = st.space[*next];
+    // The default is the baseline of the reported speedup: timed in full,
+    // never cut against a best found before it (as it was when it always
+    // came first, before batches were timed fastest first).
+    const bool is_default = states.front().tpl == st.tpl && name == m.default_config().canonical_name();
     CandidateOutcome o;
     if (auto s = st.stored.find(name); s != st.stored.end()) {
       o = outcome_from_record(s->second);
@@ -560,10 +556,6 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
         summary.validate_s += ev.validate_s;
         summary.measure_s += ev.measure_s;
       };
-      // The default is the baseline of the reported speedup: timed in full,
-      // never cut against a best found before it (as it was when it always
-      // came first, before batches were timed fastest first).
-      const bool is_default = states.front().tpl == st.tpl && name == m.default_config().canonical_name();
       const double cut_against = best && !is_default ? best->timing.median_ms : 0.0;
       Evaluation e;
       if (auto ended = st.failed_ahead.find(*next); ended != st.failed_ahead.end()) {
@@ -633,7 +625,7 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
       since_improvement = 0;
     }
     st.history.push_back({*next, o.status == CandidateStatus::kOk, o.timing.median_ms});
-    if (states.front().tpl == st.tpl && name == m.default_config().canonical_name()) {
+    if (is_default) {
       summary.default_result = o;
     }
     summary.outcomes.push_back(std::move(o));

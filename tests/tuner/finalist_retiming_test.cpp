@@ -25,6 +25,10 @@ class ScriptedRunner final : public CandidateRunner {
                               const std::function<void(std::string_view)>&) override {
     return Error::internal("not in this test");
   }
+  Result<Evaluation> validate(const std::string&, const Config&,
+                              const std::function<void(std::string_view)>&) override {
+    return Error::internal("not in this test");
+  }
   Result<PrecompileReport> precompile(const std::vector<CandidateRef>&) override { return PrecompileReport{}; }
   Result<RetimeReport> retime(const std::vector<CandidateRef>& refs) override {
     if (asked.size() >= passes.size()) return Error::internal("no more re-timings scripted");
