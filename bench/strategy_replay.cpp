@@ -7,7 +7,7 @@
 // instead of minutes of PoCL: a tool to iterate on a strategy, not a receipt.
 //
 //   kforge_bench_strategy_replay RECEIPT.json [--seeds N] [--noise SIGMA] [--strategy NAME] [--trace K]
-//                                [--warm-from OTHER.json]... [--guesses G]
+//                                [--warm-from OTHER.json]... [--guesses G] [--require F]
 //
 // --noise SIGMA multiplies every median by exp(SIGMA * z), z standard normal
 // drawn per configuration and seed, to see how a strategy fares when the
@@ -21,6 +21,10 @@
 // threads) counts how often each proposal was among the strategy's G guesses
 // (Strategy::likely_next) of the turn before, over the first 25%: the share
 // of compiles that can run ahead on a GPU's host.
+// --require F exits 1, naming the strategy, when a strategy's median at 10%
+// is below F: ctest replays the recorded landscapes on which the model
+// meets the search goal (F = 0.95, 10 seeds) so that a change to a strategy
+// that loses one fails there (tests/tuner/CMakeLists.txt).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -55,7 +59,7 @@ double median(std::vector<double> v) {
 int main(int argc, char** argv) {
   if (argc < 2) {
     std::cerr << "usage: kforge_bench_strategy_replay RECEIPT.json [--seeds N] [--noise SIGMA] [--strategy NAME] "
-                 "[--trace K] [--warm-from OTHER.json]...\n";
+                 "[--trace K] [--warm-from OTHER.json]... [--guesses G] [--require F]\n";
     return 2;
   }
   int seeds = 10;
@@ -64,6 +68,8 @@ int main(int argc, char** argv) {
   std::size_t guesses = 31;
   std::vector<std::string> strategies = {"random", "annealing", "model"};
   std::vector<std::string> warm_from;
+  double require = 0.0;
+  std::vector<std::string> short_of;  // strategies whose 10% median is below `require`
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--seeds") seeds = std::stoi(argv[i + 1]);
@@ -72,6 +78,7 @@ int main(int argc, char** argv) {
     else if (flag == "--trace") trace_seeds = std::stoi(argv[i + 1]);
     else if (flag == "--guesses") guesses = static_cast<std::size_t>(std::stoul(argv[i + 1]));
     else if (flag == "--warm-from") warm_from.push_back(argv[i + 1]);
+    else if (flag == "--require") require = std::stod(argv[i + 1]);
     else {
       std::cerr << "kforge_bench_strategy_replay: unknown flag " << flag << "\n";
       return 2;
@@ -231,8 +238,13 @@ int main(int argc, char** argv) {
     }
     std::printf("%-10s", strategy.c_str());
     for (auto& r : reached) std::printf("  %.3f", median(r));
+    if (median(reached[1]) < require) short_of.push_back(strategy);
     std::printf("   (10%%: %d/%d seeds >= 0.95; guessed %.0f%% of %zu proposals)\n", hits, seeds,
                 turns ? 100.0 * static_cast<double>(guessed) / static_cast<double>(turns) : 0.0, turns);
   }
-  return 0;
+  for (const auto& strategy : short_of) {
+    std::fprintf(stderr, "%s: %s reaches less than %.3f of the optimum at 10%% of the space (median over %d seeds)\n",
+                 argv[1], strategy.c_str(), require, seeds);
+  }
+  return short_of.empty() ? 0 : 1;
 }

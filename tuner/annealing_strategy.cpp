@@ -39,7 +39,7 @@ class AnnealingStrategy final : public Strategy {
         rng_(seed),
         seen_(features.size(), false),
         neighbors_(one_parameter_neighbors_unsorted(features)) {
-    design_ = initial_design(features, firsts, rng_);
+    design_ = initial_design(parameter_features(features), firsts, rng_);
   }
 
   std::string_view name() const override { return "annealing"; }

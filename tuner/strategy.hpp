@@ -67,10 +67,11 @@ class Strategy {
 ///               strategy_features.hpp, sampled: 5 draws per point), then simulated annealing from its
 ///               best over configurations that differ in one parameter, on
 ///               log time; restarts from the best when stuck
-///   model       a design of the same size, greedy maximin (its first point
-///               opposite the default), then a tree-ensemble surrogate (extremely
-///               randomized trees on log time over derived features: logs of
-///               the values and their pairwise sums and differences) picks
+///   model       a design of the same size, greedy maximin over the derived
+///               features (its first point opposite the default), then a
+///               tree-ensemble surrogate (extremely randomized trees on log
+///               time over those derived features: logs of the values and
+///               their pairwise sums and differences) picks
 ///               the lowest lower confidence bound among unevaluated
 ///               configurations; every third pick only among the best one's
 ///               one-parameter neighbors

@@ -110,10 +110,12 @@ std::vector<std::size_t> space_filling_design(const SpaceFeatures& features, con
   return design;
 }
 
-std::vector<std::size_t> initial_design(const SpaceFeatures& raw, const std::vector<std::size_t>& firsts,
+SpaceFeatures parameter_features(const SpaceFeatures& raw) { return scaled_rows(log_columns(raw), raw.size()); }
+
+std::vector<std::size_t> initial_design(const SpaceFeatures& features, const std::vector<std::size_t>& firsts,
                                         SplitMix64& rng, std::size_t draws_per_point) {
-  const std::size_t count = std::max(std::clamp<std::size_t>((raw.size() + 49) / 50, 4, 10), firsts.size() + 1);
-  return space_filling_design(scaled_rows(log_columns(raw), raw.size()), firsts, count, draws_per_point, rng);
+  const std::size_t count = std::max(std::clamp<std::size_t>((features.size() + 49) / 50, 4, 10), firsts.size() + 1);
+  return space_filling_design(features, firsts, count, draws_per_point, rng);
 }
 
 std::vector<std::vector<std::size_t>> one_parameter_neighbors_unsorted(const SpaceFeatures& raw) {

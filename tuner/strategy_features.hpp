@@ -31,21 +31,27 @@ SpaceFeatures derived_features(const SpaceFeatures& raw);
 std::vector<std::size_t> space_filling_design(const SpaceFeatures& features, const std::vector<std::size_t>& firsts,
                                               std::size_t count, std::size_t candidates, SplitMix64& rng);
 
+/// The scaled logs of the raw columns that vary, one column per parameter.
+SpaceFeatures parameter_features(const SpaceFeatures& raw);
+
 /// Where a search starts: `firsts` (those inside the space: the default, then
-/// any warm starts), then a space-filling design over the scaled logs of the
-/// raw columns that vary, 2% of the space and 4 to 10 configurations in all,
-/// and at least one beyond `firsts`. Distances use the log columns only: the
-/// pairwise columns of derived_features would count each parameter many
-/// times over. Each point is the farthest from those chosen among
-/// `draws_per_point` configurations drawn from `rng` (best-candidate
+/// any warm starts), then a space-filling design over `features`
+/// (Euclidean), 2% of the space and 4 to 10 configurations in all, and at
+/// least one beyond `firsts`. Each point is the farthest from those chosen
+/// among `draws_per_point` configurations drawn from `rng` (best-candidate
 /// sampling: the seed picks the design too, so a design that misses the
 /// good region does not doom every seed alike), or with 0 among every
 /// configuration (greedy maximin, ties broken by `rng`): its first point
 /// beyond the default is then the configuration opposite it, often the
-/// corner where tile sizes and vector widths are largest. The model uses
-/// greedy maximin, annealing best-candidate sampling with 5 draws
-/// (docs/measurement.md, "Search efficiency", says why).
-std::vector<std::size_t> initial_design(const SpaceFeatures& raw, const std::vector<std::size_t>& firsts,
+/// corner where tile sizes and vector widths are largest.
+///
+/// The model weighs every configuration over derived_features, the columns
+/// its forest splits on: besides each parameter's extremes its design then
+/// spans the extremes of products and ratios (a tile's area, the work per
+/// thread, its aspect). Annealing draws 5 over parameter_features, where
+/// each parameter counts once. docs/measurement.md, "Search efficiency",
+/// gives the measurements behind both.
+std::vector<std::size_t> initial_design(const SpaceFeatures& features, const std::vector<std::size_t>& firsts,
                                         SplitMix64& rng, std::size_t draws_per_point = 5);
 
 /// For every configuration, the configurations that differ from it in

@@ -115,7 +115,7 @@ TEST_CASE("warm starts come right after the default, each once, those in the spa
   }
   // The design still explores beyond them: at least one more before the model or the walk starts.
   SplitMix64 rng(3);
-  const auto design = initial_design(features, {7, 12, 3, 20, 25}, rng);
+  const auto design = initial_design(parameter_features(features), {7, 12, 3, 20, 25}, rng);
   CHECK(design.size() == 6);
 }
 
@@ -367,7 +367,7 @@ TEST_CASE("annealing walks from the best of its initial design and beats random 
   Landscape l;
   const std::size_t default_index = 0;
   SplitMix64 rng(5);
-  const auto design = initial_design(l.features, {default_index}, rng);
+  const auto design = initial_design(parameter_features(l.features), {default_index}, rng);
   REQUIRE(design.size() >= 4);
   // The design first, as the model strategy evaluates it; then a neighbor of its best.
   auto s = make_strategy("annealing", l.features, default_index, 5).value();
