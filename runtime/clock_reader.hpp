@@ -31,6 +31,13 @@ struct ClockSample {
   /// that other processes used; -1: not read. Other load on the cores a
   /// CPU device's kernel runs on slows it down as throttling would.
   double cpu_ticks = -1, other_cpu_ticks = -1;
+  /// CPU devices: since the previous reading (or restart()), the time in
+  /// which tasks waited for a busy core (the kernel's pressure stall
+  /// information, /proc/pressure/cpu "some", which averages it over the
+  /// cores) and the wall time, both in microseconds; -1: not read. A clock
+  /// tick is 10 ms, so cpu_ticks says nothing of a kernel timed for less
+  /// than about 50 ms in all; these count microseconds.
+  double cpu_wait_us = -1, wall_us = -1;
 };
 
 /// Reads a device's clocks; cheap enough to call after every timed launch.

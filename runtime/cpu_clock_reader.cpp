@@ -1,8 +1,10 @@
-// The host CPU's current clock from cpufreq or /proc/cpuinfo, and other
-// processes' share of its time from /proc/stat.
+// The host CPU's current clock from cpufreq or /proc/cpuinfo, other
+// processes' share of its time from /proc/stat, and how long tasks waited
+// for a core from /proc/pressure/cpu.
 #include "cpu_clock_reader.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -102,11 +104,45 @@ std::optional<CpuTimes> cpu_times(const std::string& proc_stat, const std::strin
   return std::nullopt;
 }
 
+/// The "some" line's total (microseconds in which at least one task waited
+/// for a core, averaged over the cores) of a pressure file:
+/// "some avg10=0.00 avg60=0.00 avg300=0.00 total=1234". A kernel built
+/// without it, or booted with psi=0, has no file or fails the read.
+std::optional<double> cpu_wait_total_us(const std::string& pressure) {
+  std::ifstream in(pressure);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("some ", 0) != 0) continue;
+    const auto at = line.find("total=");
+    if (at == std::string::npos) return std::nullopt;
+    char* end = nullptr;
+    const double us = std::strtod(line.c_str() + at + 6, &end);
+    if (end == line.c_str() + at + 6 || us < 0) return std::nullopt;
+    return us;
+  }
+  return std::nullopt;
+}
+
+/// The pressure total and when it was read.
+struct WaitReading {
+  double total_us = 0;
+  std::chrono::steady_clock::time_point at;
+};
+
+std::optional<WaitReading> read_wait(const std::string& pressure) {
+  const auto at = std::chrono::steady_clock::now();
+  const auto total = cpu_wait_total_us(pressure);
+  if (!total) return std::nullopt;
+  return WaitReading{*total, at};
+}
+
 class CpuClockReader final : public ClockReader {
  public:
-  CpuClockReader(std::vector<std::string> cpufreq, std::string cpuinfo, std::string proc_stat, std::string self_stat)
+  CpuClockReader(std::vector<std::string> cpufreq, std::string cpuinfo, std::string proc_stat, std::string self_stat,
+                 std::string pressure)
       : cpufreq_(std::move(cpufreq)), cpuinfo_(std::move(cpuinfo)), proc_stat_(std::move(proc_stat)),
-        self_stat_(std::move(self_stat)), source_(cpufreq_.empty() ? "/proc/cpuinfo" : "cpufreq") {
+        self_stat_(std::move(self_stat)), pressure_(std::move(pressure)),
+        source_(cpufreq_.empty() ? "/proc/cpuinfo" : "cpufreq") {
     restart();
   }
 
@@ -120,6 +156,12 @@ class CpuClockReader final : public ClockReader {
       s.other_cpu_ticks = std::clamp((now->busy - last_->busy) - (now->self - last_->self), 0.0, s.cpu_ticks);
     }
     last_ = now;
+    const auto wait = read_wait(pressure_);
+    if (wait && last_wait_ && wait->total_us >= last_wait_->total_us && wait->at > last_wait_->at) {
+      s.wall_us = std::chrono::duration<double, std::micro>(wait->at - last_wait_->at).count();
+      s.cpu_wait_us = std::min(wait->total_us - last_wait_->total_us, s.wall_us);
+    }
+    last_wait_ = wait;
     s.core_mhz = cpufreq_.empty() ? mean_cpuinfo_mhz(cpuinfo_) : mean_cpufreq_mhz(cpufreq_);
     if (s.core_mhz <= 0) {
       return Error{ErrorCode::kNotFound,
@@ -128,27 +170,32 @@ class CpuClockReader final : public ClockReader {
     return s;
   }
 
-  void restart() override { last_ = cpu_times(proc_stat_, self_stat_); }
+  void restart() override {
+    last_ = cpu_times(proc_stat_, self_stat_);
+    last_wait_ = read_wait(pressure_);
+  }
 
  private:
   std::vector<std::string> cpufreq_;
-  std::string cpuinfo_, proc_stat_, self_stat_;
+  std::string cpuinfo_, proc_stat_, self_stat_, pressure_;
   std::string source_;
   std::optional<CpuTimes> last_;  ///< at the previous reading or restart
+  std::optional<WaitReading> last_wait_;  ///< likewise
 };
 
 }  // namespace
 
 Result<std::unique_ptr<ClockReader>> make_cpu_clock_reader(const std::string& cpu_dir, const std::string& cpuinfo,
-                                                           const std::string& proc_stat, const std::string& self_stat) {
+                                                           const std::string& proc_stat, const std::string& self_stat,
+                                                           const std::string& pressure) {
   std::vector<std::string> files = cpufreq_files(cpu_dir);
   if (!files.empty() && mean_cpufreq_mhz(files) > 0) {
     return std::unique_ptr<ClockReader>(
-        std::make_unique<CpuClockReader>(std::move(files), cpuinfo, proc_stat, self_stat));
+        std::make_unique<CpuClockReader>(std::move(files), cpuinfo, proc_stat, self_stat, pressure));
   }
   if (mean_cpuinfo_mhz(cpuinfo) > 0) {
     return std::unique_ptr<ClockReader>(
-        std::make_unique<CpuClockReader>(std::vector<std::string>{}, cpuinfo, proc_stat, self_stat));
+        std::make_unique<CpuClockReader>(std::vector<std::string>{}, cpuinfo, proc_stat, self_stat, pressure));
   }
   return Error::not_found("no CPU clock: neither " + cpu_dir + "/cpu*/cpufreq/scaling_cur_freq nor \"cpu MHz\" in " +
                           cpuinfo);

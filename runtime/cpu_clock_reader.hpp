@@ -22,10 +22,13 @@ namespace kforge {
 /// processes other than this one used (ClockSample::cpu_ticks,
 /// other_cpu_ticks): `proc_stat`'s aggregate "cpu" line against
 /// `self_stat`'s utime and stime, the kernel's threads included; both -1
-/// where either file does not read.
+/// where either file does not read. And the time tasks waited for a core
+/// since then (ClockSample::cpu_wait_us, wall_us): the "some" line's total
+/// in `pressure`, -1 where the kernel keeps no pressure stall information.
 Result<std::unique_ptr<ClockReader>> make_cpu_clock_reader(const std::string& cpu_dir = "/sys/devices/system/cpu",
                                                            const std::string& cpuinfo = "/proc/cpuinfo",
                                                            const std::string& proc_stat = "/proc/stat",
-                                                           const std::string& self_stat = "/proc/self/stat");
+                                                           const std::string& self_stat = "/proc/self/stat",
+                                                           const std::string& pressure = "/proc/pressure/cpu");
 
 }  // namespace kforge

@@ -21,11 +21,21 @@ std::size_t fastest(const std::vector<double>& values, const std::vector<std::si
   return best;
 }
 
-/// Other processes' share of the host while `t` was timed; -1 when too few
-/// clock ticks passed to say (10 ticks: 50 ms on two cores at 100 Hz).
+/// How much of the host other work took while `t` was timed, the larger of
+/// two readings (-1 where neither says): other processes' share of the
+/// clock ticks, where enough passed (10 ticks: 50 ms on two cores at
+/// 100 Hz), and the share of the wall time in which tasks waited for a
+/// core (ClockRecord::cpu_wait_share), where the host keeps pressure stall
+/// information. Each misses what the other sees: with a busy loop on one of
+/// two cores, some 128³ candidates ran twice as long with no task waiting
+/// (the loop slows a kernel's thread without taking its core, as a sibling
+/// hyperthread would), while waiting reads for kernels too short to span
+/// ten ticks (docs/measurement.md, "Clocks"). Taking the larger re-times
+/// more candidates, never fewer.
 double load_share(const TimingStats& t) {
   constexpr double kMinTicks = 10;
-  return t.clocks.cpu_ticks >= kMinTicks ? t.clocks.other_cpu_share() : -1.0;
+  const double ticks = t.clocks.cpu_ticks >= kMinTicks ? t.clocks.other_cpu_share() : -1.0;
+  return std::max(ticks, t.clocks.cpu_wait_share());
 }
 
 /// The ok outcomes never re-timed that were timed while other processes

@@ -26,7 +26,7 @@ using StoreRetiming = std::function<Status(const CandidateOutcome&, const Timing
 /// most `finalist_retimings` re-timings in all. After that the winner
 /// stands as stored and summary.retiming_note says why. A settled winner is
 /// re-timed once more, within the same limit, beside the candidates timed
-/// while other processes used at least `retime_load_share` of a CPU device's
+/// while other work took at least `retime_load_share` of a CPU device's
 /// host whose medians, scaled by the share of the host they had, would have
 /// made the finalists (summary.retimed_for_load counts them).
 /// summary.finalists gets each re-timed outcome once, with its last timing,

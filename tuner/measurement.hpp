@@ -49,8 +49,9 @@ struct MeasurementProtocol {
   /// faster than all it timed, the machine's speed changed in between, and
   /// the re-timing's fastest is re-timed again with those (finalist_retiming.hpp).
   int finalist_retimings = 3;
-  /// A candidate timed while other processes used at least this share of a
-  /// CPU device's host (ClockRecord::other_cpu_ticks) is re-timed beside the
+  /// A candidate timed while other work took at least this share of a CPU
+  /// device's host (the larger of ClockRecord::other_cpu_share and
+  /// cpu_wait_share) is re-timed beside the
   /// winner when its median, scaled by the share it had, would have made the
   /// finalists (finalist_retiming.hpp; 0: never).
   double retime_load_share = 0.2;

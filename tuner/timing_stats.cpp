@@ -98,6 +98,10 @@ void ClockRecord::add(const Result<ClockSample>& sample) {
     cpu_ticks += s.cpu_ticks;
     other_cpu_ticks += s.other_cpu_ticks;
   }
+  if (s.wall_us > 0 && s.cpu_wait_us >= 0) {
+    wall_us += s.wall_us;
+    cpu_wait_us += s.cpu_wait_us;
+  }
 }
 
 std::int64_t ClockRecord::throttled_count() const {
@@ -143,6 +147,8 @@ nlohmann::json ClockRecord::to_json() const {
       {"reasons", reasons},
       {"cpu_ticks", cpu_ticks},
       {"other_cpu_share", other_cpu_share()},
+      {"cpu_wait_wall_ms", wall_us * 1e-3},
+      {"cpu_wait_share", cpu_wait_share()},
   };
   nlohmann::json j = {{"source", source}, {"core_mhz", core_mhz}, {"throttled", throttled}, {"summary", summary}};
   if (const std::string n = note(); !n.empty()) j["note"] = n;
@@ -169,6 +175,8 @@ ClockRecord ClockRecord::from_json(const nlohmann::json& j) {
   r.error = j.value("error", std::string());
   r.cpu_ticks = std::max(number_or(summary, "cpu_ticks", 0), 0.0);
   r.other_cpu_ticks = std::max(number_or(summary, "other_cpu_share", -1), 0.0) * r.cpu_ticks;
+  r.wall_us = std::max(number_or(summary, "cpu_wait_wall_ms", 0), 0.0) * 1e3;
+  r.cpu_wait_us = std::max(number_or(summary, "cpu_wait_share", -1), 0.0) * r.wall_us;
   return r;
 }
 

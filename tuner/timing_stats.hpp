@@ -41,10 +41,17 @@ struct ClockRecord {
   /// cores) and what other processes used of it (ClockSample::cpu_ticks);
   /// summary "other_cpu_share" = other / all, -1 when not read.
   double cpu_ticks = 0, other_cpu_ticks = 0;
+  /// CPU devices: the wall time over the samples and the part of it in
+  /// which tasks waited for a core (ClockSample::cpu_wait_us), microseconds;
+  /// summary "cpu_wait_share" = wait / wall, -1 when not read, and
+  /// "cpu_wait_wall_ms".
+  double wall_us = 0, cpu_wait_us = 0;
 
   bool empty() const { return source.empty(); }
   /// other_cpu_ticks / cpu_ticks; -1 when no ticks were counted.
   double other_cpu_share() const { return cpu_ticks > 0 ? other_cpu_ticks / cpu_ticks : -1.0; }
+  /// cpu_wait_us / wall_us; -1 when no wait was read.
+  double cpu_wait_share() const { return wall_us > 0 ? cpu_wait_us / wall_us : -1.0; }
   /// Appends the reading taken after one timed sample.
   void add(const Result<ClockSample>& sample);
   std::int64_t throttled_count() const;

@@ -7,6 +7,9 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <thread>
+#include <vector>
 
 #include "cpu_clock_reader.hpp"
 #include "nvml_api.hpp"
@@ -176,7 +179,7 @@ TEST_CASE("the CPU reader counts the host's CPU time since its last reading and 
                                " " + std::to_string(self_system) + " 0 0 20 0 3 0 100 1000 200\n");
   };
   host(100, 50, 800, 60, 20);
-  auto reader = make_cpu_clock_reader(dir.file("no-cpufreq"), cpuinfo, stat, self);
+  auto reader = make_cpu_clock_reader(dir.file("no-cpufreq"), cpuinfo, stat, self, dir.file("no-pressure"));
   REQUIRE(reader.ok());
   host(200, 70, 900, 120, 30);
   (*reader)->restart();  // counts from here
@@ -201,6 +204,42 @@ TEST_CASE("the CPU reader counts the host's CPU time since its last reading and 
   CHECK(s->other_cpu_ticks == -1);
 }
 
+TEST_CASE("the CPU reader counts the time tasks waited for a core since its last reading", "[clocks][unit]") {
+  test::TempDir dir;
+  const std::string cpuinfo = dir.file("cpuinfo"), pressure = dir.file("pressure");
+  test::write_file(cpuinfo, "processor\t: 0\ncpu MHz\t\t: 2000.000\n");
+  auto stall = [&](long total_us) {
+    test::write_file(pressure, "some avg10=1.00 avg60=0.50 avg300=0.10 total=" + std::to_string(total_us) +
+                                   "\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n");
+  };
+  stall(1000);
+  auto reader = make_cpu_clock_reader(dir.file("no-cpufreq"), cpuinfo, dir.file("no-stat"), dir.file("no-self"),
+                                      pressure);
+  REQUIRE(reader.ok());
+  stall(5000);
+  (*reader)->restart();  // counts from here
+  // Long enough that the 300 us counted next are within the wall time.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  stall(5300);
+  auto s = (*reader)->read();
+  REQUIRE(s.ok());
+  CHECK(s->cpu_wait_us == 300);
+  CHECK(s->wall_us >= 2000);
+  CHECK(s->cpu_ticks == -1);  // /proc/stat's counters are another matter
+  // No pressure file (a kernel without it, or psi=0): not read.
+  std::filesystem::remove(pressure);
+  s = (*reader)->read();
+  REQUIRE(s.ok());
+  CHECK(s->cpu_wait_us == -1);
+  CHECK(s->wall_us == -1);
+  // A file without a "some" total says nothing either.
+  test::write_file(pressure, "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n");
+  (*reader)->restart();
+  s = (*reader)->read();
+  REQUIRE(s.ok());
+  CHECK(s->cpu_wait_us == -1);
+}
+
 TEST_CASE("the CPU reader reads a plausible clock on this machine", "[clocks][unit]") {
   auto reader = make_cpu_clock_reader();
   REQUIRE(reader.ok());  // every Linux has /proc/cpuinfo; x86 and most ARM kernels print cpu MHz or cpufreq
@@ -220,4 +259,34 @@ TEST_CASE("the CPU reader reads a plausible clock on this machine", "[clocks][un
   CHECK(s->cpu_ticks > 0);
   CHECK(s->other_cpu_ticks >= 0);
   CHECK(s->other_cpu_ticks <= s->cpu_ticks);
+}
+
+TEST_CASE("on this machine the CPU reader counts the wait of more spinning threads than cores", "[clocks][unit]") {
+  std::ifstream probe("/proc/pressure/cpu");
+  std::string first;
+  if (!std::getline(probe, first) || first.find("total=") == std::string::npos) {
+    WARN("SKIPPED: this kernel keeps no CPU pressure stall information (/proc/pressure/cpu)");
+    return;
+  }
+  auto reader = make_cpu_clock_reader();
+  REQUIRE(reader.ok());
+  (*reader)->restart();
+  // Twice as many threads as cores, spinning 300 ms: a core's queue always
+  // holds a thread that waits.
+  const unsigned n = 2 * std::max(1u, std::thread::hardware_concurrency());
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
+  std::vector<std::thread> spinners;
+  for (unsigned i = 0; i < n; ++i) {
+    spinners.emplace_back([until] {
+      while (std::chrono::steady_clock::now() < until) {
+      }
+    });
+  }
+  for (auto& t : spinners) t.join();
+  auto s = (*reader)->read();
+  REQUIRE(s.ok());
+  INFO("waited " << s->cpu_wait_us << " us of " << s->wall_us);
+  CHECK(s->wall_us >= 300000);
+  CHECK(s->cpu_wait_us > 0.1 * s->wall_us);
+  CHECK(s->cpu_wait_us <= s->wall_us);
 }

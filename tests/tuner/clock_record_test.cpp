@@ -117,3 +117,32 @@ TEST_CASE("a clock record sums the host's CPU time and other processes' share of
   gpu.add(sample(1980, false));
   CHECK(gpu.to_json()["summary"]["other_cpu_share"] == -1.0);
 }
+
+TEST_CASE("a clock record sums the time tasks waited for a core and its share of the wall time", "[clocks][unit]") {
+  ClockRecord r;
+  r.source = "cpufreq";
+  ClockSample a;
+  a.core_mhz = 2400;
+  a.wall_us = 1500;
+  a.cpu_wait_us = 0;
+  ClockSample b = a;
+  b.wall_us = 2500;
+  b.cpu_wait_us = 1000;
+  ClockSample unread;  // no pressure stall information: left out of the sums
+  unread.core_mhz = 2400;
+  r.add(a);
+  r.add(b);
+  r.add(unread);
+  CHECK(r.cpu_wait_share() == Approx(0.25));
+  const auto j = r.to_json();
+  CHECK(j["summary"]["cpu_wait_wall_ms"].get<double>() == Approx(4.0));
+  CHECK(j["summary"]["cpu_wait_share"].get<double>() == Approx(0.25));
+  const ClockRecord back = ClockRecord::from_json(j);
+  CHECK(back.wall_us == Approx(4000.0));
+  CHECK(back.cpu_wait_us == Approx(1000.0));
+  ClockRecord gpu;
+  gpu.source = "nvml";
+  gpu.add(sample(1980, false));
+  CHECK(gpu.cpu_wait_share() == -1.0);
+  CHECK(gpu.to_json()["summary"]["cpu_wait_share"] == -1.0);
+}

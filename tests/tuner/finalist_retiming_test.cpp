@@ -231,6 +231,43 @@ TEST_CASE("finalists: a candidate slowed by other load while timed is re-timed b
   }
 }
 
+TEST_CASE("finalists: a short candidate whose load no tick counted is judged by how long tasks waited for a core",
+          "[measurement][unit]") {
+  // W's samples spanned 2 clock ticks, too few to say, but tasks waited
+  // for a core 45% of their wall time: 17.5 ms is then 9.6 at the host it
+  // had, within the window of the winner's 10.2. Q waited as long but is
+  // too slow even so; R waited little. T waited not at all, but spanned
+  // enough ticks for them to say others took 40% of the host: the larger
+  // reading counts (12.5 ms is 7.5 at 60%).
+  const std::map<std::string, double> search{{"A", 10.0}, {"B", 11.5}, {"C", 12.0},
+                                             {"W", 17.5}, {"Q", 30.0}, {"R", 12.5}, {"T", 12.5}};
+  auto summary = searched(search);
+  auto waited = [&](const std::string& config, double wall_us, double wait_us, double ticks = 2, double other = 0) {
+    for (auto& o : summary.outcomes) {
+      if (o.config == config) {
+        o.timing.clocks.cpu_ticks = ticks;
+        o.timing.clocks.other_cpu_ticks = other;
+        o.timing.clocks.wall_us = wall_us;
+        o.timing.clocks.cpu_wait_us = wait_us;
+      }
+    }
+  };
+  waited("W", 20000, 9000);
+  waited("Q", 20000, 9000);
+  waited("R", 20000, 500);
+  waited("T", 200000, 0, 20, 8);
+  ScriptedRunner runner;
+  runner.search = &search;
+  runner.passes = {{{"A", 10.2}}, {{"A", 10.3}, {"W", 9.9}}};
+  Stored stored;
+  REQUIRE(retime_finalists(runner, finalist_protocol(), summary, store_into(stored)).ok());
+  REQUIRE(runner.asked.size() == 2);
+  CHECK(runner.asked[1] == std::vector<std::string>{"A", "T", "W"});
+  CHECK(summary.retimed_for_load == 2);
+  REQUIRE(summary.winner);
+  CHECK(summary.winner->config == "W");
+}
+
 TEST_CASE("finalists: a re-timing that timed nothing ends the re-timings", "[measurement][unit]") {
   const std::map<std::string, double> search{{"A", 10.0}, {"B", 10.5}};
   auto summary = searched(search);
