@@ -109,6 +109,46 @@ int main(int argc, char** argv) {
   }
   const std::string def = receipt.at("runs").at(0).at("order").at(0).get<std::string>();
   const std::size_t n = names.size();
+  // Receipts recorded while the tuner timed each batch fastest first list
+  // the landscape in the order its results were stored. The tuner's order
+  // is the space's: lexicographic in the declared order of the parameters
+  // and of their values (SearchSpace::for_each), which the receipt's
+  // context.space gives. Sort by it, the default first as before.
+  if (receipt.contains("context") && receipt["context"].contains("space")) {
+    const auto& space = receipt["context"]["space"];
+    auto rank = [&](std::size_t i) {
+      std::vector<std::size_t> key;
+      const auto cfg = Config::parse(names[i]).value();
+      for (const auto& [param, values] : space.items()) {
+        const auto it = cfg.values.find(param);
+        std::size_t at = values.size();
+        for (std::size_t v = 0; it != cfg.values.end() && v < values.size(); ++v) {
+          if (values[v].get<double>() == static_cast<double>(it->second)) at = v;
+        }
+        key.push_back(at);
+      }
+      return key;
+    };
+    std::vector<std::size_t> order(n);
+    for (std::size_t i = 0; i < n; ++i) order[i] = i;
+    std::vector<std::vector<std::size_t>> keys;
+    for (std::size_t i = 0; i < n; ++i) keys.push_back(rank(i));
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      if ((names[a] == def) != (names[b] == def)) return names[a] == def;
+      return keys[a] < keys[b];
+    });
+    std::vector<std::string> n2;
+    std::vector<double> m2;
+    SpaceFeatures f2;
+    for (std::size_t i : order) {
+      n2.push_back(names[i]);
+      m2.push_back(base_ms[i]);
+      f2.push_back(features[i]);
+    }
+    names.swap(n2);
+    base_ms.swap(m2);
+    features.swap(f2);
+  }
   // The receipt lists the default first, then the space in the tuner's
   // order; the tuner's index of the default is where it sits in that order,
   // which the receipt does not say. Take the position at which the random
