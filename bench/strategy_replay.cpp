@@ -7,7 +7,7 @@
 // instead of minutes of PoCL: a tool to iterate on a strategy, not a receipt.
 //
 //   kforge_bench_strategy_replay RECEIPT.json [--seeds N] [--noise SIGMA] [--strategy NAME] [--trace K]
-//                                [--warm-from OTHER.json]... [--guesses G] [--require F]
+//                                [--warm-from OTHER.json]... [--guesses G] [--require F] [--match-orders]
 //
 // --noise SIGMA multiplies every median by exp(SIGMA * z), z standard normal
 // drawn per configuration and seed, to see how a strategy fares when the
@@ -21,6 +21,9 @@
 // threads) counts how often each proposal was among the strategy's G guesses
 // (Strategy::likely_next) of the turn before, over the first 25%: the share
 // of compiles that can run ahead on a GPU's host.
+// --match-orders exits 1, naming the strategy and seed, when a replayed
+// strategy proposes otherwise than the receipt's own run of it recorded
+// (noise 0 and no warm start only): the check that the replay is the tuner.
 // --require F exits 1, naming the strategy, when a strategy's median at 10%
 // is below F: ctest replays the recorded landscapes on which the model
 // meets the search goal (F = 0.95, 10 seeds) so that a change to a strategy
@@ -31,6 +34,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -59,7 +63,7 @@ double median(std::vector<double> v) {
 int main(int argc, char** argv) {
   if (argc < 2) {
     std::cerr << "usage: kforge_bench_strategy_replay RECEIPT.json [--seeds N] [--noise SIGMA] [--strategy NAME] "
-                 "[--trace K] [--warm-from OTHER.json]... [--guesses G] [--require F]\n";
+                 "[--trace K] [--warm-from OTHER.json]... [--guesses G] [--require F] [--match-orders]\n";
     return 2;
   }
   int seeds = 10;
@@ -70,8 +74,19 @@ int main(int argc, char** argv) {
   std::vector<std::string> warm_from;
   double require = 0.0;
   std::vector<std::string> short_of;  // strategies whose 10% median is below `require`
-  for (int i = 2; i + 1 < argc; i += 2) {
+  std::vector<std::string> mismatched;  // strategy and seed whose proposals differ from the receipt's
+  bool match_orders = false;
+  for (int i = 2; i < argc; i += 2) {
     const std::string flag = argv[i];
+    if (flag == "--match-orders") {
+      match_orders = true;
+      --i;  // takes no value
+      continue;
+    }
+    if (i + 1 >= argc) {
+      std::cerr << "kforge_bench_strategy_replay: " << flag << " needs a value\n";
+      return 2;
+    }
     if (flag == "--seeds") seeds = std::stoi(argv[i + 1]);
     else if (flag == "--noise") noise = std::stod(argv[i + 1]);
     else if (flag == "--strategy") strategies = {argv[i + 1]};
@@ -113,7 +128,9 @@ int main(int argc, char** argv) {
   // the landscape in the order its results were stored. The tuner's order
   // is the space's: lexicographic in the declared order of the parameters
   // and of their values (SearchSpace::for_each), which the receipt's
-  // context.space gives. Sort by it, the default first as before.
+  // context.space gives. Sort by it, the default first as before; the
+  // default's place in that order is its index in the tuner's.
+  std::optional<std::size_t> known_place;
   if (receipt.contains("context") && receipt["context"].contains("space")) {
     const auto& space = receipt["context"]["space"];
     auto rank = [&](std::size_t i) {
@@ -133,10 +150,12 @@ int main(int argc, char** argv) {
     for (std::size_t i = 0; i < n; ++i) order[i] = i;
     std::vector<std::vector<std::size_t>> keys;
     for (std::size_t i = 0; i < n; ++i) keys.push_back(rank(i));
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-      if ((names[a] == def) != (names[b] == def)) return names[a] == def;
-      return keys[a] < keys[b];
-    });
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return keys[a] < keys[b]; });
+    const auto at = std::find_if(order.begin(), order.end(), [&](std::size_t i) { return names[i] == def; });
+    if (at != order.end()) {
+      known_place = static_cast<std::size_t>(at - order.begin());
+      std::rotate(order.begin(), at, at + 1);  // the default first, the rest in order
+    }
     std::vector<std::string> n2;
     std::vector<double> m2;
     SpaceFeatures f2;
@@ -176,8 +195,8 @@ int main(int argc, char** argv) {
     }
     return picks;
   };
-  std::size_t place = 0;
-  if (!recorded_random.empty() && names.at(0) == def) {
+  std::size_t place = known_place.value_or(0);
+  if (!known_place && !recorded_random.empty() && names.at(0) == def) {
     for (std::size_t p = 0; p < n; ++p) {
       if (random_picks(place_default(p)) == recorded_random) {
         place = p;
@@ -250,6 +269,7 @@ int main(int argc, char** argv) {
       }
       std::vector<Observation> history;
       std::vector<double> trace;
+      std::vector<std::string> picks;
       double best = 1e300;
       const auto budget = static_cast<std::size_t>(std::ceil(fractions.back() * static_cast<double>(n)));
       std::vector<std::size_t> guess;
@@ -265,8 +285,22 @@ int main(int argc, char** argv) {
         history.push_back({*i, t > 0, t > 0 ? t : 0.0});
         if (t > 0) best = std::min(best, t);
         trace.push_back(best);
+        picks.push_back(names[*i]);
         if (seed <= trace_seeds && history.size() <= static_cast<std::size_t>(std::ceil(0.1 * static_cast<double>(n)))) {
           std::printf("  seed %d #%zu %s %.3f\n", seed, history.size(), names[*i].c_str(), t > 0 ? optimum / t : 0.0);
+        }
+      }
+      if (match_orders && noise == 0 && warm_from.empty()) {
+        for (const auto& run : receipt.at("runs")) {
+          if (run.at("strategy") != strategy || run.at("seed") != seed) continue;
+          const auto recorded = run.at("order").get<std::vector<std::string>>();
+          const std::size_t k = std::min(recorded.size(), picks.size());
+          const auto at = std::mismatch(recorded.begin(), recorded.begin() + static_cast<std::ptrdiff_t>(k), picks.begin());
+          if (at.first != recorded.begin() + static_cast<std::ptrdiff_t>(k)) {
+            mismatched.push_back(strategy + " seed " + std::to_string(seed) + ": proposal " +
+                                 std::to_string(at.first - recorded.begin() + 1) + " is " + *at.second +
+                                 ", recorded " + *at.first);
+          }
         }
       }
       for (std::size_t f = 0; f < fractions.size(); ++f) {
@@ -286,5 +320,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s: %s reaches less than %.3f of the optimum at 10%% of the space (median over %d seeds)\n",
                  argv[1], strategy.c_str(), require, seeds);
   }
-  return short_of.empty() ? 0 : 1;
+  for (const auto& what : mismatched) {
+    std::fprintf(stderr, "%s: %s\n", argv[1], what.c_str());
+  }
+  return short_of.empty() && mismatched.empty() ? 0 : 1;
 }
