@@ -27,11 +27,10 @@ std::size_t fastest(const std::vector<double>& values, const std::vector<std::si
 /// 100 Hz), and the share of the wall time in which tasks waited for a
 /// core (ClockRecord::cpu_wait_share), where the host keeps pressure stall
 /// information. Each misses what the other sees: with a busy loop on one of
-/// two cores, some 128³ candidates ran twice as long with no task waiting
-/// (the loop slows a kernel's thread without taking its core, as a sibling
-/// hyperthread would), while waiting reads for kernels too short to span
-/// ten ticks (docs/measurement.md, "Clocks"). Taking the larger re-times
-/// more candidates, never fewer.
+/// two cores, some 128³ candidates ran twice as long with no wait read
+/// while their ticks read 0.4-1.0 for others, and waiting reads for kernels
+/// too short to span ten ticks (docs/measurement.md, "Clocks"). Taking the
+/// larger re-times more candidates, never fewer.
 double load_share(const TimingStats& t) {
   constexpr double kMinTicks = 10;
   const double ticks = t.clocks.cpu_ticks >= kMinTicks ? t.clocks.other_cpu_share() : -1.0;
