@@ -26,11 +26,12 @@ std::size_t fastest(const std::vector<double>& values, const std::vector<std::si
 /// clock ticks, where enough passed (10 ticks: 50 ms on two cores at
 /// 100 Hz), and the share of the wall time in which tasks waited for a
 /// core (ClockRecord::cpu_wait_share), where the host keeps pressure stall
-/// information. Each misses what the other sees: with a busy loop on one of
-/// two cores, some 128³ candidates ran twice as long with no wait read
-/// while their ticks read 0.4-1.0 for others, and waiting reads for kernels
-/// too short to span ten ticks (docs/measurement.md, "Clocks"). Taking the
-/// larger re-times more candidates, never fewer.
+/// information. Waiting reads about 0 on a quiet host, where ticks over
+/// bursty windows read up to 0.3 for others, but misses contention in
+/// bursts under about 10 ms: with a busy loop on one of two cores, some
+/// 128³ candidates ran twice as long with no wait read while their ticks
+/// read 0.4-1.0 (docs/measurement.md, "Clocks"). Taking the larger
+/// re-times more candidates, never fewer.
 double load_share(const TimingStats& t) {
   constexpr double kMinTicks = 10;
   const double ticks = t.clocks.cpu_ticks >= kMinTicks ? t.clocks.other_cpu_share() : -1.0;
