@@ -124,6 +124,20 @@ int main(int argc, char** argv) {
   }
   const std::string def = receipt.at("runs").at(0).at("order").at(0).get<std::string>();
   const std::size_t n = names.size();
+  // Puts the configurations in `order` (positions in the present order).
+  auto reorder = [&](const std::vector<std::size_t>& order) {
+    std::vector<std::string> n2;
+    std::vector<double> m2;
+    SpaceFeatures f2;
+    for (std::size_t i : order) {
+      n2.push_back(names[i]);
+      m2.push_back(base_ms[i]);
+      f2.push_back(features[i]);
+    }
+    names.swap(n2);
+    base_ms.swap(m2);
+    features.swap(f2);
+  };
   // Receipts recorded while the tuner timed each batch fastest first list
   // the landscape in the order its results were stored. The tuner's order
   // is the space's: lexicographic in the declared order of the parameters
@@ -156,17 +170,7 @@ int main(int argc, char** argv) {
       known_place = static_cast<std::size_t>(at - order.begin());
       std::rotate(order.begin(), at, at + 1);  // the default first, the rest in order
     }
-    std::vector<std::string> n2;
-    std::vector<double> m2;
-    SpaceFeatures f2;
-    for (std::size_t i : order) {
-      n2.push_back(names[i]);
-      m2.push_back(base_ms[i]);
-      f2.push_back(features[i]);
-    }
-    names.swap(n2);
-    base_ms.swap(m2);
-    features.swap(f2);
+    reorder(order);
   }
   // The receipt lists the default first, then the space in the tuner's
   // order; the tuner's index of the default is where it sits in that order,
@@ -204,20 +208,7 @@ int main(int argc, char** argv) {
       }
     }
   }
-  {
-    const auto order = place_default(place);
-    std::vector<std::string> n2;
-    std::vector<double> m2;
-    SpaceFeatures f2;
-    for (std::size_t i : order) {
-      n2.push_back(names[i]);
-      m2.push_back(base_ms[i]);
-      f2.push_back(features[i]);
-    }
-    names.swap(n2);
-    base_ms.swap(m2);
-    features.swap(f2);
-  }
+  reorder(place_default(place));
   const std::size_t first =
       static_cast<std::size_t>(std::find(names.begin(), names.end(), def) - names.begin());
   std::vector<std::size_t> firsts = {first};
