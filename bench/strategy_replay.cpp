@@ -34,7 +34,6 @@
 #include <fstream>
 #include <iostream>
 #include <map>
-#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -42,23 +41,9 @@
 #include "config.hpp"
 #include "hash.hpp"
 #include "strategy.hpp"
+#include "timing_stats.hpp"
 
 using namespace kforge;
-
-namespace {
-
-/// Position of configuration 0 (the default as the receipt lists it) in `order`.
-std::size_t p_of(const std::vector<std::size_t>& order) {
-  return static_cast<std::size_t>(std::find(order.begin(), order.end(), 0) - order.begin());
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 2) {
@@ -124,8 +109,34 @@ int main(int argc, char** argv) {
   }
   const std::string def = receipt.at("runs").at(0).at("order").at(0).get<std::string>();
   const std::size_t n = names.size();
-  // Puts the configurations in `order` (positions in the present order).
-  auto reorder = [&](const std::vector<std::size_t>& order) {
+  // The tuner's order is the space's: lexicographic in the declared order of
+  // the parameters and of their values (SearchSpace::for_each), which the
+  // receipt's context.space gives. The landscape itself is listed in the
+  // order results were stored, which since batches are timed fastest first
+  // is not the tuner's.
+  if (!receipt.contains("context") || !receipt["context"].contains("space")) {
+    std::cerr << argv[1] << ": no context.space: the tuner's order of the landscape is unknown\n";
+    return 2;
+  }
+  {
+    const auto& space = receipt["context"]["space"];
+    std::vector<std::vector<std::size_t>> keys;  // each configuration's value positions, in declared order
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto cfg = Config::parse(names[i]).value();
+      std::vector<std::size_t> key;
+      for (const auto& [param, values] : space.items()) {
+        const auto it = cfg.values.find(param);
+        std::size_t at = values.size();
+        for (std::size_t v = 0; it != cfg.values.end() && v < values.size(); ++v) {
+          if (values[v].get<double>() == static_cast<double>(it->second)) at = v;
+        }
+        key.push_back(at);
+      }
+      keys.push_back(std::move(key));
+    }
+    std::vector<std::size_t> order(n);
+    for (std::size_t i = 0; i < n; ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return keys[a] < keys[b]; });
     std::vector<std::string> n2;
     std::vector<double> m2;
     SpaceFeatures f2;
@@ -137,78 +148,7 @@ int main(int argc, char** argv) {
     names.swap(n2);
     base_ms.swap(m2);
     features.swap(f2);
-  };
-  // Receipts recorded while the tuner timed each batch fastest first list
-  // the landscape in the order its results were stored. The tuner's order
-  // is the space's: lexicographic in the declared order of the parameters
-  // and of their values (SearchSpace::for_each), which the receipt's
-  // context.space gives. Sort by it, the default first as before; the
-  // default's place in that order is its index in the tuner's.
-  std::optional<std::size_t> known_place;
-  if (receipt.contains("context") && receipt["context"].contains("space")) {
-    const auto& space = receipt["context"]["space"];
-    auto rank = [&](std::size_t i) {
-      std::vector<std::size_t> key;
-      const auto cfg = Config::parse(names[i]).value();
-      for (const auto& [param, values] : space.items()) {
-        const auto it = cfg.values.find(param);
-        std::size_t at = values.size();
-        for (std::size_t v = 0; it != cfg.values.end() && v < values.size(); ++v) {
-          if (values[v].get<double>() == static_cast<double>(it->second)) at = v;
-        }
-        key.push_back(at);
-      }
-      return key;
-    };
-    std::vector<std::size_t> order(n);
-    for (std::size_t i = 0; i < n; ++i) order[i] = i;
-    std::vector<std::vector<std::size_t>> keys;
-    for (std::size_t i = 0; i < n; ++i) keys.push_back(rank(i));
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return keys[a] < keys[b]; });
-    const auto at = std::find_if(order.begin(), order.end(), [&](std::size_t i) { return names[i] == def; });
-    if (at != order.end()) {
-      known_place = static_cast<std::size_t>(at - order.begin());
-      std::rotate(order.begin(), at, at + 1);  // the default first, the rest in order
-    }
-    reorder(order);
   }
-  // The receipt lists the default first, then the space in the tuner's
-  // order; the tuner's index of the default is where it sits in that order,
-  // which the receipt does not say. Take the position at which the random
-  // strategy, seed 1, proposes what the receipt's own replay proposed.
-  std::vector<std::string> recorded_random;
-  for (const auto& run : receipt.at("runs")) {
-    if (run.at("strategy") == "random" && run.at("seed") == 1) recorded_random = run.at("order");
-  }
-  auto place_default = [&](std::size_t p) {
-    std::vector<std::size_t> order;
-    for (std::size_t i = 1; i < n; ++i) order.push_back(i);
-    order.insert(order.begin() + static_cast<std::ptrdiff_t>(p), 0);
-    return order;
-  };
-  auto random_picks = [&](const std::vector<std::size_t>& order) {
-    const auto seed = 1ull ^ Hasher().add(template_name).value();
-    auto s = make_strategy("random", n, p_of(order), seed).value();
-    std::vector<std::string> picks;
-    std::vector<Observation> history;
-    while (picks.size() < recorded_random.size()) {
-      auto i = s->next(history);
-      if (!i) break;
-      picks.push_back(names[order[*i]]);
-      history.push_back({*i, true, 1.0});
-    }
-    return picks;
-  };
-  std::size_t place = known_place.value_or(0);
-  if (!known_place && !recorded_random.empty() && names.at(0) == def) {
-    for (std::size_t p = 0; p < n; ++p) {
-      if (random_picks(place_default(p)) == recorded_random) {
-        place = p;
-        break;
-      }
-    }
-  }
-  reorder(place_default(place));
   const std::size_t first =
       static_cast<std::size_t>(std::find(names.begin(), names.end(), def) - names.begin());
   std::vector<std::size_t> firsts = {first};
@@ -302,8 +242,8 @@ int main(int argc, char** argv) {
       hits += reached[1].back() >= 0.95;
     }
     std::printf("%-10s", strategy.c_str());
-    for (auto& r : reached) std::printf("  %.3f", median(r));
-    if (median(reached[1]) < require) short_of.push_back(strategy);
+    for (auto& r : reached) std::printf("  %.3f", median_of(r));
+    if (median_of(reached[1]) < require) short_of.push_back(strategy);
     std::printf("   (10%%: %d/%d seeds >= 0.95; guessed %.0f%% of %zu proposals)\n", hits, seeds,
                 turns ? 100.0 * static_cast<double>(guessed) / static_cast<double>(turns) : 0.0, turns);
   }
