@@ -27,7 +27,7 @@ std::size_t fastest(const std::vector<double>& values, const std::vector<std::si
 /// 100 Hz), and the share of the wall time in which tasks waited for a
 /// core (ClockRecord::cpu_wait_share), where the host keeps pressure stall
 /// information. Waiting reads about 0 on a quiet host, where ticks over
-/// bursty windows read up to 0.3 for others, but misses contention in
+/// bursty windows read up to 0.6 for others, but misses contention in
 /// bursts under about 10 ms: with a busy loop on one of two cores, some
 /// 128³ candidates ran twice as long with no wait read while their ticks
 /// read 0.4-1.0 (docs/measurement.md, "Clocks"). Taking the larger
