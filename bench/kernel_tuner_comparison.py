@@ -18,6 +18,10 @@ own, runs twice as well. Each tool gets its own empty PoCL kernel cache
 (POCL_CACHE_DIR), kept from its cold run to its warm run, so "cold" means every
 candidate compiles and "warm" means every disk cache the tool benefits from is
 filled.
+Kernel Tuner then runs a third time (PoCL cache warm) with its benchmark
+loop's poll replaced by a wait on the launch's event, as kforge waits, to
+show whether its winner changes when no poller shares the cores; the ratios
+are against its stock runs.
 Last, the three fastest configurations of each tool's warm run are timed
 again with pyopencl's profiling events, waited for on the event and polled
 as Kernel Tuner's benchmark loop polls, which shows where the tools' times
@@ -158,6 +162,16 @@ def kernel_tuner_run(args):
         return (env["block_size_x"] == env["BN"] // env["TN"] and env["block_size_y"] == env["BM"] // env["TM"] and
                 all(eval(e, {}, env) for e in exprs))  # noqa: S307 (the repository's own manifest)
 
+    if args.blocking_wait:
+        # Kernel Tuner's benchmark loop polls kernel_finished() with 1 us
+        # sleeps; here the first poll waits on the launch's event instead.
+        from kernel_tuner.backends.opencl import OpenCLFunctions
+
+        def finished_after_wait(self):
+            self.event.wait()
+            return True
+        OpenCLFunctions.kernel_finished = finished_after_wait
+
     t0 = time.perf_counter()
     results, env = kernel_tuner.tune_kernel(
         "gemm_simt_tiled", source, (n, n), arguments, tune_params, lang="OpenCL",
@@ -226,6 +240,7 @@ def main():
     ap.add_argument("--kernel-tuner-only", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--manifest", help=argparse.SUPPRESS)
     ap.add_argument("--limits", help=argparse.SUPPRESS)
+    ap.add_argument("--blocking-wait", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--waiting-only", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--configs", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -258,6 +273,12 @@ def main():
             kts.append(kt)
             print(f"Kernel Tuner {label}: {kt['candidates']} in {kt['wall_s']:.1f} s", file=sys.stderr)
         kt, kt_warm = kts
+        # Kernel Tuner again (PoCL cache warm) waiting for each launch on its
+        # event: does its winner change when no poller shares the cores?
+        kt_blocking = run_json(kt_cmd + ["--blocking-wait"], env=kt_env)
+        kt_blocking["candidates_per_s"] = kt_blocking["candidates"] / kt_blocking["wall_s"]
+        print(f"Kernel Tuner, blocking wait: {kt_blocking['candidates']} in {kt_blocking['wall_s']:.1f} s, "
+              f"winner {(kt_blocking['winner'] or {}).get('config')}", file=sys.stderr)
         # Why the tools' times differ: the same kernels timed by events, waited
         # for as kforge waits and polled as Kernel Tuner polls.
         compared = []
@@ -280,6 +301,7 @@ def main():
         "kforge_warm": warm,
         "kernel_tuner": kt,
         "kernel_tuner_warm": kt_warm,
+        "kernel_tuner_blocking_wait": kt_blocking,
         "ratio_cold": cold["candidates_per_s"] / kt["candidates_per_s"],
         "ratio_warm": warm["candidates_per_s"] / kt_warm["candidates_per_s"],
         "kernel_tuner_time_of_kforge_winner_ms": {
@@ -291,6 +313,9 @@ def main():
         "same_winner_warm": bool(warm["winner"] and kt_warm["winner"] and
                                  warm["winner"]["config"] == kt_warm["winner"]["config"]),
         "same_winner": bool(cold["winner"] and kt["winner"] and cold["winner"]["config"] == kt["winner"]["config"]),
+        # Kernel Tuner waiting on the event names one of kforge's two winners.
+        "same_winner_blocking_wait": bool(kt_blocking["winner"] and kt_blocking["winner"]["config"] in
+                                          {(k["winner"] or {}).get("config") for k in (cold, warm)}),
         "waiting": waiting,
     }
     write_receipt(args.out, "kernel_tuner_comparison", receipt, markdown(receipt))
@@ -319,7 +344,11 @@ def markdown(r):
                      f"{k['wall_s'] - t['compile'] - t['validate'] - t['measure'] - t.get('finalists', 0):.1f} | "
                      f"{k['cache_hits']} | "
                      f"{w.get('config', '-')} | {w.get('median_ms', 0):.3f} |")
-    for label, kt in (("cold", r["kernel_tuner"]), ("PoCL cache warm", r["kernel_tuner_warm"])):
+    kt_runs = [("cold", r["kernel_tuner"]), ("PoCL cache warm", r["kernel_tuner_warm"])]
+    if r.get("kernel_tuner_blocking_wait"):
+        kt_runs.append(("PoCL cache warm, each launch waited for on its event, not polled",
+                        r["kernel_tuner_blocking_wait"]))
+    for label, kt in kt_runs:
         t = kt["time_s"]
         w = kt["winner"] or {}
         lines.append(f"| Kernel Tuner {kt['kernel_tuner_version']}, {label} (brute_force, {kt['iterations']} "
@@ -355,7 +384,11 @@ def markdown(r):
                   f"winner: {(r['kernel_tuner_warm']['winner'] or {}).get('config', '-')})."]
     lines += ["", f"Ratio kforge / Kernel Tuner candidates per second: cold {r['ratio_cold']:.2f}x, "
               f"warm {r['ratio_warm']:.2f}x (goal >= 3x). Same winner: cold {'yes' if r['same_winner'] else 'no'}, "
-              f"warm {'yes' if r['same_winner_warm'] else 'no'}. Each tool's time for the other's winner "
+              f"warm {'yes' if r['same_winner_warm'] else 'no'}"
+              + (f"; Kernel Tuner waiting on each launch's event instead of polling names "
+                 f"{(r['kernel_tuner_blocking_wait']['winner'] or {}).get('config', '-')} (one of kforge's winners: "
+                 f"{'yes' if r['same_winner_blocking_wait'] else 'no'})" if r.get("kernel_tuner_blocking_wait") else "")
+              + f". Each tool's time for the other's winner "
               f"(cold, warm): Kernel Tuner ms of kforge's winner {r['kernel_tuner_time_of_kforge_winner_ms']}, "
               f"kforge median ms of Kernel Tuner's winner {r['kforge_median_of_kernel_tuner_winner_ms']}.",
               "", "kforge wall s is the whole `kforge tune` process (start, database, search, finalists' "
