@@ -118,6 +118,17 @@ class Device {
   /// milliseconds from profiling events (start to end of the kernel alone).
   virtual Result<double> launch(Kernel& kernel, const std::vector<KernelArg>& args,
                                 const LaunchGeometry& geometry) = 0;
+  /// As launch(), and calls `on_running` on the calling thread once the
+  /// kernel runs: its machine code exists by then. PoCL generates a kernel's
+  /// machine code for its work-group size at its first launch, before the
+  /// command runs (seconds for a large kernel), so a supervisor can tell
+  /// that code generation from the kernel's own time. Where code exists once
+  /// the kernel is loaded (NVRTC, hipRTC), `on_running` comes first.
+  virtual Result<double> launch_watched(Kernel& kernel, const std::vector<KernelArg>& args,
+                                        const LaunchGeometry& geometry, const std::function<void()>& on_running) {
+    if (on_running) on_running();
+    return launch(kernel, args, geometry);
+  }
   /// Evicts the last-level cache (writes a buffer larger than it) so the next
   /// timed launch starts cold.
   virtual Status flush_cache() = 0;

@@ -14,9 +14,12 @@
 #include <array>
 #include <cctype>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -642,7 +645,11 @@ class OpenClDevice final : public Device {
   }
 
   Result<double> launch(Kernel& kernel, const std::vector<KernelArg>& args,
-                        const LaunchGeometry& geometry) override;
+                        const LaunchGeometry& geometry) override {
+    return launch_watched(kernel, args, geometry, {});
+  }
+  Result<double> launch_watched(Kernel& kernel, const std::vector<KernelArg>& args, const LaunchGeometry& geometry,
+                                const std::function<void()>& on_running) override;
 
   Status flush_cache() override;
   std::size_t cache_flush_bytes() const override {
@@ -775,8 +782,32 @@ Status OpenClDevice::check_geometry(const OpenClKernel& kernel, const LaunchGeom
   return ok_status();
 }
 
-Result<double> OpenClDevice::launch(Kernel& kernel, const std::vector<KernelArg>& args,
-                                    const LaunchGeometry& geometry) {
+/// Set by event callbacks (on one of the runtime's threads) once a command
+/// runs or ends; launch_watched() waits on it.
+struct RunningState {
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool done = false;
+  void reached() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      done = true;
+    }
+    changed.notify_all();
+  }
+  void wait() {
+    std::unique_lock<std::mutex> lock(mutex);
+    changed.wait(lock, [this] { return done; });
+  }
+  static void CL_CALLBACK notify(cl_event, cl_int, void* data) {
+    auto* held = static_cast<std::shared_ptr<RunningState>*>(data);
+    (*held)->reached();
+    delete held;
+  }
+};
+
+Result<double> OpenClDevice::launch_watched(Kernel& kernel, const std::vector<KernelArg>& args,
+                                            const LaunchGeometry& geometry, const std::function<void()>& on_running) {
   auto* k = dynamic_cast<OpenClKernel*>(&kernel);
   if (!k) return Error::bad_input("launch: kernel was not loaded by the OpenCL backend");
   KF_TRY(check_geometry(*k, geometry));
@@ -831,6 +862,20 @@ Result<double> OpenClDevice::launch(Kernel& kernel, const std::vector<KernelArg>
                        where + ": clEnqueueNDRangeKernel", err);
     e.context = geometry_text(geometry);
     return e;
+  }
+  if (on_running) {
+    // Waits, without spinning, until the command runs (or ends, or fails),
+    // then tells the caller on this thread.
+    auto state = std::make_shared<RunningState>();
+    for (cl_int when : {CL_RUNNING, CL_COMPLETE}) {
+      auto* held = new std::shared_ptr<RunningState>(state);  // released by the callback
+      if (clSetEventCallback(raw_event, when, &RunningState::notify, held) != CL_SUCCESS) {
+        delete held;
+        state->reached();  // no callback: say so now rather than never
+      }
+    }
+    state->wait();
+    on_running();
   }
   err = clWaitForEvents(1, &raw_event);
   cl_int status = CL_COMPLETE;

@@ -22,6 +22,10 @@ class ForwardingDevice : public Device {
   Result<double> launch(Kernel& k, const std::vector<KernelArg>& args, const LaunchGeometry& g) override {
     return inner_.launch(k, args, g);
   }
+  Result<double> launch_watched(Kernel& k, const std::vector<KernelArg>& args, const LaunchGeometry& g,
+                                const std::function<void()>& on_running) override {
+    return inner_.launch_watched(k, args, g, on_running);
+  }
   Status flush_cache() override { return inner_.flush_cache(); }
   ClockReader* clock_reader() override { return inner_.clock_reader(); }
 

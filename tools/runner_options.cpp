@@ -29,7 +29,8 @@ void add_runner_flags(CLI::App& cmd, RunnerOptions& r) {
   cmd.add_option("--launch-timeout", r.launch_timeout_s,
                  "Seconds a candidate's launches may take before the worker is killed and the candidate "
                  "recorded as timeout; grows with the best time so far, before any with the candidate's "
-                 "first launch (docs/measurement.md)")
+                 "first launch; once that launch runs (its code generated), what is left is 2 s plus the "
+                 "timing budget plus 10x the expected launches (docs/measurement.md)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd.add_option("--compile-timeout", r.compile_timeout_s, "Seconds one candidate's compile may take")

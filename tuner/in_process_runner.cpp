@@ -271,7 +271,11 @@ bool run_untimed(Device& device, const Problem& problem, const std::string& temp
                  Kernel& kernel, const LaunchGeometry& geometry, DeviceWorkload& w, Evaluation& e,
                  const std::function<void(std::string_view)>& on_phase) {
   Status st_write = prepare_output(device, w);
-  auto launched = st_write.ok() ? device.launch(kernel, w.args, geometry) : Result<double>(st_write.error());
+  // The first launch says when it runs: its code generated, what is left is the kernel's own time.
+  std::function<void()> on_running;
+  if (on_phase && e.untimed_ms.empty()) on_running = [&] { on_phase("running"); };
+  auto launched =
+      st_write.ok() ? device.launch_watched(kernel, w.args, geometry, on_running) : Result<double>(st_write.error());
   if (!launched.ok()) {
     std::tie(e.status, e.reason) = failure(launched.error());
     return false;
@@ -515,7 +519,7 @@ Result<RetimeReport> InProcessRunner::retime(const std::vector<CandidateRef>& re
   return report;
 }
 
-Result<bool> InProcessRunner::generate(const CandidateRef& c) {
+Result<bool> InProcessRunner::generate(const CandidateRef& c, const std::function<void()>& on_running) {
   const TemplateSource* tpl = find(c.template_name);
   if (!tpl) return Error::bad_input("no template named '" + c.template_name + "' in this tuning run");
   KF_TRY_ASSIGN(cfg, Config::parse(c.config));
@@ -531,7 +535,7 @@ Result<bool> InProcessRunner::generate(const CandidateRef& c) {
   // where the measuring process finds it.
   LaunchGeometry one = inst.geometry;
   one.grid = {1, 1, 1};
-  return device_.launch(**kernel, workloads_->runs[0].args, one).ok();
+  return device_.launch_watched(**kernel, workloads_->runs[0].args, one, on_running).ok();
 }
 
 int InProcessRunner::compile_threads(int requested) {

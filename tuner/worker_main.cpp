@@ -116,7 +116,8 @@ int run_tuner_worker(int fd) {
       continue;
     }
     if (type == "generate") {
-      auto launched = runner.generate({m.value("template", ""), m.value("config", "")});
+      auto launched = runner.generate({m.value("template", ""), m.value("config", "")},
+                                      [&] { (void)channel.send({{"type", "phase"}, {"phase", "running"}}); });
       if (!launched.ok()) {
         (void)channel.send(error_message(launched.error()));
         continue;

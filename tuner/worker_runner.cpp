@@ -15,8 +15,10 @@
 #include <cstring>
 #include <deque>
 #include <filesystem>
+#include <initializer_list>
 #include <mutex>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 #include "worker_protocol.hpp"
@@ -73,6 +75,11 @@ double WorkerTimeouts::launch_limit_s(const MeasurementProtocol& p, double best_
   const double launches = 2.0 + p.warmup + p.max_reps;
   const double expected_s = best_ms > 0 ? launches * best_ms * 1e-3 : 0.0;
   return launch_floor_s + p.budget_ms * 1e-3 + launch_factor * expected_s;
+}
+
+double WorkerTimeouts::run_limit_s(const MeasurementProtocol& p, double expected_ms) const {
+  const double launches = 2.0 + p.warmup + p.max_reps;
+  return std::min(run_floor_s, launch_floor_s) + p.budget_ms * 1e-3 + launch_factor * launches * expected_ms * 1e-3;
 }
 
 struct WorkerRunner::Worker {
@@ -213,6 +220,9 @@ Result<Evaluation> WorkerRunner::validate(const std::string& template_name, cons
   KF_TRY_ASSIGN(e, request("validate", template_name, config, 0.0, on_phase));
   if (e.status == CandidateStatus::kOk && !e.untimed_ms.empty()) {
     validated_ms_[{template_name, config.canonical_name()}] = {started_, e.untimed_ms.front()};
+    if (e.untimed_ms.front() > 0 && (fastest_validated_ms_ <= 0 || e.untimed_ms.front() < fastest_validated_ms_)) {
+      fastest_validated_ms_ = e.untimed_ms.front();
+    }
   }
   return e;
 }
@@ -235,8 +245,8 @@ Result<Evaluation> WorkerRunner::request(const char* kind, const std::string& te
   std::string phase = "compile";
   double limit = timeouts_.compile_s;
   auto deadline = after(limit);
-  Clock::time_point launches_began;
-  bool scaled_by_own_launch = false;
+  Clock::time_point launches_began, running_since;
+  bool scaled_by_own_launch = false, running = false;
   for (;;) {
     nlohmann::json m;
     const auto wait = worker_->channel->receive(deadline, m);
@@ -244,7 +254,22 @@ Result<Evaluation> WorkerRunner::request(const char* kind, const std::string& te
       const std::string type = m.value("type", "");
       if (type == "phase") {
         const std::string reached = m.value("phase", "");
-        if (reached == "launched") {
+        if (reached == "running") {
+          // The first launch runs: its code is generated. What is left
+          // scales with the expected run time, over a smaller floor.
+          // Before any candidate has a time (validations ahead of timing),
+          // the fastest validation launch of the run is the expected one.
+          const double run_ms = expected_ms > 0 ? expected_ms : fastest_validated_ms_;
+          if (phase == "launch" && !running && run_ms > 0) {
+            running = true;
+            running_since = Clock::now();
+            const auto sooner = after(timeouts_.run_limit_s(setup_.protocol, run_ms));
+            if (sooner < deadline) {
+              deadline = sooner;
+              limit = std::chrono::duration<double>(deadline - launches_began).count();
+            }
+          }
+        } else if (reached == "launched") {
           // The first validation launch is done. Before any candidate has a
           // time, the launches' expected time is this candidate's own: the
           // limit scales with that launch (write, launch, first-launch code
@@ -278,7 +303,11 @@ Result<Evaluation> WorkerRunner::request(const char* kind, const std::string& te
     if (wait == MessageChannel::Wait::kTimedOut) {
       e.status = CandidateStatus::kTimeout;
       const std::string ended = stop_worker(true);
-      e.reason = "no result within " + seconds_text(limit) + " in the " + phase + " phase (template " +
+      const std::string ran =
+          running ? ", " + seconds_text(std::chrono::duration<double>(deadline - running_since).count()) +
+                        " of them after its first launch began to run (its code generated)"
+                  : "";
+      e.reason = "no result within " + seconds_text(limit) + " in the " + phase + " phase" + ran + " (template " +
                  template_name + " config " + name + "); the worker was killed and a new one continues";
     } else {
       e.status = CandidateStatus::kCrash;
@@ -398,9 +427,10 @@ Result<PrecompileReport> WorkerRunner::precompile_in_generators(const std::vecto
   // Waits for generator k's reply of `type`; a timeout, an end or another
   // reply costs the generator (killed, counted lost). Safe from one thread per generator.
   std::mutex lost_mutex;
-  auto await = [&](std::size_t k, const char* type, double limit_s, nlohmann::json& m) {
+  auto await = [&](std::size_t k, std::initializer_list<std::string_view> types, double limit_s, nlohmann::json& m) {
     const auto wait = generators_[k]->channel->receive(after(limit_s), m);
-    if (wait == MessageChannel::Wait::kMessage && m.value("type", "") == type) return true;
+    const std::string type = wait == MessageChannel::Wait::kMessage ? m.value("type", "") : "";
+    if (std::find(types.begin(), types.end(), type) != types.end()) return true;
     stop(generators_[k], wait != MessageChannel::Wait::kClosed);
     std::lock_guard<std::mutex> lock(lost_mutex);
     ++generators_lost_;
@@ -428,7 +458,7 @@ Result<PrecompileReport> WorkerRunner::precompile_in_generators(const std::vecto
   for (std::size_t k = 0; k < n; ++k) {
     nlohmann::json m;
     if (!working[k]) continue;
-    if (!await(k, "precompiled", static_cast<double>(parts[k].size()) * timeouts_.compile_s, m)) continue;
+    if (!await(k, {"precompiled"}, static_cast<double>(parts[k].size()) * timeouts_.compile_s, m)) continue;
     built[k] = true;
     r.queued += m.value("queued", 0);
     r.compiled += m.value("compiled", 0);
@@ -476,15 +506,20 @@ Result<PrecompileReport> WorkerRunner::precompile_in_generators(const std::vecto
       nlohmann::json m;
       if (!has[from]) {
         if (!generators_[g]->channel->send({{"type", "precompile"}, {"batch", to_json(parts[from])}}).ok() ||
-            !await(g, "precompiled", static_cast<double>(parts[from].size()) * timeouts_.compile_s, m)) {
+            !await(g, {"precompiled"}, static_cast<double>(parts[from].size()) * timeouts_.compile_s, m)) {
           std::lock_guard<std::mutex> lock(queue_mutex);
           left[from].push_back(c);  // not this candidate's doing
           return;
         }
         has[from] = true;
       }
+      // The launch floor until the launch runs (PoCL generating its code),
+      // then run_floor_s for one work-group: its code is cached by then, and
+      // a hang costs the generator little more.
       if (!generators_[g]->channel->send({{"type", "generate"}, {"template", c.template_name}, {"config", c.config}}).ok() ||
-          !await(g, "generated", timeouts_.launch_floor_s, m)) {
+          !await(g, {"phase", "generated"}, timeouts_.launch_floor_s, m) ||
+          (m.value("type", "") == "phase" &&
+           !await(g, {"generated"}, std::min(timeouts_.run_floor_s, timeouts_.launch_floor_s), m))) {
         return;
       }
       generated += m.value("ok", false);

@@ -32,9 +32,22 @@ struct WorkerTimeouts {
   /// then, none): a large problem on a slow device is not cut at the floor.
   double launch_floor_s = 20;
   double launch_factor = 10;
+  /// Once a candidate's first launch runs (Device::launch_watched: its
+  /// machine code generated, on PoCL the part of a first launch no run time
+  /// predicts), the floor of what is left of the launch phase, when a time
+  /// is expected: run_floor_s + the timing budget + launch_factor x the
+  /// expected run time (never past the limit above). A code generator's
+  /// launch of one work-group gets this long to end once it runs; its
+  /// machine code is in PoCL's cache by then, so one that runs longer costs
+  /// only the generator. A hang then costs a few seconds instead of the floor.
+  double run_floor_s = 2;
 
   /// The launch-phase limit for a candidate given the best median so far.
   double launch_limit_s(const MeasurementProtocol& p, double best_ms) const;
+  /// What is left of the launch phase once the first launch runs, given the
+  /// expected run time of one launch (ms, > 0).
+  double run_limit_s(const MeasurementProtocol& p, double expected_ms) const;
+
 };
 
 class WorkerRunner final : public CandidateRunner {
@@ -85,6 +98,9 @@ class WorkerRunner final : public CandidateRunner {
   /// (validate), with the worker (started_) that holds it: evaluate()'s
   /// launch timeout scales with it before any candidate has a time.
   std::map<std::pair<std::string, std::string>, std::pair<int, double>> validated_ms_;
+  /// The fastest of those launches in the run (ms; 0: none yet): what a
+  /// validation expects once its first launch runs, before any candidate has a time.
+  double fastest_validated_ms_ = 0;
   /// Starts a process running `setup` in `w`, unless one is running there.
   Status start(std::unique_ptr<Worker>& w, const RunnerSetup& setup);
   /// Kills (SIGKILL) and reaps the process in `w`; "" or how it ended ("killed by SIGSEGV").

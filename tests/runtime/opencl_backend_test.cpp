@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "device_registry.hpp"
@@ -139,6 +140,30 @@ TEST_CASE("a kernel compiles, loads, runs, is timed and computes", "[opencl][bac
     REQUIRE_FALSE(r.ok());
     CHECK(r.error().code == ErrorCode::kLaunch);
     CHECK_THAT(r.error().message, Catch::Contains("CL_INVALID_KERNEL_ARGS"));
+  }
+  SECTION("a watched launch says once that the kernel runs, on the calling thread, before it returns") {
+    int calls = 0;
+    const auto caller = std::this_thread::get_id();
+    bool on_caller = false;
+    auto r = dev->launch_watched(*kernel.value(),
+                                 {KernelArg::of(std::int32_t{n}), KernelArg::of(a), KernelArg::of(*bx.value()),
+                                  KernelArg::of(*by.value())},
+                                 g, [&] {
+                                   ++calls;
+                                   on_caller = std::this_thread::get_id() == caller;
+                                 });
+    REQUIRE(r.ok());
+    CHECK(r.value() > 0.0);
+    CHECK(calls == 1);
+    CHECK(on_caller);
+    // One that fails to enqueue ends with its error, without waiting for a run that never comes.
+    auto fresh = dev->load(compiled.value());
+    REQUIRE(fresh.ok());
+    calls = 0;
+    auto failed = dev->launch_watched(*fresh.value(), {KernelArg::of(std::int32_t{n})}, g, [&] { ++calls; });
+    REQUIRE_FALSE(failed.ok());
+    CHECK(failed.error().code == ErrorCode::kLaunch);
+    CHECK(calls == 0);
   }
   SECTION("a non-positive geometry is bad input") {
     LaunchGeometry zero = g;
