@@ -38,6 +38,10 @@ struct ClockSample {
   /// tick is 10 ms, so cpu_ticks says nothing of a kernel timed for less
   /// than about 50 ms in all; these count microseconds.
   double cpu_wait_us = -1, wall_us = -1;
+  /// GPU devices: the processes with a compute context on the device at the
+  /// reading, this one included (NVML); -1: not read. More than one: another
+  /// program may be running kernels beside the timed ones.
+  int gpu_processes = -1;
 };
 
 /// Reads a device's clocks; cheap enough to call after every timed launch.

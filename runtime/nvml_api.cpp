@@ -26,6 +26,10 @@ Result<const NvmlApi*> load_library(const std::vector<std::string>& candidates) 
       break;
     }
   }
+  for (const char* sym : {"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2",
+                          "nvmlDeviceGetComputeRunningProcesses"}) {
+    if (api->lib.bind(api->running_processes, sym).ok()) break;
+  }
   if (!api->current_reasons) {
     return Error::not_found("symbol nvmlDeviceGetCurrentClocksEventReasons (or ...ThrottleReasons) not found in " +
                             api->lib.path());
@@ -73,6 +77,11 @@ class NvmlClockReader final : public ClockReader {
       s.reasons_mask = mask;
       s.reasons = reason_names(mask);
       s.throttled = (mask & kThrottlingReasons) != 0;
+    }
+    if (api_.running_processes) {
+      unsigned count = 0;
+      const nvmlReturn_t r = api_.running_processes(device_, &count, nullptr);
+      if (r == kSuccess || r == kErrorInsufficientSize) s.gpu_processes = r == kSuccess ? 0 : static_cast<int>(count);
     }
     return s;
   }

@@ -25,6 +25,7 @@ using nvmlDevice_t = struct nvmlDevice_st*;
 
 inline constexpr nvmlReturn_t kSuccess = 0;
 inline constexpr nvmlReturn_t kErrorNotSupported = 3;
+inline constexpr nvmlReturn_t kErrorInsufficientSize = 7;
 
 // nvmlClockType_t
 inline constexpr int kClockSm = 1;
@@ -68,6 +69,11 @@ struct NvmlApi {
   /// (before R535) nvmlDeviceGetCurrentClocksThrottleReasons: same signature.
   nvmlReturn_t (*current_reasons)(nvmlDevice_t, unsigned long long*) = nullptr;
   std::string current_reasons_symbol;  ///< which of the two was bound
+  /// nvmlDeviceGetComputeRunningProcesses_v3, else _v2, else the first
+  /// (optional). Only the count is asked for (a zero count and no array:
+  /// kErrorInsufficientSize with the count, or kSuccess when none), so the
+  /// process record's layout, which changed between versions, never matters.
+  nvmlReturn_t (*running_processes)(nvmlDevice_t, unsigned*, void*) = nullptr;
 
   /// NVML from `library` (empty: $KFORGE_NVML_LIBRARY, else libnvidia-ml.so.1
   /// on the loader path), loaded and initialized once per file for the

@@ -102,6 +102,7 @@ void ClockRecord::add(const Result<ClockSample>& sample) {
     wall_us += s.wall_us;
     cpu_wait_us += s.cpu_wait_us;
   }
+  gpu_processes_max = std::max(gpu_processes_max, s.gpu_processes);
 }
 
 std::int64_t ClockRecord::throttled_count() const {
@@ -110,8 +111,13 @@ std::int64_t ClockRecord::throttled_count() const {
 
 std::string ClockRecord::note() const {
   const std::int64_t n = throttled_count();
-  if (n == 0) return {};
   std::ostringstream out;
+  if (gpu_processes_max > 1) {
+    out << gpu_processes_max << " processes had the GPU while it was timed (this one included); "
+        << "the median includes what the others took";
+  }
+  if (n == 0) return out.str();
+  if (gpu_processes_max > 1) out << "; ";
   out << n << " of " << throttled.size() << " samples throttled (";
   bool first = true;
   for (const auto& r : reasons) {
@@ -149,6 +155,7 @@ nlohmann::json ClockRecord::to_json() const {
       {"other_cpu_share", other_cpu_share()},
       {"cpu_wait_wall_ms", wall_us * 1e-3},
       {"cpu_wait_share", cpu_wait_share()},
+      {"gpu_processes_max", gpu_processes_max},
   };
   nlohmann::json j = {{"source", source}, {"core_mhz", core_mhz}, {"throttled", throttled}, {"summary", summary}};
   if (const std::string n = note(); !n.empty()) j["note"] = n;
@@ -177,6 +184,7 @@ ClockRecord ClockRecord::from_json(const nlohmann::json& j) {
   r.other_cpu_ticks = std::max(number_or(summary, "other_cpu_share", -1), 0.0) * r.cpu_ticks;
   r.wall_us = std::max(number_or(summary, "cpu_wait_wall_ms", 0), 0.0) * 1e3;
   r.cpu_wait_us = std::max(number_or(summary, "cpu_wait_share", -1), 0.0) * r.wall_us;
+  r.gpu_processes_max = static_cast<int>(number_or(summary, "gpu_processes_max", -1));
   return r;
 }
 

@@ -46,6 +46,10 @@ struct ClockRecord {
   /// summary "cpu_wait_share" = wait / wall, -1 when not read, and
   /// "cpu_wait_wall_ms".
   double wall_us = 0, cpu_wait_us = 0;
+  /// GPU devices: the most processes with a compute context on the device
+  /// at any reading (ClockSample::gpu_processes), this one included; -1:
+  /// not read. Summary "gpu_processes_max"; more than one is in note().
+  int gpu_processes_max = -1;
 
   bool empty() const { return source.empty(); }
   /// other_cpu_ticks / cpu_ticks; -1 when no ticks were counted.
@@ -56,7 +60,8 @@ struct ClockRecord {
   void add(const Result<ClockSample>& sample);
   std::int64_t throttled_count() const;
   /// "" or "3 of 20 samples throttled (sw_thermal_slowdown); the median
-  /// includes them": the line a result carries when its clocks were held down.
+  /// includes them": the line a result carries when its clocks were held
+  /// down, or other processes held the GPU ("2 processes had the GPU ...").
   std::string note() const;
   /// {"source", "core_mhz": [...], "throttled": [...], "summary": {...},
   /// "note"?, "error"?}; null when empty.

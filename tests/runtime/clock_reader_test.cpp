@@ -85,6 +85,22 @@ TEST_CASE("the NVML reader reads clocks and flags throttling reasons only", "[cl
   CHECK(s->throttled);
 }
 
+TEST_CASE("the NVML reader counts the processes with a compute context on the GPU", "[clocks][unit]") {
+  FakeNvmlScript script(kDevice +
+                        "sample 1980 2619 45 350000 0\n"      // this process alone (the default)
+                        "sample 1980 2619 45 350000 0 3\n"    // two others beside it
+                        "sample 1980 2619 45 350000 0 0\n");  // none: NVML answers success, not a count
+  auto reader = nvml::open_nvml_clock_reader("GPU-0c1d2e3f", KFORGE_FAKE_NVML);
+  REQUIRE(reader.ok());
+  CHECK((*reader)->read()->gpu_processes == 1);
+  CHECK((*reader)->read()->gpu_processes == 3);
+  CHECK((*reader)->read()->gpu_processes == 0);
+  // A library without the call: not read.
+  auto legacy = nvml::open_nvml_clock_reader("GPU-0c1d2e3f", KFORGE_FAKE_NVML_LEGACY);
+  REQUIRE(legacy.ok());
+  CHECK((*legacy)->read()->gpu_processes == -1);
+}
+
 TEST_CASE("the NVML reader finds the GPU by PCI bus id and falls back to the throttle-reasons symbol",
           "[clocks][unit]") {
   FakeNvmlScript script(kDevice + "sample 1500 1200 70 250000 40\n");

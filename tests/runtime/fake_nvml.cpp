@@ -4,12 +4,16 @@
 // KFORGE_FAKE_NVML_SCRIPT, read again whenever a device handle is taken:
 //
 //   device GPU-1234 0000:17:00.0     the GPU's UUID and PCI bus id
-//   sample SM MEM TEMP_C POWER_MW REASONS_HEX
+//   sample SM MEM TEMP_C POWER_MW REASONS_HEX [PROCESSES]
 //   sample ...                       one line per reading; the last repeats
+//
+// PROCESSES (default 1) is what nvmlDeviceGetComputeRunningProcesses_v3
+// counts: processes with a compute context on the GPU.
 //
 // Each nvmlDeviceGetClockInfo(SM) call moves to the next sample (the reader
 // asks for the SM clock first). Built with KFORGE_FAKE_NVML_LEGACY it exports
-// only the pre-R535 nvmlDeviceGetCurrentClocksThrottleReasons.
+// only the pre-R535 nvmlDeviceGetCurrentClocksThrottleReasons, and no
+// process count.
 #include <cstdio>
 #include <cstring>
 #include <sstream>
@@ -23,6 +27,7 @@ namespace {
 struct Sample {
   unsigned sm = 0, mem = 0, temp = 0, power_mw = 0;
   unsigned long long reasons = 0;
+  unsigned processes = 1;
 };
 
 struct Script {
@@ -35,7 +40,7 @@ struct Script {
 Script script;
 bool initialized = false;
 
-constexpr int kSuccess = 0, kUninitialized = 1, kInvalidArgument = 2, kNotFound = 6;
+constexpr int kSuccess = 0, kUninitialized = 1, kInvalidArgument = 2, kNotFound = 6, kInsufficientSize = 7;
 
 bool load_script() {
   script = Script{};
@@ -44,7 +49,8 @@ bool load_script() {
       words >> script.uuid >> script.bus_id;
     } else if (kind == "sample") {
       Sample s;
-      words >> s.sm >> s.mem >> s.temp >> s.power_mw >> std::hex >> s.reasons;
+      words >> s.sm >> s.mem >> s.temp >> s.power_mw >> std::hex >> s.reasons >> std::dec;
+      if (unsigned processes = 0; words >> processes) s.processes = processes;
       script.samples.push_back(s);
     }
   });
@@ -135,5 +141,23 @@ __attribute__((visibility("default"))) int nvmlDeviceGetCurrentClocksEventReason
   *reasons = current().reasons;
   return kSuccess;
 }
+
+#ifndef KFORGE_FAKE_NVML_LEGACY
+// With room for none, the count: as NVML answers a count query.
+__attribute__((visibility("default"))) int nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_st* d, unsigned* count,
+                                                                                  void* infos) {
+  if (int r = check(d); r != kSuccess) return r;
+  const unsigned n = current().processes;
+  if (n == 0) {
+    *count = 0;
+    return kSuccess;
+  }
+  if (*count < n || !infos) {
+    *count = n;
+    return kInsufficientSize;
+  }
+  return kInvalidArgument;  // the reader never asks for the records
+}
+#endif
 
 }  // extern "C"

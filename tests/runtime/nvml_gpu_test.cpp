@@ -31,4 +31,8 @@ TEST_CASE("a CUDA device reads its clocks through NVML", "[gpu][clocks]") {
   CHECK(s->memory_mhz > 0);
   CHECK(s->reasons_known);
   CHECK(s->throttled == ((s->reasons_mask & nvml::kThrottlingReasons) != 0));
+  // The count of processes on the GPU is read (inside a container NVML may
+  // not see this one, so no lower bound above zero).
+  INFO("processes with a compute context: " << s->gpu_processes);
+  CHECK(s->gpu_processes >= 0);
 }

@@ -146,3 +146,29 @@ TEST_CASE("a clock record sums the time tasks waited for a core and its share of
   CHECK(gpu.cpu_wait_share() == -1.0);
   CHECK(gpu.to_json()["summary"]["cpu_wait_share"] == -1.0);
 }
+
+TEST_CASE("a clock record keeps the most processes seen on the GPU and notes others", "[clocks][unit]") {
+  ClockRecord alone;
+  alone.source = "nvml";
+  ClockSample s = sample(1980, false);
+  s.gpu_processes = 1;
+  alone.add(s);
+  CHECK(alone.gpu_processes_max == 1);
+  CHECK(alone.note().empty());
+
+  ClockRecord shared = alone;
+  s.gpu_processes = 3;
+  shared.add(s);
+  shared.add(sample(1410, true));  // not read this time: the most stays
+  CHECK(shared.gpu_processes_max == 3);
+  CHECK_THAT(shared.note(), Catch::Contains("3 processes had the GPU") && Catch::Contains("1 of 3 samples throttled"));
+  const auto j = shared.to_json();
+  CHECK(j["summary"]["gpu_processes_max"] == 3);
+  CHECK(ClockRecord::from_json(j).gpu_processes_max == 3);
+  // Not read (a CPU device, or NVML without the call): -1 throughout.
+  ClockRecord cpu;
+  cpu.source = "cpufreq";
+  cpu.add(sample(2400, false));
+  CHECK(cpu.gpu_processes_max == -1);
+  CHECK(cpu.to_json()["summary"]["gpu_processes_max"] == -1);
+}
