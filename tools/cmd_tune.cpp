@@ -154,6 +154,7 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
                           {"compile_overlap", s.compile_overlap},
                           {"code_generators", s.code_generators},
                           {"generators_lost", s.generators_lost},
+                          {"generators_lost_running", s.generators_lost_running},
                           {"generated_ahead", s.generated_ahead},
                           {"compiled_combined", s.compiled_combined},
                           {"validated_ahead", s.validated_ahead},

@@ -665,6 +665,7 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
     summary.setup_s = worker->setup_seconds();
     summary.references_reused = worker->references_reused();
     summary.generators_lost = worker->generators_lost();
+    summary.generators_lost_running = worker->generators_lost_running();
     summary.shares_rebuilt = worker->shares_rebuilt();
   }
   KF_TRY(db_.finish_sweep(sweep_id, utc_now()));

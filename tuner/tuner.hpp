@@ -133,6 +133,7 @@ struct TuneSummary {
   bool compile_overlap = false;  ///< compiling ahead went on while candidates were measured
   int code_generators = 0;       ///< processes that compiled batches and generated device code ahead
   int generators_lost = 0;       ///< of those, lost to a crashing or hanging candidate
+  int generators_lost_running = 0;  ///< of those, lost after the launch ran (WorkerRunner::generators_lost_running)
   int generated_ahead = 0;       ///< candidates whose device code they generated
   int compiled_combined = 0;     ///< candidates built within a program holding others too (Compiler::combines_programs)
   /// Candidates validated with their batch before any of it was timed, the

@@ -517,9 +517,12 @@ Result<PrecompileReport> WorkerRunner::precompile_in_generators(const std::vecto
       // then run_floor_s for one work-group: its code is cached by then, and
       // a hang costs the generator little more.
       if (!generators_[g]->channel->send({{"type", "generate"}, {"template", c.template_name}, {"config", c.config}}).ok() ||
-          !await(g, {"phase", "generated"}, timeouts_.launch_floor_s, m) ||
-          (m.value("type", "") == "phase" &&
-           !await(g, {"generated"}, std::min(timeouts_.run_floor_s, timeouts_.launch_floor_s), m))) {
+          !await(g, {"phase", "generated"}, timeouts_.launch_floor_s, m)) {
+        return;
+      }
+      if (m.value("type", "") == "phase" &&
+          !await(g, {"generated"}, std::min(timeouts_.run_floor_s, timeouts_.launch_floor_s), m)) {
+        ++generators_lost_running_;
         return;
       }
       generated += m.value("ok", false);

@@ -11,6 +11,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <string>
@@ -80,6 +81,9 @@ class WorkerRunner final : public CandidateRunner {
   /// share whose build it did not finish is compiled by the worker, one
   /// candidate at a time.
   int generators_lost() const { return generators_lost_; }
+  /// Of those, lost after the launch began to run (the kernel crashed, or
+  /// ran past WorkerTimeouts::run_floor_s): its machine code was cached by then.
+  int generators_lost_running() const { return generators_lost_running_; }
   /// Validation references that restarted workers read from the run's
   /// reference directory instead of computing (two per restart when all went well).
   int references_reused() const { return references_reused_; }
@@ -130,6 +134,7 @@ class WorkerRunner final : public CandidateRunner {
   std::unique_ptr<Worker> worker_;
   std::vector<std::unique_ptr<Worker>> generators_;
   int started_ = 0, restarts_ = 0, generators_lost_ = 0, references_reused_ = 0, shares_rebuilt_ = 0;
+  std::atomic<int> generators_lost_running_{0};
   /// The run's shares of batches as the measuring worker built them, each
   /// with the number (started_) of the worker that holds it, for
   /// rebuild_share (the finalists' too, before they are re-timed).

@@ -202,6 +202,43 @@ TEST_CASE("isolation: the binary cache serves a second run, and a corrupt entry 
   CHECK(nlohmann::json::parse(fourth.out)["cache_hits"] >= 1);
 }
 
+TEST_CASE("isolation: a hang costs a code generator and the worker seconds once its launch runs, not the floor",
+          "[isolation]") {
+  // Only good candidates and hangs (FLAW 0 and 2), so that the hangs reach
+  // the code generators; at the default 20 s floor. Each hang's launch
+  // begins to run (its code generated) and is then given 2 s in a
+  // generator, and 2 s + the budget + the expected launches in the worker.
+  TempDir tmp;
+  const auto dir = tmp.path() / "gemm_faulty";
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy(kFaulty, dir, std::filesystem::copy_options::recursive);
+  const std::string manifest = (dir / "manifest.json").string();
+  std::string m = read_file(manifest);
+  const std::string flaws = "\"values\": [0, 1, 2, 3, 4, 5, 6]";
+  REQUIRE(m.find(flaws) != std::string::npos);
+  m.replace(m.find(flaws), flaws.size(), "\"values\": [0, 2]");
+  write_file(manifest, m);
+  const std::string db = tmp.file("h.db");
+  const auto r = run_kforge("tune --template " + dir.string() + " --shape M=24,N=20,K=8 --strategy exhaustive --db " +
+                            db + " --min-reps 2 --max-reps 3 --no-cache --compile-threads 2 --json");
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["evaluated"] == 4);
+  CHECK(j["code_generators"] == 2);
+  // Every generator a hang cost was lost after the launch ran: the 2 s, not the floor.
+  CHECK(j["generators_lost"].get<int>() >= 1);
+  CHECK(j["generators_lost_running"] == j["generators_lost"]);
+  const auto rows = results_by_config(db);
+  REQUIRE(rows.size() == 4);
+  for (int bx : {8, 16}) {
+    CHECK(rows.at(faulty_config(bx, 0)).status == "ok");
+    const ResultRecord& hang = rows.at(faulty_config(bx, 2));
+    CHECK(hang.status == "timeout");
+    CHECK_THAT(hang.reason, Catch::Contains("after its first launch began to run"));
+  }
+}
+
 }  // namespace kforge::test
 
 namespace kforge::test {
