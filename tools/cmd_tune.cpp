@@ -41,6 +41,15 @@ nlohmann::json outcome_json(const CandidateOutcome& o, double flops) {
   return j;
 }
 
+/// The finalist that won (none when the winner was no finalist: nothing re-timed).
+const FinalistTiming* winning_finalist(const TuneSummary& s) {
+  if (!s.winner) return nullptr;
+  for (const auto& f : s.finalists) {
+    if (f.outcome.template_name == s.winner->template_name && f.outcome.config == s.winner->config) return &f;
+  }
+  return nullptr;
+}
+
 nlohmann::json warm_starts_json(const TuneSummary& s) {
   nlohmann::json j = nlohmann::json::array();
   for (const auto& w : s.warm_starts) {
@@ -176,12 +185,18 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
       if (s.winner) j["winner"] = outcome_json(*s.winner, flops);
       if (s.default_result) j["default"] = outcome_json(*s.default_result, flops);
       j["finalists"] = nlohmann::json::array();
+      const FinalistTiming* won = winning_finalist(s);
       for (const auto& f : s.finalists) {
+        const bool is_winner = &f == won;
         j["finalists"].push_back({{"template", f.outcome.template_name},
                                   {"config", f.outcome.config},
                                   {"search_median_ms", f.outcome.timing.median_ms},
                                   {"interleaved_median_ms", f.interleaved.median_ms},
                                   {"interleaved_count", f.interleaved.count},
+                                  {"interleaved_ci_ms", {f.interleaved.ci.low_ms, f.interleaved.ci.high_ms}},
+                                  {"interleaved_ci_coverage", f.interleaved.ci.coverage},
+                                  {"winner", is_winner},
+                                  {"within_noise_of_winner", !is_winner && won && within_noise(f.interleaved, won->interleaved)},
                                   {"interleaved_stop", f.interleaved.stop},
                                   {"interleaved_clocks", f.interleaved.clocks.to_json()}});
       }
@@ -208,6 +223,18 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
     if (s.default_result) row("default", *s.default_result);
     print_table({"", "template", "config", "status", "median ms", "p20 / p80 ms", "GFLOP/s"}, rows);
     if (!s.retiming_note.empty()) std::cout << "note: " << s.retiming_note << "\n";
+    // Finalists the re-timing cannot tell from the winner: another run may name one of them.
+    if (const FinalistTiming* won = winning_finalist(s)) {
+      const auto interval = [](const TimingStats& timing) {
+        return fmt(timing.median_ms) + " ms [" + fmt(timing.ci.low_ms) + ", " + fmt(timing.ci.high_ms) + "]";
+      };
+      for (const auto& f : s.finalists) {
+        if (&f == won || !within_noise(f.interleaved, won->interleaved)) continue;
+        std::cout << "within noise of the winner: " << f.outcome.template_name << " " << f.outcome.config << " "
+                  << interval(f.interleaved) << " against " << interval(won->interleaved)
+                  << " (interleaved medians and their intervals)\n";
+      }
+    }
     if (s.winner && s.default_result && s.default_result->status == CandidateStatus::kOk)
       std::cout << "speedup over default: " << fmt(s.default_result->timing.median_ms / s.winner->timing.median_ms, 3)
                 << "x\n";

@@ -16,6 +16,11 @@ double quantile(const std::vector<double>& sorted, double q) {
   return sorted[lo] + (sorted[hi] - sorted[lo]) * frac;
 }
 
+bool within_noise(const TimingStats& a, const TimingStats& b) {
+  if (a.count == 0 || b.count == 0) return false;
+  return a.ci.low_ms <= b.ci.high_ms && b.ci.low_ms <= a.ci.high_ms;
+}
+
 double median_of(std::vector<double> samples_ms) {
   std::sort(samples_ms.begin(), samples_ms.end());
   return quantile(samples_ms, 0.5);

@@ -84,6 +84,12 @@ struct TimingStats {
   static TimingStats from_samples(std::vector<double> samples_ms);
 };
 
+/// Whether two timings cannot be told apart: the intervals of their medians
+/// (TimingStats::ci) overlap. Of two finalists re-timed side by side, the
+/// faster median then names the winner on noise, and another run may name
+/// the other (false when either has no samples).
+bool within_noise(const TimingStats& a, const TimingStats& b);
+
 /// The q-quantile (0..1) of `sorted`, linear interpolation; 0 when empty.
 double quantile(const std::vector<double>& sorted, double q);
 

@@ -549,3 +549,33 @@ TEST_CASE("a corrupt or foreign database file: exit 2, named, untouched", "[cli]
   }
   CHECK(test::read_file(db) == content);
 }
+
+TEST_CASE("a tune run's finalists say which won and which its re-timing cannot tell from it", "[cli]") {
+  test::TempDir dir;
+  const json t = parse_json(test::run_kforge("tune --op gemm --shape M=32,N=32,K=32 --max-evals 4 --quiet --json --db " +
+                                             dir.file("f.db")));
+  REQUIRE(t["winner"].is_object());
+  REQUIRE(t["finalists"].size() >= 2);
+  const json* won = nullptr;
+  for (const auto& f : t["finalists"]) {
+    const double low = f["interleaved_ci_ms"][0], high = f["interleaved_ci_ms"][1];
+    const double median = f["interleaved_median_ms"];
+    CHECK(low <= median);
+    CHECK(median <= high);
+    CHECK(f["interleaved_ci_coverage"].get<double>() > 0);
+    if (f["winner"].get<bool>()) {
+      CHECK(won == nullptr);
+      won = &f;
+      CHECK(f["config"] == t["winner"]["config"]);
+      CHECK_FALSE(f["within_noise_of_winner"].get<bool>());
+    }
+  }
+  REQUIRE(won != nullptr);
+  // Within noise exactly when the two intervals overlap.
+  for (const auto& f : t["finalists"]) {
+    if (&f == won) continue;
+    const bool overlap = f["interleaved_ci_ms"][0].get<double>() <= (*won)["interleaved_ci_ms"][1].get<double>() &&
+                         (*won)["interleaved_ci_ms"][0].get<double>() <= f["interleaved_ci_ms"][1].get<double>();
+    CHECK(f["within_noise_of_winner"].get<bool>() == overlap);
+  }
+}

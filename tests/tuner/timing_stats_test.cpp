@@ -44,3 +44,14 @@ TEST_CASE("median interval: binomial order statistics", "[timing]") {
   CHECK(twenty.coverage >= 0.95);
   CHECK(median_interval({}).coverage == 0);
 }
+
+TEST_CASE("two timings are within noise when their medians' intervals overlap", "[timing]") {
+  const auto a = TimingStats::from_samples({10.0, 10.1, 10.2, 10.3, 10.4, 10.5, 10.6});
+  const auto b = TimingStats::from_samples({10.5, 10.6, 10.7, 10.8, 10.9, 11.0, 11.1});
+  const auto c = TimingStats::from_samples({12.0, 12.1, 12.2, 12.3, 12.4, 12.5, 12.6});
+  CHECK(within_noise(a, b));
+  CHECK(within_noise(b, a));
+  CHECK_FALSE(within_noise(a, c));
+  CHECK_FALSE(within_noise(c, b));
+  CHECK_FALSE(within_noise(a, TimingStats{}));  // no samples: nothing to compare
+}
