@@ -40,6 +40,8 @@ struct TaskReport {
   std::int64_t sweep_id = 0;  ///< the run's sweep row, or the earlier one that finished the task
   double time_s = 0;
   std::string retiming_note;  ///< TuneSummary::retiming_note: the winner stands unsettled
+  /// Finalists the re-timing cannot tell from the winner (within_noise_of_winner).
+  std::vector<CandidateOutcome> within_noise;
 };
 
 std::string_view state_name(TaskReport::State s) {
@@ -188,6 +190,11 @@ nlohmann::json report_json(const TaskReport& r) {
   }
   if (r.state == TaskReport::State::kError) j["error"] = r.error;
   if (!r.retiming_note.empty()) j["retiming_note"] = r.retiming_note;
+  j["within_noise_of_winner"] = nlohmann::json::array();
+  for (const auto& o : r.within_noise) {
+    j["within_noise_of_winner"].push_back(
+        {{"template", o.template_name}, {"config", o.config}, {"median_ms", o.timing.median_ms}});
+  }
   return j;
 }
 
@@ -294,6 +301,13 @@ void run_sweep(const CommonOptions& o, const SweepOptions& s) {
       r.time_s = summary->total_s;
       r.retiming_note = summary->retiming_note;
       if (!r.retiming_note.empty()) progress.note(t.key + ": " + r.retiming_note);
+      for (const FinalistTiming* f : within_noise_of_winner(*summary)) {
+        CandidateOutcome tied = f->outcome;
+        tied.timing = f->interleaved;  // the re-timing's median, as the winner's
+        r.within_noise.push_back(std::move(tied));
+        progress.note(t.key + ": within noise of the winner: " + f->outcome.template_name + " " + f->outcome.config +
+                      " " + fmt(f->interleaved.median_ms) + " ms");
+      }
     }
     reports.push_back(std::move(r));
   }

@@ -41,15 +41,6 @@ nlohmann::json outcome_json(const CandidateOutcome& o, double flops) {
   return j;
 }
 
-/// The finalist that won (none when the winner was no finalist: nothing re-timed).
-const FinalistTiming* winning_finalist(const TuneSummary& s) {
-  if (!s.winner) return nullptr;
-  for (const auto& f : s.finalists) {
-    if (f.outcome.template_name == s.winner->template_name && f.outcome.config == s.winner->config) return &f;
-  }
-  return nullptr;
-}
-
 nlohmann::json warm_starts_json(const TuneSummary& s) {
   nlohmann::json j = nlohmann::json::array();
   for (const auto& w : s.warm_starts) {
@@ -228,10 +219,9 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
       const auto interval = [](const TimingStats& timing) {
         return fmt(timing.median_ms) + " ms [" + fmt(timing.ci.low_ms) + ", " + fmt(timing.ci.high_ms) + "]";
       };
-      for (const auto& f : s.finalists) {
-        if (&f == won || !within_noise(f.interleaved, won->interleaved)) continue;
-        std::cout << "within noise of the winner: " << f.outcome.template_name << " " << f.outcome.config << " "
-                  << interval(f.interleaved) << " against " << interval(won->interleaved)
+      for (const FinalistTiming* f : within_noise_of_winner(s)) {
+        std::cout << "within noise of the winner: " << f->outcome.template_name << " " << f->outcome.config << " "
+                  << interval(f->interleaved) << " against " << interval(won->interleaved)
                   << " (interleaved medians and their intervals)\n";
       }
     }

@@ -674,4 +674,22 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
   return summary;
 }
 
+const FinalistTiming* winning_finalist(const TuneSummary& s) {
+  if (!s.winner) return nullptr;
+  for (const auto& f : s.finalists) {
+    if (f.outcome.template_name == s.winner->template_name && f.outcome.config == s.winner->config) return &f;
+  }
+  return nullptr;
+}
+
+std::vector<const FinalistTiming*> within_noise_of_winner(const TuneSummary& s) {
+  std::vector<const FinalistTiming*> out;
+  const FinalistTiming* won = winning_finalist(s);
+  if (!won) return out;
+  for (const auto& f : s.finalists) {
+    if (&f != won && within_noise(f.interleaved, won->interleaved)) out.push_back(&f);
+  }
+  return out;
+}
+
 }  // namespace kforge

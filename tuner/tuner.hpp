@@ -168,6 +168,15 @@ struct TuneSummary {
   std::vector<WarmStart> warm_starts;  ///< in the order proposed
 };
 
+/// The finalist that won (nullptr when the winner was no finalist: nothing
+/// was re-timed).
+const FinalistTiming* winning_finalist(const TuneSummary& s);
+/// The other finalists whose interleaved timing is within noise of the
+/// winner's (within_noise): the re-timing cannot tell them from it, and
+/// another run may name one of them.
+std::vector<const FinalistTiming*> within_noise_of_winner(const TuneSummary& s);
+
+
 class Tuner {
  public:
   Tuner(Device& device, Database& db, const Operator& op);

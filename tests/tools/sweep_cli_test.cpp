@@ -135,6 +135,9 @@ TEST_CASE("sweep: two shards merged, a rerun, and a SIGKILL at a random point wi
     CHECK(t["state"] == "skipped");
     CHECK(t["evaluated_now"] == 0);
     CHECK(t["winner"].is_object());
+    // Nothing re-timed now: no finalist to call within noise of the winner.
+    CHECK(t["within_noise_of_winner"].is_array());
+    CHECK(t["within_noise_of_winner"].empty());
   }
   CHECK(stored(full).rows == expected.rows);
 
