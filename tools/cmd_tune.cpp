@@ -1,4 +1,5 @@
 // `kforge tune`: tune one operator problem on one device into the database.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <map>
@@ -177,6 +178,7 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
       if (s.default_result) j["default"] = outcome_json(*s.default_result, flops);
       j["finalists"] = nlohmann::json::array();
       const FinalistTiming* won = winning_finalist(s);
+      const auto tied = within_noise_of_winner(s);
       for (const auto& f : s.finalists) {
         const bool is_winner = &f == won;
         j["finalists"].push_back({{"template", f.outcome.template_name},
@@ -187,7 +189,7 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
                                   {"interleaved_ci_ms", {f.interleaved.ci.low_ms, f.interleaved.ci.high_ms}},
                                   {"interleaved_ci_coverage", f.interleaved.ci.coverage},
                                   {"winner", is_winner},
-                                  {"within_noise_of_winner", !is_winner && won && within_noise(f.interleaved, won->interleaved)},
+                                  {"within_noise_of_winner", std::find(tied.begin(), tied.end(), &f) != tied.end()},
                                   {"interleaved_stop", f.interleaved.stop},
                                   {"interleaved_clocks", f.interleaved.clocks.to_json()}});
       }

@@ -687,7 +687,10 @@ std::vector<const FinalistTiming*> within_noise_of_winner(const TuneSummary& s) 
   const FinalistTiming* won = winning_finalist(s);
   if (!won) return out;
   for (const auto& f : s.finalists) {
-    if (&f != won && within_noise(f.interleaved, won->interleaved)) out.push_back(&f);
+    // One the race dropped lost every round to the leader: told apart.
+    if (&f != won && f.interleaved.stop != "raced" && within_noise(f.interleaved, won->interleaved)) {
+      out.push_back(&f);
+    }
   }
   return out;
 }

@@ -172,8 +172,9 @@ struct TuneSummary {
 /// was re-timed).
 const FinalistTiming* winning_finalist(const TuneSummary& s);
 /// The other finalists whose interleaved timing is within noise of the
-/// winner's (within_noise): the re-timing cannot tell them from it, and
-/// another run may name one of them.
+/// winner's (within_noise) and that the race did not drop (slower than the
+/// leader in every round: told apart): the re-timing cannot tell them from
+/// it, and another run may name one of them.
 std::vector<const FinalistTiming*> within_noise_of_winner(const TuneSummary& s);
 
 
