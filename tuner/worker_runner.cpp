@@ -67,19 +67,22 @@ std::string seconds_text(double s) {
 
 }  // namespace
 
-double WorkerTimeouts::launch_limit_s(const MeasurementProtocol& p, double best_ms) const {
+double WorkerTimeouts::launches_s(const MeasurementProtocol& p, double expected_ms) const {
   // Validation launches (one untimed, one the first timed), warm-up, every
   // repetition, each with a cache flush.
   // The timing budget is a cap the protocol itself enforces (after min_reps),
   // so it is added once; the launches' expected time is what scales.
   const double launches = 2.0 + p.warmup + p.max_reps;
-  const double expected_s = best_ms > 0 ? launches * best_ms * 1e-3 : 0.0;
-  return launch_floor_s + p.budget_ms * 1e-3 + launch_factor * expected_s;
+  const double expected_s = expected_ms > 0 ? launches * expected_ms * 1e-3 : 0.0;
+  return p.budget_ms * 1e-3 + launch_factor * expected_s;
+}
+
+double WorkerTimeouts::launch_limit_s(const MeasurementProtocol& p, double best_ms) const {
+  return launch_floor_s + launches_s(p, best_ms);
 }
 
 double WorkerTimeouts::run_limit_s(const MeasurementProtocol& p, double expected_ms) const {
-  const double launches = 2.0 + p.warmup + p.max_reps;
-  return std::min(run_floor_s, launch_floor_s) + p.budget_ms * 1e-3 + launch_factor * launches * expected_ms * 1e-3;
+  return std::min(run_floor_s, launch_floor_s) + launches_s(p, expected_ms);
 }
 
 struct WorkerRunner::Worker {
@@ -235,9 +238,12 @@ Result<Evaluation> WorkerRunner::request(const char* kind, const std::string& te
   KF_TRY(ensure_worker());  // a rebuild that failed took its worker along
   // Held by this worker since its validation: before any candidate has a
   // time, the launches' expected time is that validation launch's.
+  // Its code was generated then, so its launches get the run floor.
   double expected_ms = best_ms;
+  bool held_here = false;
   if (auto held = validated_ms_.find({template_name, name}); held != validated_ms_.end()) {
-    if (held->second.first == started_ && expected_ms <= 0) expected_ms = held->second.second;
+    held_here = held->second.first == started_;
+    if (held_here && expected_ms <= 0) expected_ms = held->second.second;
     validated_ms_.erase(held);
   }
   KF_TRY(worker_->channel->send(
@@ -259,12 +265,12 @@ Result<Evaluation> WorkerRunner::request(const char* kind, const std::string& te
           // scales with the expected run time, over a smaller floor.
           // Before any candidate has a time (validations ahead of timing),
           // the fastest validation launch of the run is the expected one.
-          const double run_ms = expected_ms > 0 ? expected_ms : fastest_validated_ms_;
-          if (phase == "launch" && !running && run_ms > 0) {
+          if (phase == "launch" && !running) {
             running = true;
             running_since = Clock::now();
+            const double run_ms = expected_ms > 0 ? expected_ms : fastest_validated_ms_;
             const auto sooner = after(timeouts_.run_limit_s(setup_.protocol, run_ms));
-            if (sooner < deadline) {
+            if (run_ms > 0 && sooner < deadline) {
               deadline = sooner;
               limit = std::chrono::duration<double>(deadline - launches_began).count();
             }
@@ -272,18 +278,29 @@ Result<Evaluation> WorkerRunner::request(const char* kind, const std::string& te
         } else if (reached == "launched") {
           // The first validation launch is done. Before any candidate has a
           // time, the launches' expected time is this candidate's own: the
-          // limit scales with that launch (write, launch, first-launch code
-          // generation included), not with the floor alone.
+          // limit scales with that launch, not with the floor alone. From
+          // when it began to run, over the smaller floor, where that is
+          // known (its code generation left out); else from the launches'
+          // start (write, launch, code generation included).
           if (expected_ms <= 0 && !scaled_by_own_launch) {
             scaled_by_own_launch = true;
-            const double first_ms = std::chrono::duration<double, std::milli>(Clock::now() - launches_began).count();
-            limit = timeouts_.launch_limit_s(setup_.protocol, first_ms);
-            deadline = after(limit, launches_began);
+            const Clock::time_point from = running ? running_since : launches_began;
+            const double first_ms = std::chrono::duration<double, std::milli>(Clock::now() - from).count();
+            deadline = after(running ? timeouts_.run_limit_s(setup_.protocol, first_ms)
+                                     : timeouts_.launch_limit_s(setup_.protocol, first_ms),
+                             from);
+            limit = std::chrono::duration<double>(deadline - launches_began).count();
           }
         } else {
           phase = "launch";
           launches_began = Clock::now();
-          limit = timeouts_.launch_limit_s(setup_.protocol, expected_ms);
+          if (held_here && expected_ms > 0) {
+            running = true;  // since its validation launch
+            running_since = launches_began;
+            limit = timeouts_.run_limit_s(setup_.protocol, expected_ms);
+          } else {
+            limit = timeouts_.launch_limit_s(setup_.protocol, expected_ms);
+          }
           deadline = after(limit);
         }
         if (on_phase) on_phase(reached);
@@ -304,9 +321,10 @@ Result<Evaluation> WorkerRunner::request(const char* kind, const std::string& te
       e.status = CandidateStatus::kTimeout;
       const std::string ended = stop_worker(true);
       const std::string ran =
-          running ? ", " + seconds_text(std::chrono::duration<double>(deadline - running_since).count()) +
-                        " of them after its first launch began to run (its code generated)"
-                  : "";
+          !running ? ""
+          : held_here ? " (its code generated by its validation launch in this worker)"
+                      : ", " + seconds_text(std::chrono::duration<double>(deadline - running_since).count()) +
+                            " of them after its first launch began to run (its code generated)";
       e.reason = "no result within " + seconds_text(limit) + " in the " + phase + " phase" + ran + " (template " +
                  template_name + " config " + name + "); the worker was killed and a new one continues";
     } else {

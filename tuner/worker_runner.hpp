@@ -46,9 +46,13 @@ struct WorkerTimeouts {
   /// The launch-phase limit for a candidate given the best median so far.
   double launch_limit_s(const MeasurementProtocol& p, double best_ms) const;
   /// What is left of the launch phase once the first launch runs, given the
-  /// expected run time of one launch (ms, > 0).
+  /// expected run time of one launch (ms).
   double run_limit_s(const MeasurementProtocol& p, double expected_ms) const;
 
+ private:
+  /// Both limits above but their floors: the timing budget + launch_factor x
+  /// the expected time of every launch (none when `expected_ms` <= 0).
+  double launches_s(const MeasurementProtocol& p, double expected_ms) const;
 };
 
 class WorkerRunner final : public CandidateRunner {
