@@ -81,7 +81,7 @@ class NvmlClockReader final : public ClockReader {
     if (api_.running_processes) {
       unsigned count = 0;
       const nvmlReturn_t r = api_.running_processes(device_, &count, nullptr);
-      if (r == kSuccess || r == kErrorInsufficientSize) s.gpu_processes = r == kSuccess ? 0 : static_cast<int>(count);
+      if (r == kSuccess || r == kErrorInsufficientSize) s.gpu_processes = static_cast<int>(count);  // 0 on success
     }
     return s;
   }

@@ -177,7 +177,6 @@ const FinalistTiming* winning_finalist(const TuneSummary& s);
 /// it, and another run may name one of them.
 std::vector<const FinalistTiming*> within_noise_of_winner(const TuneSummary& s);
 
-
 class Tuner {
  public:
   Tuner(Device& device, Database& db, const Operator& op);
