@@ -129,12 +129,16 @@ class Device {
     if (on_running) on_running();
     return launch(kernel, args, geometry);
   }
-  /// Evicts the last-level cache (writes a buffer larger than it) so the next
-  /// timed launch starts cold.
+  /// Evicts the kernel's data from the caches so the next timed launch
+  /// starts cold: writes a buffer larger than the last-level cache ("fill"),
+  /// or on a CPU device whose buffers are host memory, evicts those buffers
+  /// line by line ("evict", where they hold no more than a fill would write).
   virtual Status flush_cache() = 0;
-  /// The bytes each flush_cache() writes (runtime/cache_flush.hpp), which a
-  /// sweep records with its protocol.
+  /// The bytes each fill writes (runtime/cache_flush.hpp), which a sweep
+  /// records with its protocol.
   virtual std::size_t cache_flush_bytes() const { return kforge::cache_flush_bytes(info()); }
+  /// How flush_cache() flushes: "fill" or "evict" (recorded with a sweep).
+  virtual std::string cache_flush_method() const { return "fill"; }
   /// Reads this device's clocks (owned by the device, made on first call), or
   /// nullptr where they cannot be read (no NVML, no cpufreq): not an error.
   virtual ClockReader* clock_reader() { return nullptr; }

@@ -27,6 +27,8 @@ class ForwardingDevice : public Device {
     return inner_.launch_watched(k, args, g, on_running);
   }
   Status flush_cache() override { return inner_.flush_cache(); }
+  std::size_t cache_flush_bytes() const override { return inner_.cache_flush_bytes(); }
+  std::string cache_flush_method() const override { return inner_.cache_flush_method(); }
   ClockReader* clock_reader() override { return inner_.clock_reader(); }
 
  protected:
