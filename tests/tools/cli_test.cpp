@@ -399,16 +399,28 @@ TEST_CASE("tune in a worker validates each batch first and times it fastest firs
   for (std::size_t i = 0; i < 3; ++i) CHECK(order[i]["config"].get<std::string>().find("REP1") != std::string::npos);
   // The default is the speedup's baseline: timed in full, never cut, and no
   // finalist (the three REP1 are); the other two REP8 are cut.
-  REQUIRE(fast["default"]["config"] == "BX8_REP8");
-  CHECK(fast["default"]["count"] == 3);
-  CHECK(fast["default"].value("reason", "").find("cut") == std::string::npos);
+  // Other load (another test on the same cores) may have the default
+  // re-timed beside the winner (docs/measurement.md, step 7): its count is
+  // then its re-timing's.
+  auto timed_in_full = [](const json& run) {
+    REQUIRE(run["default"]["config"] == "BX8_REP8");
+    CHECK(run["default"].value("reason", "").find("cut") == std::string::npos);
+    for (const auto& f : run["finalists"]) {
+      if (f["config"] == "BX8_REP8") {
+        CHECK(run["retimed_for_load"].get<int>() + run["retimings"].get<int>() >= 1);
+        CHECK(run["default"]["count"] == f["interleaved_count"]);
+        return;
+      }
+    }
+    CHECK(run["default"]["count"] == 3);
+  };
+  timed_in_full(fast);
   // --strategy-order times them as proposed: the default first, in full.
   CHECK(fast["timing_stops"].value("cut", 0) >= 2);
   const json proposed = parse_json(test::run_kforge(args + dir.file("order.db") + " --strategy-order"));
   CHECK(proposed["validated_ahead"] == 0);
   CHECK(results_in(dir.file("order.db"))[0]["config"] == "BX8_REP8");
-  CHECK(proposed["default"]["count"] == 3);
-  CHECK(proposed["default"].value("reason", "").find("cut") == std::string::npos);
+  timed_in_full(proposed);
 }
 
 TEST_CASE("on PoCL a group's program, built anyway, serves its member whose binary is stored", "[cli]") {
