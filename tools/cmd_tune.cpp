@@ -29,6 +29,7 @@ struct TuneOptions {
   bool quiet = false;
   int min_reps = 5, max_reps = 30;
   double cut_ratio = MeasurementProtocol{}.cut_ratio;
+  bool window_stop = MeasurementProtocol{}.stop_outside_window;
 };
 
 nlohmann::json outcome_json(const CandidateOutcome& o, double flops) {
@@ -92,6 +93,10 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
                   "are all more than this many times the best median so far (0: never)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  cmd->add_flag("--window-stop,!--no-window-stop", t->window_stop,
+                "Stop timing a candidate once its median's 95% interval lies above the finalist window of the best "
+                "median so far (the default; --no-window-stop: time it until its interval is narrow or its "
+                "budget is spent)");
   cmd->add_flag("--quiet", t->quiet, "No progress output");
   add_runner_flags(*cmd, *runner);
   cmd->callback([&o, t, runner] {
@@ -119,6 +124,7 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
     req.protocol.min_reps = t->min_reps;
     req.protocol.max_reps = std::max(t->max_reps, t->min_reps);
     req.protocol.cut_ratio = t->cut_ratio;
+    req.protocol.stop_outside_window = t->window_stop;
     req.command_line = command_line();
     apply_runner_options(*runner, req);
 

@@ -463,6 +463,11 @@ Result<Evaluation> InProcessRunner::evaluate(const std::string& template_name, c
     e.reason = "cut after " + launches(static_cast<std::size_t>(e.timing.count), "timed") + " and " +
                launches(e.untimed_ms.size(), "untimed") + ": fastest " + std::to_string(fastest) + " ms > " +
                std::to_string(protocol_.cut_ratio) + " x best " + std::to_string(best_ms) + " ms";
+  } else if (e.timing.stop == "outside_window") {
+    e.reason = "stopped after " + std::to_string(e.timing.count) + " timed launches: median's 95% interval [" +
+               std::to_string(e.timing.ci.low_ms) + ", " + std::to_string(e.timing.ci.high_ms) + "] ms > " +
+               std::to_string(1 + protocol_.finalist_window) + " x best " + std::to_string(best_ms) +
+               " ms, outside the finalist window";
   }
   if (const std::string n = e.timing.clocks.note(); !n.empty()) e.reason += (e.reason.empty() ? "" : "; ") + n;
   return e;

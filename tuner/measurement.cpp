@@ -18,6 +18,7 @@ nlohmann::json MeasurementProtocol::to_json() const {
           {"ci_confidence", 0.95},
           {"cut_ratio", cut_ratio},
           {"cut_after", cut_after},
+          {"stop_outside_window", stop_outside_window},
           {"finalists", finalists},
           {"finalist_window", finalist_window},
           {"max_finalists", max_finalists},
@@ -72,13 +73,20 @@ Result<TimingStats> measure(Device& device, Kernel& kernel, const std::vector<Ke
       break;
     }
     if (n < protocol.min_reps || n >= protocol.max_reps) continue;
+    const MedianInterval ci = median_interval(samples);
     if (protocol.ci_rel_width > 0) {
-      const MedianInterval ci = median_interval(samples);
       const double median = median_of(samples);
       if (ci.coverage >= 0.95 && median > 0 && (ci.high_ms - ci.low_ms) <= protocol.ci_rel_width * median) {
         stop = "ci";
         break;
       }
+    }
+    // Far enough from the best that its median will not be re-timed for
+    // being close: more samples would only sharpen a number nobody ranks.
+    if (protocol.stop_outside_window && best_ms > 0 && ci.coverage >= 0.95 &&
+        ci.low_ms > (1 + protocol.finalist_window) * best_ms) {
+      stop = "outside_window";
+      break;
     }
     const double spent =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

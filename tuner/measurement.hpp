@@ -39,6 +39,12 @@ struct MeasurementProtocol {
   /// rank candidates that close (up to max_finalists in all; 0: none).
   double finalist_window = 0.10;
   int max_finalists = 6;
+  /// After min_reps, stop a candidate once its median's 95% interval lies
+  /// wholly above (1 + finalist_window) x the best median so far
+  /// (TimingStats::stop "outside_window"): the window will not make it a
+  /// finalist, and the precision stop (ci_rel_width) may never come on a
+  /// noisy host, leaving it to run to the budget.
+  bool stop_outside_window = true;
   int finalist_rounds = 10;  ///< rounds of A B C, B C A, ... (one timed launch of each per round), at most
   /// From this round on, a finalist slower than the leader (the lowest
   /// median so far) in every round so far stops (TimingStats::stop
@@ -60,9 +66,10 @@ struct MeasurementProtocol {
 };
 
 /// Times one candidate: warm-up, then repetitions until max_reps, the median
-/// is precise enough (ci_rel_width), the budget is spent (after min_reps), or
-/// the candidate is cut for being cut_ratio times slower than `best_ms`
-/// (0: no best yet). TimingStats::stop says which. The device's clock reader,
+/// is precise enough (ci_rel_width), it is surely outside the finalist
+/// window of `best_ms` (stop_outside_window), the budget is spent (these
+/// three after min_reps), or the candidate is cut for being cut_ratio times
+/// slower than `best_ms` (0: no best yet). TimingStats::stop says which. The device's clock reader,
 /// if it has one, is read right after each timed launch (TimingStats::clocks).
 ///
 /// `earlier_ms`: the device times of launches of this kernel just before

@@ -75,7 +75,7 @@ struct TimingStats {
   std::int64_t count = 0;
   std::vector<double> samples_ms;  ///< in the order they were taken
   MedianInterval ci;               ///< 95% interval of the median
-  std::string stop;                ///< why repetitions stopped: "ci", "max_reps", "budget", "cut"
+  std::string stop;                ///< why repetitions stopped: "ci", "outside_window", "max_reps", "budget", "cut", ...
   /// The device's clocks after each sample. Throttled samples stay in the
   /// statistics above (nothing is dropped); clocks.note() says so.
   ClockRecord clocks;

@@ -115,6 +115,7 @@ MeasurementProtocol protocol_from_json(const nlohmann::json& j) {
   p.ci_rel_width = j.value("ci_rel_width", p.ci_rel_width);
   p.cut_ratio = j.value("cut_ratio", p.cut_ratio);
   p.cut_after = j.value("cut_after", p.cut_after);
+  p.stop_outside_window = j.value("stop_outside_window", p.stop_outside_window);
   p.finalists = j.value("finalists", p.finalists);
   p.finalist_window = j.value("finalist_window", p.finalist_window);
   p.max_finalists = j.value("max_finalists", p.max_finalists);

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_util.hpp"
+#include "database.hpp"
 
 using namespace kforge;
 using nlohmann::json;
@@ -421,6 +422,25 @@ TEST_CASE("tune in a worker validates each batch first and times it fastest firs
   CHECK(proposed["validated_ahead"] == 0);
   CHECK(results_in(dir.file("order.db"))[0]["config"] == "BX8_REP8");
   timed_in_full(proposed);
+}
+
+TEST_CASE("a tune without the window stop times candidates outside the finalist window too, and the sweep says so", "[cli]") {
+  test::TempDir dir;
+  const std::string args = "tune --shape M=48,N=40,K=32 --strategy random --seed 2 --max-evals 5 --min-reps 3"
+                           " --max-reps 8 --no-cache --quiet --json --db ";
+  auto protocol_of = [](const std::string& db) {
+    auto opened = Database::open(db, Database::Mode::kReadOnly);
+    REQUIRE(opened.ok());
+    auto sweeps = (*opened)->sweeps();
+    REQUIRE(sweeps.ok());
+    REQUIRE(sweeps->size() == 1);
+    return json::parse(sweeps->front().settings_json)["protocol"];
+  };
+  parse_json(test::run_kforge(args + dir.file("on.db")));
+  CHECK(protocol_of(dir.file("on.db"))["stop_outside_window"] == true);
+  const json off = parse_json(test::run_kforge(args + dir.file("off.db") + " --no-window-stop"));
+  CHECK(protocol_of(dir.file("off.db"))["stop_outside_window"] == false);
+  CHECK_FALSE(off["timing_stops"].contains("outside_window"));
 }
 
 TEST_CASE("on PoCL a group's program, built anyway, serves its member whose binary is stored", "[cli]") {

@@ -5,6 +5,7 @@
 #include <deque>
 
 #include "measurement.hpp"
+#include "worker_protocol.hpp"
 
 using namespace kforge;
 
@@ -118,18 +119,53 @@ TEST_CASE("a candidate far slower than the best is cut early", "[measurement][un
   REQUIRE(s.ok());
   CHECK(s->stop == "cut");
   CHECK(s->count == 2);
-  // Not cut when within the ratio of the best.
+  // Not cut when within the ratio of the best (nor stopped outside the
+  // finalist window: its interval's low end, 10 ms, is within 1.1 x 9.5 ms).
   dev.script["slow"] = noisy;
-  auto near = measure(dev, k, {}, {}, protocol(), /*best_ms=*/7.0);
+  auto near = measure(dev, k, {}, {}, protocol(), /*best_ms=*/9.5);
   REQUIRE(near.ok());
   CHECK(near->stop == "max_reps");
   // Nor ever with a ratio of 0.
   dev.script["slow"] = noisy;
   MeasurementProtocol never = protocol();
   never.cut_ratio = 0;
+  never.stop_outside_window = false;  // the other stop a best far below would bring
   auto uncut = measure(dev, k, {}, {}, never, /*best_ms=*/1.0);
   REQUIRE(uncut.ok());
   CHECK(uncut->stop == "max_reps");
+}
+
+TEST_CASE("a candidate surely outside the finalist window stops once its interval says so", "[measurement][unit]") {
+  ScriptedDevice dev;
+  NamedKernel k("a");
+  // 10-12 ms, too noisy for the precision stop; the best so far 8 ms. Not
+  // cut (fastest 10 ms < 1.5 x 8), but from n = 6 the median's 95%
+  // interval, [10, 12], lies above 1.1 x 8 = 8.8 ms.
+  std::deque<double> noisy;
+  for (int i = 0; i < 40; ++i) noisy.push_back(i % 2 ? 10.0 : 12.0);
+  dev.script["a"] = noisy;
+  auto s = measure(dev, k, {}, {}, protocol(), /*best_ms=*/8.0);
+  REQUIRE(s.ok());
+  CHECK(s->stop == "outside_window");
+  CHECK(s->count == 6);
+  CHECK(s->ci.low_ms > 1.1 * 8.0);
+  // Where the interval reaches into the window, it runs on: 1.1 x 9.2 ms > 10 ms.
+  dev.script["a"] = noisy;
+  auto close = measure(dev, k, {}, {}, protocol(), /*best_ms=*/9.2);
+  REQUIRE(close.ok());
+  CHECK(close->stop == "max_reps");
+  // With no best yet (the first candidate, or the default), never.
+  dev.script["a"] = noisy;
+  auto first = measure(dev, k, {}, {}, protocol());
+  REQUIRE(first.ok());
+  CHECK(first->stop == "max_reps");
+  // Nor with the stop turned off.
+  dev.script["a"] = noisy;
+  MeasurementProtocol off = protocol();
+  off.stop_outside_window = false;
+  auto unstopped = measure(dev, k, {}, {}, off, /*best_ms=*/8.0);
+  REQUIRE(unstopped.ok());
+  CHECK(unstopped->stop == "max_reps");
 }
 
 TEST_CASE("validation launches count toward the cut's evidence, never as samples", "[measurement][unit]") {
@@ -341,4 +377,30 @@ TEST_CASE("finalists: the fastest few, and every other within the window of the 
   // Never a failed candidate, never more than there are.
   CHECK(choose_finalists({0.0, 5.0, -1.0}, p) == std::vector<std::size_t>{1});
   CHECK(choose_finalists({}, p).empty());
+}
+
+TEST_CASE("every protocol setting reaches the worker as set", "[measurement][unit]") {
+  // The measuring worker reads its protocol from the JSON the sweep stores
+  // (MeasurementProtocol::to_json): a setting left out of the reading would
+  // leave the worker at its default while the sweep records another.
+  MeasurementProtocol p;
+  p.warmup = 3;
+  p.min_reps = 7;
+  p.max_reps = 11;
+  p.budget_ms = 123;
+  p.flush_cache = false;
+  p.ci_rel_width = 0.07;
+  p.cut_ratio = 2.5;
+  p.cut_after = 4;
+  p.stop_outside_window = false;
+  p.finalists = 5;
+  p.finalist_window = 0.2;
+  p.max_finalists = 9;
+  p.finalist_rounds = 13;
+  p.finalist_race_after = 2;
+  p.finalist_retimings = 1;
+  p.retime_load_share = 0.4;
+  const nlohmann::json sent = p.to_json();
+  CHECK(protocol_from_json(sent).to_json() == sent);
+  CHECK(sent != MeasurementProtocol{}.to_json());
 }
