@@ -41,8 +41,8 @@ void add_runner_flags(CLI::App& cmd, RunnerOptions& r) {
                  "else ~/.cache/kforge/binaries)");
   cmd.add_flag("--no-cache", r.no_cache, "Compile every candidate; neither read nor write the binary cache");
   cmd.add_option("--compile-threads", r.compile_threads,
-                 "Threads compiling the next candidates ahead; on PoCL, code-generator processes (0: from the "
-                 "cores and available memory; -1: compile each candidate on its own)")
+                 "Threads compiling the next candidates ahead; on PoCL, code-generator processes (0: from the usable "
+                 "CPUs (affinity, cgroup quota) and available memory; -1: compile each candidate on its own)")
       ->check(CLI::Range(-1, 256))
       ->capture_default_str();
   cmd.add_option("--compile-overlap", r.compile_overlap,

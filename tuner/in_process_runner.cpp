@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "builtin_templates.hpp"
+#include "host_cpus.hpp"
 #include "instance.hpp"
 #include "occupancy.hpp"
 #include "program_combiner.hpp"
@@ -545,7 +546,9 @@ Result<bool> InProcessRunner::generate(const CandidateRef& c, const std::functio
 
 int InProcessRunner::compile_threads(int requested) {
   if (requested > 0) return requested;
-  const long cores = static_cast<long>(std::max(1u, std::thread::hardware_concurrency()));
+  // The CPUs this process may use (its affinity and cgroup quota), not every
+  // online one: a pool sized for the host oversubscribes a pinned tuner.
+  const long cores = usable_cpus();
   const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   const long by_memory = pages > 0 && page > 0 ? static_cast<long>((static_cast<double>(pages) * page) / (1L << 30)) : cores;
   return static_cast<int>(std::max(1L, std::min(cores, by_memory)));

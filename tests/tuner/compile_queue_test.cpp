@@ -1,6 +1,8 @@
 // The compile-ahead queue: submit never waits, take waits for its job,
-// each key compiles once, and destruction with jobs pending does not hang.
+// each key compiles once, destruction with jobs pending does not hang, and
+// the pool is sized from the CPUs this process may use.
 #include <catch2/catch.hpp>
+#include <sched.h>
 
 #include <atomic>
 #include <future>
@@ -8,6 +10,8 @@
 #include <thread>
 
 #include "compile_queue.hpp"
+#include "host_cpus.hpp"
+#include "in_process_runner.hpp"
 
 using namespace kforge;
 
@@ -118,4 +122,20 @@ TEST_CASE("compile queue: drop_queued_if drops waiting jobs only, running ones s
   CHECK(runs == 3);  // running, c and the second b; the dropped b and d never ran
   CHECK(q.take("b") == std::optional<int>(2));
   CHECK_FALSE(q.take("d").has_value());
+}
+
+TEST_CASE("the compile pool is sized from the CPUs the process may use, not every online one") {
+  cpu_set_t before;
+  REQUIRE(sched_getaffinity(0, sizeof(before), &before) == 0);
+  int first = 0;
+  while (!CPU_ISSET(first, &before)) ++first;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(first, &one);
+  REQUIRE(sched_setaffinity(0, sizeof(one), &one) == 0);
+  const int pinned = InProcessRunner::compile_threads(0);
+  REQUIRE(sched_setaffinity(0, sizeof(before), &before) == 0);
+  CHECK(pinned == 1);
+  CHECK(InProcessRunner::compile_threads(3) == 3);
+  CHECK(InProcessRunner::compile_threads(0) <= usable_cpus());
 }
