@@ -30,7 +30,13 @@ Kernel Tuner needs pyopencl and kernel_tuner; the script installs them into
 bench/.venv (pip, --system-site-packages) on first use and runs Kernel Tuner
 there.
 
-    bench/kernel_tuner_comparison.py [--kforge build/kforge] [--size 512]
+With --cpus N every process of the run (kforge, its worker and code
+generators, Kernel Tuner, PoCL's device threads through POCL_MAX_PTHREAD_COUNT)
+is held to the first N CPUs this process may use, so that one host measures
+how the ratios change with the cores (docs/measurement.md, "The cold run's
+bound").
+
+    bench/kernel_tuner_comparison.py [--kforge build/kforge] [--size 512] [--cpus N]
 """
 import argparse
 import json
@@ -237,6 +243,7 @@ def main():
     ap.add_argument("--device", default="opencl:0")
     ap.add_argument("--size", type=int, default=512)
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "receipts"))
+    ap.add_argument("--cpus", type=int, help="hold every process of the run to the first N usable CPUs")
     ap.add_argument("--kernel-tuner-only", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--manifest", help=argparse.SUPPRESS)
     ap.add_argument("--limits", help=argparse.SUPPRESS)
@@ -251,7 +258,16 @@ def main():
 
     kforge = os.path.abspath(args.kforge)
     py = venv_python()
-    ctx = context(kforge, "kernel_tuner_comparison", {"size": args.size, "space": SPACE})
+    if args.cpus:
+        usable = sorted(os.sched_getaffinity(0))
+        if not 1 <= args.cpus <= len(usable):
+            sys.exit(f"kernel_tuner_comparison: --cpus {args.cpus}: this process may use {len(usable)} CPUs")
+        # Inherited by every child; PoCL sizes its device's thread pool from the
+        # online CPUs, not the affinity, so it is told.
+        os.sched_setaffinity(0, usable[:args.cpus])
+        os.environ["POCL_MAX_PTHREAD_COUNT"] = str(args.cpus)
+    ctx = context(kforge, "kernel_tuner_comparison", {"size": args.size, "space": SPACE,
+                                                       "cpus": sorted(os.sched_getaffinity(0))})
     limits = restricted_template.device_limits(ctx["devices"], args.device)
     with tempfile.TemporaryDirectory() as tmp:
         tpl_dir, manifest = restricted_template.write(TEMPLATE, NAME, SPACE, tmp)
@@ -329,7 +345,9 @@ def markdown(r):
         "",
         f"{c['date']}, kforge {c['git_revision']}, Kernel Tuner {kt['kernel_tuner_version']} (pyopencl "
         f"{kt['pyopencl_version']}), device {c['devices'][0]['name']} ({c['devices'][0]['runtime_version']}), "
-        f"CPU {c['cpu']} x{c['cpu_count']}, load average {c['load_average_at_start'][0]:.1f} at start, "
+        f"CPU {c['cpu']} x{c['cpu_count']}"
+        f"{'' if len(c.get('cpus', [])) in (0, c['cpu_count']) else ', the run held to CPUs ' + str(c['cpus'])}"
+        f", load average {c['load_average_at_start'][0]:.1f} at start, "
         f"{c['load_average_at_end'][0]:.1f} at end (a shared machine: ratios within this run are what count). "
         f"Space: {json.dumps(c['space'])}.",
         "",
