@@ -2,11 +2,11 @@
 // /proc/self/cgroup lines of both hierarchies, and the affinity mask of a
 // thread pinned to one CPU.
 #include <catch2/catch.hpp>
-#include <sched.h>
 
 #include <thread>
 
 #include "host_cpus.hpp"
+#include "one_cpu_affinity.hpp"
 
 using namespace kforge;
 
@@ -40,19 +40,16 @@ TEST_CASE("/proc/self/cgroup: the v2 entry and a v1 controller's line") {
 }
 
 TEST_CASE("a thread pinned to one CPU may use one") {
-  cpu_set_t before;
-  REQUIRE(sched_getaffinity(0, sizeof(before), &before) == 0);
   const int all = usable_cpus();
   CHECK(all >= 1);
   CHECK(all <= static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
-  CHECK(all <= CPU_COUNT(&before));
-  int first = 0;
-  while (!CPU_ISSET(first, &before)) ++first;
-  cpu_set_t one;
-  CPU_ZERO(&one);
-  CPU_SET(first, &one);
-  REQUIRE(sched_setaffinity(0, sizeof(one), &one) == 0);
-  const int pinned = usable_cpus();
-  REQUIRE(sched_setaffinity(0, sizeof(before), &before) == 0);
+  int pinned = 0;
+  {
+    test::OneCpuAffinity one;
+    REQUIRE(one.pinned());
+    CHECK(all <= one.cpus_before());
+    pinned = usable_cpus();
+  }
   CHECK(pinned == 1);
+  CHECK(usable_cpus() == all);
 }

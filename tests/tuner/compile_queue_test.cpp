@@ -2,7 +2,6 @@
 // each key compiles once, destruction with jobs pending does not hang, and
 // the pool is sized from the CPUs this process may use.
 #include <catch2/catch.hpp>
-#include <sched.h>
 
 #include <atomic>
 #include <future>
@@ -12,6 +11,7 @@
 #include "compile_queue.hpp"
 #include "host_cpus.hpp"
 #include "in_process_runner.hpp"
+#include "one_cpu_affinity.hpp"
 
 using namespace kforge;
 
@@ -125,16 +125,12 @@ TEST_CASE("compile queue: drop_queued_if drops waiting jobs only, running ones s
 }
 
 TEST_CASE("the compile pool is sized from the CPUs the process may use, not every online one") {
-  cpu_set_t before;
-  REQUIRE(sched_getaffinity(0, sizeof(before), &before) == 0);
-  int first = 0;
-  while (!CPU_ISSET(first, &before)) ++first;
-  cpu_set_t one;
-  CPU_ZERO(&one);
-  CPU_SET(first, &one);
-  REQUIRE(sched_setaffinity(0, sizeof(one), &one) == 0);
-  const int pinned = InProcessRunner::compile_threads(0);
-  REQUIRE(sched_setaffinity(0, sizeof(before), &before) == 0);
+  int pinned = 0;
+  {
+    test::OneCpuAffinity one;
+    REQUIRE(one.pinned());
+    pinned = InProcessRunner::compile_threads(0);
+  }
   CHECK(pinned == 1);
   CHECK(InProcessRunner::compile_threads(3) == 3);
   CHECK(InProcessRunner::compile_threads(0) <= usable_cpus());
