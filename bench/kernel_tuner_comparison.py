@@ -33,8 +33,8 @@ there.
 With --cpus N every process of the run (kforge, its worker and code
 generators, Kernel Tuner, PoCL's device threads through POCL_MAX_PTHREAD_COUNT)
 is held to the first N CPUs this process may use, so that one host measures
-how the ratios change with the cores (docs/measurement.md, "The cold run's
-bound").
+how the ratios change with the cores (docs/measurement.md, "Cores: the cold
+run's bound").
 
     bench/kernel_tuner_comparison.py [--kforge build/kforge] [--size 512] [--cpus N]
 """

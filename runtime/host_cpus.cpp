@@ -2,7 +2,6 @@
 #include "host_cpus.hpp"
 
 #include <sched.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
