@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 source tools/deps.sh
 kforge_install_deps
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build -j"$(nproc)"
+# The main job needs only the CLI: the tests are tools/test.sh's to build.
+cmake --build build -j"$(nproc)" --target kforge
 ./build/kforge devices
 ./build/kforge tune --op gemm --shape M=256,N=256,K=256 --dtype f32 --layout NN \
   --device auto --db kforge.db --max-evals 40 "$@"
