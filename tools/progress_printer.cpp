@@ -21,12 +21,44 @@ void ProgressPrinter::note(const std::string& line) {
   std::fflush(stderr);
 }
 
+double ProgressPrinter::candidate_rate(const TuneEvent& e) {
+  // Past the first candidate the rate leaves out the run's setup (worker,
+  // inputs, references, the first batch's compile), which no later one repeats.
+  if (e.done >= 2 && e.elapsed_s > e.first_done_s && e.first_done_s > 0) {
+    return static_cast<double>(e.done - 1) / (e.elapsed_s - e.first_done_s);
+  }
+  return e.elapsed_s > 0 ? static_cast<double>(e.done) / e.elapsed_s : 0.0;
+}
+
+void ProgressPrinter::print_line(const std::string& text) {
+  if (tty_) std::fprintf(stderr, "\r\033[K");
+  std::fprintf(stderr, "%s%s\n", task_.c_str(), text.c_str());
+  std::fflush(stderr);
+}
+
+void ProgressPrinter::print_phase(const TuneEvent& e) {
+  char buf[160];
+  if (e.phase == TuneEvent::Phase::kCompile) {
+    std::snprintf(buf, sizeof buf, "compiling %zu candidates ahead (%zu compiled so far, %zu/%zu evaluated, %.1fs)",
+                  e.batch, e.compiled, e.done, e.total, e.elapsed_s);
+  } else {
+    std::snprintf(buf, sizeof buf, "re-timing up to %zu finalists interleaved (%zu evaluated, %.1fs)", e.batch,
+                  e.done, e.elapsed_s);
+  }
+  if (tty_) {
+    std::fprintf(stderr, "\r\033[K%s%s", task_.c_str(), buf);
+    std::fflush(stderr);
+  } else {
+    print_line(buf);
+  }
+}
+
 void ProgressPrinter::operator()(const TuneEvent& e) {
   if (quiet_) return;
   std::string failures;
   for (const auto& [status, n] : e.failures) failures += " " + status + "=" + std::to_string(n);
   if (failures.empty()) failures = " none";
-  const double rate = e.elapsed_s > 0 ? static_cast<double>(e.done) / e.elapsed_s : 0.0;
+  const double rate = candidate_rate(e);
   const double eta = rate > 0 ? static_cast<double>(e.total - std::min(e.done, e.total)) / rate : 0.0;
   std::string best = e.best ? e.best->config + " " + std::to_string(e.best->timing.median_ms) + " ms" : "-";
   // The whole sweep: this task's estimate plus the tasks after it.
@@ -40,7 +72,7 @@ void ProgressPrinter::operator()(const TuneEvent& e) {
   }
   if (e.kind == TuneEvent::Kind::kStart) {
     if (task_.empty()) {
-      std::fprintf(stderr, "tuning %zu candidates\n", e.total);
+      std::fprintf(stderr, "tuning %zu candidates (setting up the device, inputs and references)\n", e.total);
     } else {
       std::fprintf(stderr, "%s%s: tuning %zu candidates", task_.c_str(), key_.c_str(), e.total);
       // At a task's start only finished tasks give an estimate.
@@ -50,6 +82,14 @@ void ProgressPrinter::operator()(const TuneEvent& e) {
       }
       std::fputc('\n', stderr);
     }
+    return;
+  }
+  if (e.kind == TuneEvent::Kind::kPhase) {
+    print_phase(e);
+    return;
+  }
+  if (e.kind == TuneEvent::Kind::kLeaderChanged) {
+    print_line("re-timing changed the leader to " + e.best->config + " from " + e.replaced->config + ": " + e.note);
     return;
   }
   if (e.kind == TuneEvent::Kind::kDone) {

@@ -24,6 +24,12 @@ class ProgressPrinter {
   void note(const std::string& line);
 
  private:
+  /// Candidates per second, past the run's setup once there is a rate to go by.
+  static double candidate_rate(const TuneEvent& e);
+  void print_phase(const TuneEvent& e);
+  /// One whole line, clearing a live line first.
+  void print_line(const std::string& text);
+
   bool quiet_;
   bool tty_;
   std::string task_;  ///< "task 2/5 " within a sweep, else empty

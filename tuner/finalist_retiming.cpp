@@ -154,4 +154,31 @@ Status retime_finalists(CandidateRunner& runner, const MeasurementProtocol& prot
   return ok_status();
 }
 
+std::optional<std::string> leader_change(const TuneSummary& s, const CandidateOutcome& leader) {
+  auto same = [](const CandidateOutcome& a, const CandidateOutcome& b) {
+    return a.template_name == b.template_name && a.config == b.config;
+  };
+  if (!s.winner || same(*s.winner, leader)) return std::nullopt;
+  const FinalistTiming* theirs = nullptr;
+  const FinalistTiming* ours = nullptr;
+  for (const auto& f : s.finalists) {
+    if (same(f.outcome, leader)) theirs = &f;
+    if (same(f.outcome, *s.winner)) ours = &f;
+  }
+  std::ostringstream out;
+  out.precision(4);
+  out << s.winner->config << " " << (ours ? ours->interleaved.median_ms : s.winner->timing.median_ms)
+      << " ms against " << leader.config << " ";
+  if (theirs && ours) {
+    // A finalist's outcome is the search's: its median is the one timed alone.
+    out << theirs->interleaved.median_ms << " ms, timed in alternation (the search, which timed each alone at "
+        << "another moment, had them at " << ours->outcome.timing.median_ms << " and " << leader.timing.median_ms
+        << " ms)";
+  } else {
+    out << leader.timing.median_ms << " ms in the search";
+  }
+  if (!s.retiming_note.empty()) out << "; " << s.retiming_note;
+  return out.str();
+}
+
 }  // namespace kforge

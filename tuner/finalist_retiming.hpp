@@ -4,6 +4,8 @@
 #pragma once
 
 #include <functional>
+#include <optional>
+#include <string>
 
 #include "candidate_runner.hpp"
 #include "measurement.hpp"
@@ -34,5 +36,11 @@ using StoreRetiming = std::function<Status(const CandidateOutcome&, const Timing
 /// results as they are.
 Status retime_finalists(CandidateRunner& runner, const MeasurementProtocol& protocol, TuneSummary& summary,
                         const StoreRetiming& store);
+
+/// When the re-timing declared a winner other than the search's `leader`:
+/// why, from both interleaved medians where both were re-timed (else the
+/// winner's beside the leader's search median), with the retiming note.
+/// std::nullopt when the leader won, or there is no winner.
+std::optional<std::string> leader_change(const TuneSummary& summary, const CandidateOutcome& leader);
 
 }  // namespace kforge

@@ -12,6 +12,7 @@
 #include <limits>
 #include <memory>
 #include <set>
+#include <sstream>
 
 #include "arch_guard.hpp"
 #include "build_version.hpp"
@@ -367,8 +368,9 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
   summary.code_generators = generators;
   std::map<std::string, int> failures;
   std::optional<CandidateOutcome> best;
-  auto emit = [&](TuneEvent::Kind kind, const CandidateOutcome* o) {
-    if (!on_event) return;
+  double first_done_s = 0;
+  std::size_t compiled_ahead = 0;
+  auto event = [&](TuneEvent::Kind kind, const CandidateOutcome* o) {
     TuneEvent e;
     e.kind = kind;
     e.done = summary.outcomes.size();
@@ -377,6 +379,18 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
     e.best = best ? &*best : nullptr;
     e.failures = failures;
     e.elapsed_s = seconds_since(t0);
+    e.first_done_s = first_done_s;
+    e.compiled = compiled_ahead;
+    return e;
+  };
+  auto emit = [&](TuneEvent::Kind kind, const CandidateOutcome* o) {
+    if (on_event) on_event(event(kind, o));
+  };
+  auto emit_phase = [&](TuneEvent::Phase phase, std::size_t batch) {
+    if (!on_event) return;
+    TuneEvent e = event(TuneEvent::Kind::kPhase, nullptr);
+    e.phase = phase;
+    e.batch = batch;
     on_event(e);
   };
   emit(TuneEvent::Kind::kStart, nullptr);
@@ -523,7 +537,9 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
         if (std::find(picks.begin(), picks.end(), i) == picks.end()) st.guessed.insert(i);  // a group's rest
         batch.push_back({m.name, n, group});
       }
+      if (!batch.empty()) emit_phase(TuneEvent::Phase::kCompile, batch.size());
       auto pre = batch.empty() ? Result<PrecompileReport>(PrecompileReport{}) : runner->precompile(batch);
+      compiled_ahead += batch.size();
       if (pre.ok()) {
         summary.compile_s += pre->wall_s;
         summary.generated_ahead += pre->generated;
@@ -632,6 +648,7 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
       summary.default_result = o;
     }
     summary.outcomes.push_back(std::move(o));
+    if (first_done_s == 0) first_done_s = seconds_since(t0);
     emit(TuneEvent::Kind::kCandidate, &summary.outcomes.back());
   }
   summary.winner = best;
@@ -660,8 +677,16 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
       return db_.replace_timing(rec);
     };
     const auto retime_start = Clock::now();
+    emit_phase(TuneEvent::Phase::kRetime, static_cast<std::size_t>(std::max(0, request.protocol.max_finalists)));
     KF_TRY(retime_finalists(*runner, request.protocol, summary, store));
     summary.finalists_s = seconds_since(retime_start);
+    if (auto note = best ? leader_change(summary, *best) : std::nullopt; note && on_event) {
+      TuneEvent e = event(TuneEvent::Kind::kLeaderChanged, nullptr);
+      e.best = &*summary.winner;
+      e.replaced = &*best;
+      e.note = *note;
+      on_event(e);
+    }
   }
   if (worker) {
     summary.worker_restarts = worker->restarts();

@@ -82,14 +82,25 @@ struct CandidateOutcome {
   bool reused = false;  ///< already stored by an earlier run of the same sweep
 };
 
+/// What a tuning run reports as it goes: its start, each phase that runs
+/// between candidates (a batch compiled ahead, the finalists' re-timing),
+/// each candidate, a leader the re-timing replaced, and its end.
 struct TuneEvent {
-  enum class Kind { kStart, kCandidate, kDone };
+  enum class Kind { kStart, kPhase, kCandidate, kLeaderChanged, kDone };
+  /// kPhase: compiling a batch ahead of its evaluations, or re-timing the finalists.
+  enum class Phase { kCompile, kRetime };
   Kind kind = Kind::kStart;
+  Phase phase = Phase::kCompile;
   std::size_t done = 0, total = 0;  ///< candidates so far / planned
+  std::size_t batch = 0;            ///< kPhase kCompile: the batch's size; kRetime: at most this many finalists
+  std::size_t compiled = 0;         ///< candidates compiled ahead so far, before this batch
   const CandidateOutcome* outcome = nullptr;  ///< for kCandidate
-  const CandidateOutcome* best = nullptr;     ///< best ok so far, if any
+  const CandidateOutcome* best = nullptr;     ///< best ok so far (kLeaderChanged: the winner), if any
+  const CandidateOutcome* replaced = nullptr; ///< kLeaderChanged: the search's leader
+  std::string note;                           ///< kLeaderChanged: the interleaved medians that decided
   std::map<std::string, int> failures;        ///< by status name
   double elapsed_s = 0;
+  double first_done_s = 0;  ///< when the first candidate finished (0: none yet), for a rate past setup
 };
 
 /// A finalist: its outcome from the search and its interleaved re-timing.

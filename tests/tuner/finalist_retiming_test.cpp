@@ -296,3 +296,26 @@ TEST_CASE("finalists: a runner that fails to re-time leaves the search's results
   REQUIRE(summary.winner);
   CHECK(summary.winner->config == "A");
 }
+
+TEST_CASE("finalists: a winner other than the search's leader is reported with both interleaved medians",
+          "[measurement][unit]") {
+  const std::map<std::string, double> search{{"A", 10.0}, {"B", 10.5}, {"C", 12.0}, {"D", 13.0}, {"E", 20.0}};
+  auto summary = searched(search);
+  const CandidateOutcome leader = summary.outcomes[0];  // A, fastest in the search
+  ScriptedRunner runner;
+  runner.search = &search;
+  Stored stored;
+  SECTION("the re-timing keeps the leader: nothing to say") {
+    runner.passes = {{{"A", 10.1}, {"B", 10.6}, {"C", 12.1}}};
+    REQUIRE(retime_finalists(runner, finalist_protocol(), summary, store_into(stored)).ok());
+    CHECK_FALSE(leader_change(summary, leader));
+  }
+  SECTION("the re-timing puts B ahead") {
+    runner.passes = {{{"A", 10.4}, {"B", 10.2}, {"C", 12.1}}};
+    REQUIRE(retime_finalists(runner, finalist_protocol(), summary, store_into(stored)).ok());
+    const auto note = leader_change(summary, leader);
+    REQUIRE(note);
+    CHECK(*note == "B 10.2 ms against A 10.4 ms, timed in alternation (the search, which timed each alone at "
+                   "another moment, had them at 10.5 and 10 ms)");
+  }
+}
