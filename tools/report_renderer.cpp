@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "config.hpp"
 #include "manifest.hpp"
 #include "svg_plot.hpp"
 #include "tuning_facts.hpp"
@@ -107,16 +108,37 @@ std::pair<double, double> time_range(const Section& s) {
   return {lo / 1.3, hi * 1.6};
 }
 
+/// Chart widths in viewBox units: a full-width chart, and one of the
+/// per-parameter grid's cells. Charts scale to the page (kStyle's .chart).
+constexpr int kWide = 1100;
+constexpr int kCell = 540;
+
+/// The slowest ok results, at most three, whose log time lies beyond the
+/// upper Tukey fence (p75 + 1.5 IQR of the ok results' log medians).
+std::set<const ResultRecord*> slow_outliers(const std::vector<const ResultRecord*>& ok_fastest_first) {
+  std::set<const ResultRecord*> out;
+  const std::size_t n = ok_fastest_first.size();
+  if (n < 8) return out;
+  auto log_at = [&](double q) { return std::log(ok_fastest_first[static_cast<std::size_t>(q * (n - 1))]->median_ms); };
+  const double fence = log_at(0.75) + 1.5 * (log_at(0.75) - log_at(0.25));
+  for (std::size_t i = n; i-- > 0 && out.size() < 3;) {
+    if (std::log(ok_fastest_first[i]->median_ms) <= fence) break;
+    out.insert(ok_fastest_first[i]);
+  }
+  return out;
+}
+
 std::string landscape_chart(const Section& s) {
   std::vector<const ResultRecord*> ok, failed;
   for (const auto* r : s.results) (r->status == "ok" ? ok : failed).push_back(r);
   std::stable_sort(ok.begin(), ok.end(),
                    [](const ResultRecord* a, const ResultRecord* b) { return a->median_ms < b->median_ms; });
-  SvgPlot p(720, 300, "Tuning landscape: every candidate's median time, fastest first; failures at the right");
+  SvgPlot p(kWide, 340, "Tuning landscape: every candidate's median time, fastest first; failures at the right");
   const auto [lo, hi] = time_range(s);
   const double n = static_cast<double>(ok.size() + failed.size());
   p.set_x(0.5, std::max(1.5, n + 0.5), false, "candidate (ranked by median time; failures after the last)");
   p.set_y(lo, hi, true, "median time (ms, log)");
+  const std::set<const ResultRecord*> outliers = slow_outliers(ok);
   double x = 1;
   for (const auto* r : ok) {
     const std::string& c = s.template_color.at(r->template_name);
@@ -125,6 +147,16 @@ std::string landscape_chart(const Section& s) {
                                         [&](const Section::Default& d) { return d.result == r; });
     p.circle(x, r->median_ms, r == s.winner ? 6 : 3.5, c, result_tip(*r),
              r == s.winner ? "#000" : (is_default ? "#ff7f0e" : "none"));
+    // Printed, not only hovered: the configurations a reader asks about first.
+    const std::string anchor = x < n / 2 ? "start" : "end";
+    const double dx = anchor == "start" ? 8 : -8;
+    if (r == s.winner) {
+      p.label_px(p.px(x) + dx, p.py(r->median_ms) - 8, "winner " + r->config, anchor, "#000", 11);
+    } else if (is_default) {
+      p.label_px(p.px(x) + dx, p.py(r->median_ms) + 16, "default " + r->config, anchor, "#b85c00", 11);
+    } else if (outliers.count(r)) {
+      p.label_px(p.px(x) + dx, p.py(r->median_ms) + 4, "slow: " + r->config, anchor, "#555", 10);
+    }
     x += 1;
   }
   if (!failed.empty()) p.segment(x - 0.5, lo, x - 0.5, hi, "#bbb", 1, "4 3");
@@ -133,11 +165,14 @@ std::string landscape_chart(const Section& s) {
     x += 1;
   }
   if (s.winner) p.label_px(p.plot_left() + 8, p.plot_top() + 14, "winner: " + ms_text(s.winner->median_ms), "start", "#000");
+  if (!failed.empty()) {
+    p.label_px(p.plot_right() - 6, p.plot_top() + 14, std::to_string(failed.size()) + " failed", "end", "#d62728");
+  }
   return p.svg();
 }
 
 std::string best_so_far_chart(const Section& s) {
-  SvgPlot p(720, 260, "Best median time so far against the number of candidates evaluated");
+  SvgPlot p(kWide, 280, "Best median time so far against the number of candidates evaluated");
   const auto [lo, hi] = time_range(s);
   const double n = static_cast<double>(s.results.size());
   p.set_x(0.5, std::max(1.5, n + 0.5), false, "evaluation (in the order candidates were evaluated)");
@@ -159,13 +194,14 @@ std::string best_so_far_chart(const Section& s) {
   }
   if (best > 0) steps.push_back({n + 0.5, best});
   p.polyline(steps, "#0b5cad", 2);
+  if (s.winner) p.label_px(p.plot_right() - 6, p.py(best) - 8, "best: " + s.winner->config, "end", "#0b5cad");
   return p.svg();
 }
 
 std::string default_chart(const Section& s) {
   std::vector<std::string> names = {"winner"};
   for (const auto& d : s.defaults) names.push_back("default of " + d.template_name);
-  SvgPlot p(720, 240, "The winner's median time against each template's default configuration");
+  SvgPlot p(kWide, 260, "The winner's median time against each template's default configuration");
   double top = s.winner ? s.winner->p80_ms : 0;
   for (const auto& d : s.defaults)
     if (d.result && d.result->status == "ok") top = std::max({top, d.result->median_ms, d.result->p80_ms});
@@ -206,7 +242,7 @@ std::string roofline_chart(const Section& s, const std::optional<DeviceCeilings>
                     : "No candidate passed: no throughput.";
     return "";
   }
-  SvgPlot p(720, 300, "Achieved throughput against the device's ceilings (roofline)");
+  SvgPlot p(kWide, 340, "Achieved throughput against the device's ceilings (roofline)");
   double ymax = w->gflops * 4, xmin = w->intensity / 20, xmax = w->intensity * 20;
   if (ceil) {
     ymax = std::max({ymax, ceil->fp32_gflops * 2, ceil->fp16_gflops * 2});
@@ -272,6 +308,50 @@ std::string roofline_chart(const Section& s, const std::optional<DeviceCeilings>
   return p.svg();
 }
 
+/// One chart per tunable of `template_name`: every ok candidate's median
+/// against that parameter's value, the winner and the default ringed.
+std::string parameter_charts(const Section& s, const std::string& template_name) {
+  std::map<std::string, std::set<std::int64_t>> values;  // parameter -> values seen
+  std::vector<std::pair<const ResultRecord*, Config>> ok;
+  for (const auto* r : s.results) {
+    if (r->template_name != template_name || r->status != "ok" || !(r->median_ms > 0)) continue;
+    auto c = Config::parse(r->config);
+    if (!c.ok()) continue;
+    for (const auto& [name, v] : c->values) values[name].insert(v);
+    ok.emplace_back(r, std::move(*c));
+  }
+  if (ok.empty()) return "";
+  const auto [lo, hi] = time_range(s);
+  const Section::Default* def = nullptr;
+  for (const auto& d : s.defaults)
+    if (d.template_name == template_name) def = &d;
+  std::string out = "<div class=\"params\">\n";
+  for (const auto& [name, seen] : values) {
+    const std::vector<std::int64_t> axis(seen.begin(), seen.end());
+    std::vector<std::string> labels;
+    for (auto v : axis) labels.push_back(std::to_string(v));
+    SvgPlot p(kCell, 240, "Median time against " + name + " (" + template_name + ")");
+    p.set_x(-0.5, static_cast<double>(axis.size()) - 0.5, false, name);
+    p.set_x_categories(labels);
+    p.set_y(lo, hi, true, "median time (ms, log)");
+    for (const auto& [r, c] : ok) {
+      const auto at = c.values.find(name);
+      if (at == c.values.end()) continue;
+      const double x = static_cast<double>(std::find(axis.begin(), axis.end(), at->second) - axis.begin());
+      const bool is_default = def && def->result == r;
+      p.circle(x, r->median_ms, r == s.winner ? 6 : 3, s.template_color.at(template_name), result_tip(*r),
+               r == s.winner ? "#000" : (is_default ? "#ff7f0e" : "none"));
+    }
+    for (const auto& [r, c] : ok) {
+      if (r != s.winner || !c.values.count(name)) continue;
+      p.label_px(p.plot_left() + 8, p.plot_top() + 14, "winner " + name + " = " + std::to_string(c.values.at(name)),
+                 "start", "#000");
+    }
+    out += p.svg();
+  }
+  return out + "</div>\n";
+}
+
 std::string legend(const Section& s) {
   std::string out = "<p class=\"legend\">";
   for (const auto& [name, color] : s.template_color)
@@ -283,13 +363,14 @@ std::string legend(const Section& s) {
     out += "<span class=\"x\" style=\"color:" + status_color(status) + "\">&#x2715;</span>" + html_escape(status) +
            " (" + std::to_string(count) + ") ";
   }
-  out += "<span class=\"sw ring\"></span>winner <span class=\"sw ring def\"></span>default; hover a mark for its "
-         "configuration.</p>\n";
+  out += "<span class=\"sw ring\"></span>winner <span class=\"sw ring def\"></span>default; the winner, the "
+         "defaults and the slowest outliers are labelled with their configurations, and every mark names its own "
+         "on hover.</p>\n";
   return out;
 }
 
 const char* kStyle = R"CSS(
-body { font-family: sans-serif; margin: 24px; color: #222; background: #fff; max-width: 1100px; }
+body { font-family: sans-serif; margin: 24px; color: #222; background: #fff; max-width: 1800px; }
 h1 { font-size: 22px; } h2 { font-size: 18px; margin-top: 36px; border-top: 1px solid #ddd; padding-top: 16px; }
 h3 { font-size: 14px; margin: 18px 0 4px; color: #333; }
 table { border-collapse: collapse; font-size: 12px; } td, th { border: 1px solid #ccc; padding: 3px 6px; text-align: left; }
@@ -299,6 +380,8 @@ th { background: #f1f1f5; } td.num { text-align: right; font-variant-numeric: ta
 .ring { border: 2px solid #000; width: 8px; height: 8px; } .ring.def { border-color: #ff7f0e; }
 .x { margin: 0 3px 0 10px; font-weight: bold; } .note { font-size: 12px; color: #333; }
 svg { display: block; margin: 4px 0; }
+svg.chart { width: 100%; height: auto; }
+.params { display: grid; grid-template-columns: repeat(auto-fill, minmax(420px, 1fr)); gap: 4px 24px; }
 )CSS";
 
 }  // namespace
@@ -351,6 +434,10 @@ std::string render_report_html(const TuningSet& set, const ReportOptions& option
     h << "<h3>Tuning landscape</h3>\n" << landscape_chart(s);
     h << "<h3>Best so far</h3>\n" << best_so_far_chart(s);
     h << "<h3>Winner against default</h3>\n" << default_chart(s);
+    for (const auto& [name, color] : s.template_color) {
+      const std::string charts = parameter_charts(s, name);
+      if (!charts.empty()) h << "<h3>Time against each parameter: " << html_escape(name) << "</h3>\n" << charts;
+    }
     h << "<h3>Throughput against ceilings</h3>\n";
     std::string note;
     const std::string roof = roofline_chart(s, find_ceilings(*s.device, options.ceilings), note);

@@ -164,10 +164,11 @@ void SvgPlot::swatch_px(double x, double y, const std::string& color, const std:
 }
 
 std::string SvgPlot::svg() const {
-  std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(width_) + "\" height=\"" +
-                  std::to_string(height_) + "\" viewBox=\"0 0 " + std::to_string(width_) + " " +
-                  std::to_string(height_) + "\" role=\"img\" font-family=\"sans-serif\"><title>" +
-                  html_escape(title_) + "</title>\n";
+  // No fixed size: the chart scales to its container's width, the viewBox
+  // keeping its proportions (the page's CSS sets width: 100%).
+  std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" viewBox=\"0 0 " +
+                  std::to_string(width_) + " " + std::to_string(height_) +
+                  "\" role=\"img\" font-family=\"sans-serif\"><title>" + html_escape(title_) + "</title>\n";
   const int l = plot_left(), r = plot_right(), t = plot_top(), b = plot_bottom();
   s += "<rect x=\"" + std::to_string(l) + "\" y=\"" + std::to_string(t) + "\" width=\"" + std::to_string(r - l) +
        "\" height=\"" + std::to_string(b - t) + "\" fill=\"#fbfbfd\" stroke=\"#999\"/>\n";

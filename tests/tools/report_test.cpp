@@ -30,14 +30,16 @@ struct Rendered {
   std::string screenshot;  ///< PNG path
 };
 
-/// Renders `html` headless at 1200 x `height` into a PNG; Chromium's own log goes to `log`.
-Rendered render(const std::string& chromium, const std::string& html, const test::TempDir& dir, int height) {
+/// Renders `html` headless at `width` x `height` into a PNG; Chromium's own log goes to `log`.
+Rendered render(const std::string& chromium, const std::string& html, const test::TempDir& dir, int height,
+                int width = 1200) {
   Rendered r;
   r.screenshot = dir.file("shot.png");
   const std::string log = dir.file("chromium.log");
   const std::string cmd = "timeout 300 " + chromium +
                           " --headless --no-sandbox --disable-gpu --hide-scrollbars --no-first-run"
-                          " --user-data-dir=" + dir.file("profile") + " --window-size=1200," + std::to_string(height) +
+                          " --user-data-dir=" + dir.file("profile") + " --window-size=" + std::to_string(width) + "," +
+                          std::to_string(height) +
                           " --screenshot=" + r.screenshot + " --enable-logging=stderr --v=0 file://" + html +
                           " >/dev/null 2>" + log;
   const int status = std::system(cmd.c_str());
@@ -58,6 +60,7 @@ std::vector<std::string> console_messages(const std::string& log) {
 
 struct PixelStats {
   std::size_t pixels = 0, non_background = 0, colours = 0;
+  std::size_t width = 0, right_columns_used = 0;  ///< columns in the right third holding any non-background pixel
 };
 
 /// Reads the PNG and counts pixels that differ from white, and distinct colours.
@@ -70,12 +73,18 @@ PixelStats pixel_stats(const std::string& path) {
   std::vector<png_byte> buf(PNG_IMAGE_SIZE(image));
   if (!png_image_finish_read(&image, nullptr, buf.data(), 0, nullptr)) return s;
   std::set<std::uint32_t> colours;
+  s.width = image.width;
+  std::vector<bool> column_used(image.width, false);
   for (std::size_t i = 0; i + 2 < buf.size(); i += 3) {
     const std::uint32_t c = (std::uint32_t(buf[i]) << 16) | (std::uint32_t(buf[i + 1]) << 8) | buf[i + 2];
     ++s.pixels;
-    if (buf[i] < 240 || buf[i + 1] < 240 || buf[i + 2] < 240) ++s.non_background;
+    if (buf[i] < 240 || buf[i + 1] < 240 || buf[i + 2] < 240) {
+      ++s.non_background;
+      column_used[(i / 3) % image.width] = true;
+    }
     colours.insert(c);
   }
+  for (std::size_t x = 2 * s.width / 3; x < s.width; ++x) s.right_columns_used += column_used[x];
   s.colours = colours.size();
   return s;
 }
@@ -105,7 +114,16 @@ TEST_CASE("report: one self-contained page with every chart per tuned problem", 
     return n;
   };
   CHECK(count("<h2 id=") == 5);
-  CHECK(count("<svg") == 20);
+  // Four charts per problem, then one per tunable of each evaluated template.
+  const std::size_t parameter_views = count("<h3>Time against each parameter: ");
+  CHECK(parameter_views >= 5);
+  CHECK(count("<svg") == 20 + count("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" viewBox=\"0 0 540 "));
+  CHECK(count("viewBox=\"0 0 540 ") >= 3 * parameter_views);  // BM, BN, TM at least
+  // Sizes come from the page, not the SVG: no fixed width attribute.
+  CHECK(page.find("<svg xmlns=\"http://www.w3.org/2000/svg\" width=") == std::string::npos);
+  // The winner and each evaluated default carry their configuration as text, not only as a hover title.
+  CHECK(count(">winner BM") + count(">winner BK") >= 5);
+  CHECK(count(">default BM32_BN32_TM2") >= 5);
   CHECK(count("<h3>Tuning landscape</h3>") == 5);
   CHECK(count("<h3>Best so far</h3>") == 5);
   CHECK(count("<h3>Winner against default</h3>") == 5);
@@ -151,6 +169,14 @@ TEST_CASE("report: headless Chromium renders it, not blank, no console messages"
   REQUIRE(px.pixels == 1200u * 2400u);
   CHECK(px.non_background > px.pixels / 50);  // charts, tables and text, not an empty page
   CHECK(px.colours > 50);                     // several series colours, anti-aliased text
+
+  // On a wide window the charts fill the width: the right third is drawn on.
+  const Rendered wide = render(chromium, html, dir, 1600, 1400);
+  REQUIRE(wide.exit_code == 0);
+  const PixelStats wide_px = pixel_stats(wide.screenshot);
+  INFO("right-third columns used: " << wide_px.right_columns_used << " of " << wide_px.width / 3);
+  REQUIRE(wide_px.width == 1400u);
+  CHECK(wide_px.right_columns_used > wide_px.width / 3 * 8 / 10);
 
   // The checks fail where they should: a page with a script error, and an empty page.
   test::TempDir bad_dir;
