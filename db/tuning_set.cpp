@@ -9,6 +9,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "device_match.hpp"
 #include "json_interchange.hpp"
 
 namespace kforge {
@@ -37,10 +38,7 @@ void sort_winners(std::vector<WinnerRecord>& w) {
 }  // namespace
 
 bool TuningFilter::matches(const DeviceRecord& d) const {
-  if (!device) return true;
-  const std::string& want = *device;
-  if (d.key == want || d.arch == want || d.backend + ":" + d.arch == want) return true;
-  return !want.empty() && lower(d.name).find(lower(want)) != std::string::npos;
+  return !device || device_matches(*device, d);
 }
 
 bool TuningFilter::matches(const ProblemRecord& p) const {

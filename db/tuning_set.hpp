@@ -17,8 +17,7 @@ namespace kforge {
 
 /// Which rows a TuningSet holds. Every field left empty matches everything.
 struct TuningFilter {
-  /// Matches a device whose key equals it, whose arch equals it, whose
-  /// "backend:arch" equals it, or whose name contains it (ASCII case-insensitive).
+  /// Matches a device as device_matches() does (db/device_match.hpp).
   std::optional<std::string> device;
   std::optional<std::string> op, dtype, layout, problem_key;
   /// Every evaluated result (failures included), not only the winners' results.

@@ -41,6 +41,9 @@ class AttentionOperator final : public Operator {
 
   std::string_view name() const override { return "attention"; }
   std::vector<std::string> dims() const override { return {"B", "H", "S", "SK", "D"}; }
+  std::map<std::string, std::int64_t> default_dims() const override {
+    return {{"B", 1}, {"H", 8}, {"S", 256}, {"D", 64}};
+  }
   Result<Problem> normalize(Problem p) const override;
   std::vector<std::string> extra_names() const override { return {"dtype_bytes", "mask"}; }
   void add_to(Env& env, const Problem& p) const override;

@@ -31,6 +31,9 @@ class GemmOperator final : public Operator {
  public:
   std::string_view name() const override { return "gemm"; }
   std::vector<std::string> dims() const override { return {"M", "N", "K", "batch"}; }
+  std::map<std::string, std::int64_t> default_dims() const override {
+    return {{"M", 256}, {"N", 256}, {"K", 256}};
+  }
   Result<Problem> normalize(Problem p) const override;
   std::vector<std::string> extra_names() const override;
   void add_to(Env& env, const Problem& p) const override;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -81,6 +82,9 @@ class Operator {
   virtual std::string_view name() const = 0;
   /// Problem dimensions the operator reads; all must be given except those with defaults.
   virtual std::vector<std::string> dims() const = 0;
+  /// The problem a tune without --shape runs: small enough for a CPU device
+  /// to tune in seconds, large enough that the tunables matter.
+  virtual std::map<std::string, std::int64_t> default_dims() const = 0;
   /// Fills defaults (e.g. batch = 1) and checks the problem is well formed.
   virtual Result<Problem> normalize(Problem p) const = 0;
   /// Extra names (beyond dims) that manifest expressions may read, e.g. trans_a.

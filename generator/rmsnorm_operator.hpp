@@ -30,6 +30,9 @@ class RmsnormOperator final : public Operator {
  public:
   std::string_view name() const override { return "rmsnorm"; }
   std::vector<std::string> dims() const override { return {"rows", "cols"}; }
+  std::map<std::string, std::int64_t> default_dims() const override {
+    return {{"rows", 1024}, {"cols", 1024}};
+  }
   Result<Problem> normalize(Problem p) const override;
   std::vector<std::string> extra_names() const override { return {"dtype_bytes"}; }
   void add_to(Env& env, const Problem& p) const override;

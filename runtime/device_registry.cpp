@@ -2,8 +2,9 @@
 //
 // Each backend contributes a `BackendEntry` (its name, how to list its
 // devices, how to open device N). CUDA and HIP load their drivers through
-// dlopen, so listing is harmless (empty, silent) without them; selectors are
-// "<backend>:<N>" throughout.
+// dlopen, so listing is harmless (empty, silent) without them. A selector is
+// "auto", "<backend>:<N>", or a text that names a device as stored devices
+// are named (db/device_match.hpp).
 #include "device_registry.hpp"
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <string_view>
 
 #include "cuda_backend.hpp"
+#include "device_match.hpp"
 #include "hip_backend.hpp"
 #include "opencl_backend.hpp"
 
@@ -64,55 +66,104 @@ std::vector<DeviceInfo> list_devices() {
   return out;
 }
 
-Result<std::unique_ptr<Device>> open_device(const std::string& selector) {
-  if (selector == "auto") {
-    const BackendEntry* best_backend = nullptr;
-    std::size_t best_index = 0;
-    const DeviceInfo* best = nullptr;
-    std::vector<std::vector<DeviceInfo>> lists;
-    lists.reserve(std::size(kBackends));
-    for (const auto& b : kBackends) {
-      lists.push_back(b.list());
-      for (std::size_t i = 0; i < lists.back().size(); ++i) {
-        const DeviceInfo& d = lists.back()[i];
-        // Strictly better only: ties keep the first device in listing order.
-        if (!best || type_rank(d) > type_rank(*best) ||
-            (type_rank(d) == type_rank(*best) &&
-             d.compute_units > best->compute_units)) {
-          best = &d;
-          best_backend = &b;
-          best_index = i;
-        }
-      }
-    }
-    if (!best) {
-      return Error::not_found("no device found: install an OpenCL driver (e.g. pocl-opencl-icd)");
-    }
-    return best_backend->open(best_index);
-  }
+namespace {
 
-  const auto colon = selector.find(':');
-  if (colon != std::string::npos) {
+/// Where a selector points among the live devices: backend and index.
+struct DevicePlace {
+  const BackendEntry* backend = nullptr;
+  std::size_t index = 0;
+  DeviceInfo info;
+};
+
+/// Strictly better only: ties keep the first device in listing order.
+bool better(const DeviceInfo& d, const DeviceInfo& best) {
+  return type_rank(d) > type_rank(best) ||
+         (type_rank(d) == type_rank(best) && d.compute_units > best.compute_units);
+}
+
+/// The best live device that `keep` accepts, in the "auto" order.
+template <typename Keep>
+std::optional<DevicePlace> best_place(Keep keep) {
+  std::optional<DevicePlace> best;
+  for (const auto& b : kBackends) {
+    const auto devices = b.list();
+    for (std::size_t i = 0; i < devices.size(); ++i) {
+      if (!keep(devices[i])) continue;
+      if (!best || better(devices[i], best->info)) best = DevicePlace{&b, i, devices[i]};
+    }
+  }
+  return best;
+}
+
+DeviceRecord as_record(const DeviceInfo& d) {
+  return {0, d.hardware_key(), d.backend, d.vendor, d.name, d.arch, ""};
+}
+
+std::string present_devices() {
+  std::string out;
+  for (const auto& b : kBackends) {
+    const auto devices = b.list();
+    for (std::size_t i = 0; i < devices.size(); ++i) {
+      out += (out.empty() ? "" : "; ") + std::string(b.name) + ":" + std::to_string(i) + " " + devices[i].name;
+    }
+  }
+  return out.empty() ? "none" : out;
+}
+
+Result<DevicePlace> indexed_place(const BackendEntry& b, const std::string& selector, std::size_t index) {
+  const auto devices = b.list();
+  const std::size_t count = devices.size();
+  if (index < count) return DevicePlace{&b, index, devices[index]};
+  return Error::not_found("no device '" + selector + "': " + std::to_string(count) + " " +
+                          std::string(b.display) + " device" + (count == 1 ? "" : "s") + " present" +
+                          (count > 0 ? " (" + std::string(b.name) + ":0.." + std::string(b.name) + ":" +
+                                           std::to_string(count - 1) + ")"
+                                     : std::string()));
+}
+
+Result<DevicePlace> resolve_place(const std::string& selector) {
+  if (selector == "auto") {
+    auto best = best_place([](const DeviceInfo&) { return true; });
+    if (!best) return Error::not_found("no device found: install an OpenCL driver (e.g. pocl-opencl-icd)");
+    return *best;
+  }
+  if (const auto colon = selector.find(':'); colon != std::string::npos) {
     const std::string_view prefix = std::string_view(selector).substr(0, colon);
     for (const auto& b : kBackends) {
       if (prefix != b.name) continue;
-      auto index = parse_index(std::string_view(selector).substr(colon + 1));
-      if (!index) break;
-      const std::size_t count = b.list().size();
-      if (*index >= count) {
-        return Error::not_found("no device '" + selector + "': " + std::to_string(count) + " " +
-                                std::string(b.display) + " device" + (count == 1 ? "" : "s") +
-                                " present" +
-                                (count > 0 ? " (" + std::string(b.name) + ":0.." +
-                                                 std::string(b.name) + ":" +
-                                                 std::to_string(count - 1) + ")"
-                                           : std::string()));
+      if (auto index = parse_index(std::string_view(selector).substr(colon + 1))) {
+        return indexed_place(b, selector, *index);
       }
-      return b.open(*index);
     }
   }
-  return Error::bad_input("unknown device selector '" + selector + "' (expected " +
-                          expected_selectors() + ")");
+  // A key, an arch, backend:arch or part of a name: as stored devices match.
+  auto best = best_place([&](const DeviceInfo& d) { return device_matches(selector, as_record(d)); });
+  if (best) return *best;
+  return Error::bad_input("no device matches '" + selector + "' (expected " + expected_selectors() +
+                          ", or a device's key, arch, backend:arch or part of its name; present: " +
+                          present_devices() + ")");
+}
+
+}  // namespace
+
+bool is_live_selector(std::string_view selector) {
+  if (selector == "auto") return true;
+  const auto colon = selector.find(':');
+  if (colon == std::string_view::npos) return false;
+  for (const auto& b : kBackends) {
+    if (selector.substr(0, colon) == b.name && parse_index(selector.substr(colon + 1))) return true;
+  }
+  return false;
+}
+
+Result<DeviceInfo> resolve_device(const std::string& selector) {
+  KF_TRY_ASSIGN(place, resolve_place(selector));
+  return place.info;
+}
+
+Result<std::unique_ptr<Device>> open_device(const std::string& selector) {
+  KF_TRY_ASSIGN(place, resolve_place(selector));
+  return place.backend->open(place.index);
 }
 
 }  // namespace kforge

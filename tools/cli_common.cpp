@@ -15,15 +15,35 @@ void add_db_flag(CLI::App& cmd, CommonOptions& o) {
   cmd.add_option("--db", o.db, "Tuning database (SQLite)")->capture_default_str();
 }
 
+namespace {
+
+constexpr const char* kDeviceGrammar =
+    "auto (the best present), opencl:N, cuda:N, hip:N, or a device's key, arch, backend:arch or part of "
+    "its name (see `kforge devices`)";
+
+}  // namespace
+
 void add_device_flag(CLI::App& cmd, CommonOptions& o) {
-  cmd.add_option("--device", o.device, "Device: auto (best present), opencl:N, cuda:N or hip:N (see `kforge devices`)")
-      ->capture_default_str();
+  cmd.add_option("--device", o.device, std::string("Device to run on: ") + kDeviceGrammar)->capture_default_str();
+}
+
+void add_device_filter_flag(CLI::App& cmd, std::string& device) {
+  cmd.add_option("--device", device,
+                 std::string("Only the rows of this device: ") + kDeviceGrammar +
+                     "; auto and BACKEND:N name the device present here that tune would use");
+}
+
+std::optional<std::string> device_filter(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  if (is_live_selector(text)) return unwrap(resolve_device(text)).hardware_key();
+  return text;
 }
 
 void add_problem_flags(CLI::App& cmd, CommonOptions& o) {
   cmd.add_option("--op", o.op, "Operator (see `kforge templates`)")->capture_default_str();
-  cmd.add_option("--shape", o.shape, "Problem dimensions, e.g. M=256,N=256,K=256[,batch=1]")
-      ->capture_default_str();
+  cmd.add_option("--shape", o.shape,
+                 "Problem dimensions, e.g. M=256,N=256,K=256[,batch=1] (default: the operator's default "
+                 "problem, listed by `kforge templates`)");
   cmd.add_option("--dtype", o.dtype, "Input dtype: f32, f16, bf16")->capture_default_str();
   cmd.add_option("--layout", o.layout, "Operand layout: NN, NT, TN, TT")->capture_default_str();
   cmd.add_option("--epilogue", o.epilogue, "Fused epilogue: none, bias, relu, gelu, silu, bias+ACT")
@@ -40,6 +60,16 @@ void add_json_flag(CLI::App& cmd, CommonOptions& o) {
   cmd.add_flag("--json", o.json, "Machine-readable output (docs/cli.md)");
 }
 
+namespace {
+
+std::string join_names(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+}  // namespace
+
 Problem make_problem(const CommonOptions& o) {
   Problem p;
   p.op = o.op;
@@ -49,7 +79,7 @@ Problem make_problem(const CommonOptions& o) {
     for (const auto* x : all_operators()) known += (known.empty() ? "" : ", ") + std::string(x->name());
     throw ErrorException(Error::bad_input("--op: unknown operator '" + o.op + "' (known: " + known + ")"));
   }
-  p.dims = unwrap(parse_dims(o.shape));
+  p.dims = o.shape.empty() ? op->default_dims() : unwrap(parse_dims(o.shape));
   auto d = parse_dtype(o.dtype);
   if (!d) throw ErrorException(Error::bad_input("--dtype: unknown dtype '" + o.dtype + "' (f32, f16, bf16)"));
   p.dtype = *d;
@@ -58,7 +88,17 @@ Problem make_problem(const CommonOptions& o) {
   p.layout = *l;
   p.epilogue = unwrap(parse_epilogue(o.epilogue));
   p.attrs = unwrap(parse_attrs(o.attrs));
-  return unwrap(op->normalize(p));
+  auto normalized = op->normalize(p);
+  if (!normalized.ok() && !o.shape.empty()) {
+    // Name the dims this operator reads, by an example that works.
+    Error e = normalized.error();
+    Problem example;
+    example.dims = op->default_dims();
+    e.message += " (--shape for " + o.op + " takes " + join_names(op->dims()) + ", e.g. " +
+                 example.dims_string() + ")";
+    throw ErrorException(e);
+  }
+  return unwrap(std::move(normalized));
 }
 
 TemplateCatalog make_catalog(const CommonOptions& o) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,7 +22,7 @@ struct CommonOptions {
   std::string db = "kforge.db";
   std::string device = "auto";
   std::string op = "gemm";
-  std::string shape = "M=256,N=256,K=256";
+  std::string shape;  ///< empty: the operator's default_dims()
   std::string dtype = "f32";
   std::string layout = "NN";
   std::string epilogue = "none";
@@ -31,7 +32,14 @@ struct CommonOptions {
 };
 
 void add_db_flag(CLI::App& cmd, CommonOptions& o);
+/// --device for commands that run on a device (tune, lookup, sweep).
 void add_device_flag(CLI::App& cmd, CommonOptions& o);
+/// --device for commands that read stored rows (export, report, compare):
+/// the same texts name the same device (runtime/device_registry.hpp).
+void add_device_filter_flag(CLI::App& cmd, std::string& device);
+/// A TuningFilter::device from a --device text: a live selector ("auto",
+/// "opencl:0") becomes that device's hardware key; other texts match as given.
+std::optional<std::string> device_filter(const std::string& text);
 void add_problem_flags(CLI::App& cmd, CommonOptions& o);
 void add_template_flag(CLI::App& cmd, CommonOptions& o);
 void add_json_flag(CLI::App& cmd, CommonOptions& o);

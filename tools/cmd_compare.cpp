@@ -33,8 +33,7 @@ void add_compare_command(CLI::App& app, CommonOptions& o) {
   auto s = std::make_shared<CompareOptions>();
   cmd->add_option("BASE", s->base, "Baseline: tuning database or JSON export")->required();
   cmd->add_option("NEW", s->neu, "Candidate: tuning database or JSON export")->required();
-  cmd->add_option("--device", s->device,
-                  "Only devices whose key, arch or backend:arch equals this, or whose name contains it");
+  add_device_filter_flag(*cmd, s->device);
   cmd->add_option("--op", s->op, "Only this operator");
   cmd->add_option("--dtype", s->dtype, "Only this dtype");
   cmd->add_option("--layout", s->layout, "Only this layout");
@@ -42,7 +41,7 @@ void add_compare_command(CLI::App& app, CommonOptions& o) {
   add_json_flag(*cmd, o);
   cmd->callback([&o, s] {
     TuningFilter filter;
-    filter.device = opt(s->device);
+    filter.device = device_filter(s->device);
     filter.op = opt(s->op);
     filter.dtype = opt(s->dtype);
     filter.layout = opt(s->layout);

@@ -73,8 +73,7 @@ void configure_export(CLI::App* cmd, CommonOptions& o, bool dump) {
     cmd->add_option("--namespace", s->ns, "C++ namespace of the header format")->capture_default_str();
   }
   cmd->add_option("--out", s->out, "Write to this file instead of stdout");
-  cmd->add_option("--device", s->device,
-                  "Only devices whose key, arch or backend:arch equals this, or whose name contains it");
+  add_device_filter_flag(*cmd, s->device);
   cmd->add_option("--op", s->op, "Only this operator");
   cmd->add_option("--dtype", s->dtype, "Only this dtype (f32, f16, bf16)");
   cmd->add_option("--layout", s->layout, "Only this layout (NN, NT, TN, TT)");
@@ -88,7 +87,7 @@ void configure_export(CLI::App* cmd, CommonOptions& o, bool dump) {
     }
     if (!is_identifier(s->ns)) throw ErrorException(Error::bad_input("--namespace: not a C++ namespace: '" + s->ns + "'"));
     TuningFilter filter;
-    filter.device = opt(s->device);
+    filter.device = device_filter(s->device);
     filter.op = opt(s->op);
     filter.dtype = opt(s->dtype);
     filter.layout = opt(s->layout);

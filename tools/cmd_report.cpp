@@ -33,8 +33,7 @@ void add_report_command(CLI::App& app, CommonOptions& o) {
   cmd->add_option("--db", o.db, "Tuning database, or a JSON export (with --all-results for failures)")
       ->capture_default_str();
   cmd->add_option("--out", s->out, "HTML file to write")->capture_default_str();
-  cmd->add_option("--device", s->device,
-                  "Only devices whose key, arch or backend:arch equals this, or whose name contains it");
+  add_device_filter_flag(*cmd, s->device);
   cmd->add_option("--op", s->op, "Only this operator");
   cmd->add_option("--dtype", s->dtype, "Only this dtype");
   cmd->add_option("--layout", s->layout, "Only this layout");
@@ -44,7 +43,7 @@ void add_report_command(CLI::App& app, CommonOptions& o) {
   cmd->add_option("--title", s->title, "Page title");
   cmd->callback([&o, s] {
     TuningFilter filter;
-    filter.device = opt(s->device);
+    filter.device = device_filter(s->device);
     filter.op = opt(s->op);
     filter.dtype = opt(s->dtype);
     filter.layout = opt(s->layout);

@@ -1,7 +1,10 @@
 // `kforge templates`: the templates kforge knows, with their tunables.
+#include <iostream>
+
 #include "commands.hpp"
 #include "builtin_templates.hpp"
 #include "manifest.hpp"
+#include "operator.hpp"
 
 namespace kforge::cli {
 
@@ -14,6 +17,26 @@ nlohmann::json hashes(const TemplateSource& t) {
     if (!prelude_text(backend).empty() && t.manifest.supports_target(backend)) h[backend] = t.hash(prelude_text(backend));
   }
   return h;
+}
+
+/// The dims a tune of `op` without --shape runs ("" for an unknown operator).
+std::string default_problem(const std::string& op) {
+  const Operator* o = find_operator(op);
+  if (!o) return "";
+  Problem p;
+  p.dims = o->default_dims();
+  return p.dims_string();
+}
+
+/// Each operator's dims and the problem a tune without --shape runs.
+void print_operators() {
+  std::vector<std::vector<std::string>> rows;
+  for (const Operator* op : all_operators()) {
+    std::string dims;
+    for (const auto& d : op->dims()) dims += (dims.empty() ? "" : ",") + d;
+    rows.push_back({std::string(op->name()), dims, default_problem(std::string(op->name()))});
+  }
+  print_table({"op", "dims", "default problem (--shape)"}, rows);
 }
 
 nlohmann::json template_json(const TemplateSource& t) {
@@ -40,6 +63,7 @@ nlohmann::json template_json(const TemplateSource& t) {
           {"parameters", params},
           {"cartesian_size", product},
           {"default_config", m.default_config().canonical_name()},
+          {"default_problem", default_problem(m.op)},
           {"constraints", constraints},
           {"envelope", envelope},
           {"hashes", hashes(t)}};
@@ -69,6 +93,8 @@ void add_templates_command(CLI::App& app, CommonOptions& o) {
                       j["default_config"].get<std::string>()});
     }
     print_table({"template", "op", "dtypes", "layouts", "parameters", "space", "default"}, rows);
+    std::cout << "\n";
+    print_operators();
   });
 }
 

@@ -4,6 +4,7 @@
 
 #include "build_version.hpp"
 #include "commands.hpp"
+#include "help_examples.hpp"
 #include "worker_main.hpp"
 
 int main(int argc, char** argv) {
@@ -29,6 +30,7 @@ int main(int argc, char** argv) {
   cli::add_report_command(app, options);
   cli::add_inspect_command(app, options);
   cli::add_sweep_command(app, options);
+  cli::add_help_examples(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

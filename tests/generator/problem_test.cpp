@@ -67,6 +67,7 @@ TEST_CASE("problem: an operator without an epilogue refuses one", "[problem]") {
   struct Toy : kforge::Operator {
     std::string_view name() const override { return "toy"; }
     std::vector<std::string> dims() const override { return {"n"}; }
+    std::map<std::string, std::int64_t> default_dims() const override { return {{"n", 1}}; }
     kforge::Result<Problem> normalize(Problem p) const override {
       KF_TRY(kforge::normalize_attributes(*this, p));
       return p;
