@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "schema.hpp"
+#include "sql_functions.hpp"
 
 namespace kforge {
 namespace {
@@ -301,6 +302,7 @@ Result<DbHandle> connect(const std::string& path, Database::Mode mode, int targe
   if (!raw) return Error{ErrorCode::kDatabase, path + ": " + sqlite3_errstr(rc), {}};
   if (rc != SQLITE_OK) return file_error(raw, path);
   sqlite3_busy_timeout(raw, kBusyTimeoutMs);
+  KF_TRY(sql::register_functions(raw, path));
 
   // A read-only opener (the runtime) skips the full-file quick_check; the
   // header and schema checks still catch garbage and truncation.
@@ -435,23 +437,33 @@ Result<std::set<std::string>> Database::stored_configs(std::int64_t device_id,
   }
 }
 
-Status Database::refresh_winner(std::int64_t device_id, std::int64_t template_id, std::int64_t problem_id,
-                                const std::string& now) {
-  // The fastest ok result of the triple (ties: the earliest); updated_at
-  // moves only when the winner or its time changes.
+Status Database::update_winner(std::int64_t device_id, std::int64_t template_id, std::int64_t problem_id,
+                               const std::string& now) {
+  // The fastest ok result of the triple (ties: the earliest) whose
+  // configuration its template declares: a tampered row never wins.
+  // updated_at moves only when the winner or its time changes.
   KF_TRY_ASSIGN(win, Statement::prepare(
                          db_, path_,
                          "INSERT INTO winners (device_id, problem_id, template_id, result_id, "
-                         "config, median_ms, updated_at) SELECT device_id, problem_id, "
-                         "template_id, id, config, median_ms, ? FROM results WHERE device_id = ? "
-                         "AND template_id = ? AND problem_id = ? AND status = 'ok' AND median_ms "
-                         "IS NOT NULL ORDER BY median_ms, id LIMIT 1 "
+                         "config, median_ms, updated_at) SELECT r.device_id, r.problem_id, "
+                         "r.template_id, r.id, r.config, r.median_ms, ? FROM results r JOIN templates t "
+                         "ON t.id = r.template_id WHERE r.device_id = ? AND r.template_id = ? AND "
+                         "r.problem_id = ? AND r.status = 'ok' AND r.median_ms IS NOT NULL AND "
+                         "kforge_declared(t.manifest_json, r.config) ORDER BY r.median_ms, r.id LIMIT 1 "
                          "ON CONFLICT (device_id, problem_id, template_id) DO UPDATE SET "
                          "result_id = excluded.result_id, config = excluded.config, "
                          "median_ms = excluded.median_ms, updated_at = excluded.updated_at "
                          "WHERE result_id <> excluded.result_id OR median_ms <> excluded.median_ms"));
   win.bind_text(now).bind_int(device_id).bind_int(template_id).bind_int(problem_id);
-  return win.run();
+  KF_TRY(win.run());
+  // No declared result left: an undeclared winner goes rather than stays.
+  KF_TRY_ASSIGN(drop, Statement::prepare(
+                          db_, path_,
+                          "DELETE FROM winners WHERE device_id = ? AND template_id = ? AND problem_id = ? "
+                          "AND NOT EXISTS (SELECT 1 FROM results r JOIN templates t ON t.id = r.template_id "
+                          "WHERE r.id = winners.result_id AND kforge_declared(t.manifest_json, r.config))"));
+  drop.bind_int(device_id).bind_int(template_id).bind_int(problem_id);
+  return drop.run();
 }
 
 Status Database::replace_timing(const ResultRecord& r) {
@@ -479,7 +491,13 @@ Status Database::replace_timing(const ResultRecord& r) {
   if (sqlite3_changes(db_) == 0) {
     return Error::not_found(path_ + ": no ok result of configuration '" + r.config + "' to re-time");
   }
-  KF_TRY(refresh_winner(r.device_id, r.template_id, r.problem_id, now));
+  KF_TRY(update_winner(r.device_id, r.template_id, r.problem_id, now));
+  return tx.commit();
+}
+
+Status Database::refresh_winner(std::int64_t device_id, std::int64_t template_id, std::int64_t problem_id) {
+  KF_TRY_ASSIGN(tx, Transaction::begin(db_, path_));
+  KF_TRY(update_winner(device_id, template_id, problem_id, now_utc()));
   return tx.commit();
 }
 
@@ -502,7 +520,7 @@ Result<bool> Database::add_result(const ResultRecord& r) {
   ins.bind_text(r.compile_log).bind_text(r.created_at.empty() ? now : r.created_at);
   KF_TRY(ins.run());
   const bool inserted = sqlite3_changes(db_) > 0;
-  if (inserted && r.status == "ok") KF_TRY(refresh_winner(r.device_id, r.template_id, r.problem_id, now));
+  if (inserted && r.status == "ok") KF_TRY(update_winner(r.device_id, r.template_id, r.problem_id, now));
   KF_TRY(tx.commit());
   return inserted;
 }

@@ -16,7 +16,7 @@ struct sqlite3;
 namespace kforge {
 
 /// Current schema version; each step from 1 has a migration in schema.cpp.
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 class Database {
  public:
@@ -51,7 +51,9 @@ class Database {
   Result<std::set<std::string>> stored_configs(std::int64_t device_id, std::int64_t template_id,
                                                std::int64_t problem_id);
   /// Commits one result and refreshes the winner of its (device, problem,
-  /// template) in the same transaction. A result already stored for the same
+  /// template) in the same transaction. The winner is the fastest ok result
+  /// whose configuration the template version's stored manifest declares
+  /// (TemplateManifest::check_declared_name): a tampered row never wins. A result already stored for the same
   /// (device, template, problem, config) is kept and the new one ignored.
   Result<bool> add_result(const ResultRecord& r);
   /// Replaces the timing (median, percentiles, min, max, count, samples) and
@@ -62,6 +64,10 @@ class Database {
   /// The clock record under "clocks" in r.resources_json replaces the stored
   /// one (none: the stored one is removed); other resources stay.
   Status replace_timing(const ResultRecord& r);
+  /// Recomputes the winner of (device, template version, problem) by the
+  /// add_result rule, in its own transaction: a run that stored nothing new
+  /// still leaves no undeclared (tampered) row in the winner slot.
+  Status refresh_winner(std::int64_t device_id, std::int64_t template_id, std::int64_t problem_id);
 
   struct ResultFilter {
     std::optional<std::string> device_key, problem_key, template_name;
@@ -99,7 +105,7 @@ class Database {
     std::int64_t devices = 0, templates = 0, problems = 0, sweeps = 0, results = 0, winners = 0;
     std::int64_t unfinished_sweeps = 0;  ///< killed or still running
     /// One line per finding (integrity_check, foreign_key_check, a winner
-    /// that is not the fastest ok result of its triple); empty when healthy.
+    /// that is not the fastest declared ok result of its triple); empty when healthy.
     std::vector<std::string> findings;
   };
   /// Full integrity check of the file and of kforge's invariants. Reads only.
@@ -114,9 +120,10 @@ class Database {
   static Result<MigrateReport> migrate(const std::string& path);
 
  private:
-  /// Makes the fastest ok result of the triple its winner (ties: the earliest).
-  Status refresh_winner(std::int64_t device_id, std::int64_t template_id, std::int64_t problem_id,
-                        const std::string& now);
+  /// Makes the fastest declared ok result of the triple its winner (ties:
+  /// the earliest); with none, the triple has no winner. In the caller's transaction.
+  Status update_winner(std::int64_t device_id, std::int64_t template_id, std::int64_t problem_id,
+                       const std::string& now);
   Database(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
   sqlite3* db_;
   std::string path_;

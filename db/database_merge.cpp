@@ -69,19 +69,28 @@ FROM kf_src.results r
 WHERE true ORDER BY r.id
 ON CONFLICT (device_id, template_id, problem_id, config) DO NOTHING)sql";
 
-// The winner rule of add_result (fastest ok result, ties: the earliest), for
-// every triple at once; updated_at moves only where the winner changes.
+// The winner rule of add_result (fastest ok result whose configuration its
+// template declares, ties: the earliest), for every triple at once;
+// updated_at moves only where the winner changes.
 constexpr const char* kWinners = R"sql(
 INSERT INTO main.winners (device_id, problem_id, template_id, result_id, config, median_ms,
   updated_at)
 SELECT device_id, problem_id, template_id, id, config, median_ms, ?1 FROM (
-  SELECT id, device_id, problem_id, template_id, config, median_ms, row_number() OVER (
-    PARTITION BY device_id, problem_id, template_id ORDER BY median_ms, id) AS rank
-  FROM main.results WHERE status = 'ok' AND median_ms IS NOT NULL)
+  SELECT r.id, r.device_id, r.problem_id, r.template_id, r.config, r.median_ms, row_number() OVER (
+    PARTITION BY r.device_id, r.problem_id, r.template_id ORDER BY r.median_ms, r.id) AS rank
+  FROM main.results r JOIN main.templates t ON t.id = r.template_id
+  WHERE r.status = 'ok' AND r.median_ms IS NOT NULL AND kforge_declared(t.manifest_json, r.config))
 WHERE rank = 1
 ON CONFLICT (device_id, problem_id, template_id) DO UPDATE SET result_id = excluded.result_id,
   config = excluded.config, median_ms = excluded.median_ms, updated_at = excluded.updated_at
 WHERE result_id <> excluded.result_id)sql";
+
+// A winner whose configuration its template does not declare, where no
+// declared result replaced it: it goes, as in refresh_winner.
+constexpr const char* kUndeclaredWinners = R"sql(
+DELETE FROM main.winners WHERE NOT EXISTS (
+  SELECT 1 FROM main.results r JOIN main.templates t ON t.id = r.template_id
+  WHERE r.id = winners.result_id AND kforge_declared(t.manifest_json, r.config)))sql";
 
 std::string now_utc() {
   const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
@@ -149,6 +158,7 @@ Result<Database::MergeReport> Database::merge_from(const std::string& other_path
   KF_TRY_ASSIGN(offered, sql::count(db_, path_, "SELECT count(*) FROM kf_src.results"));
   KF_TRY_ASSIGN(results, sql::run(db_, path_, kResults));
   KF_TRY_ASSIGN(winners, sql::run(db_, path_, kWinners, {now_utc()}));
+  KF_TRY_ASSIGN(undeclared, sql::run(db_, path_, kUndeclaredWinners));
   KF_TRY(sql::run(db_, path_, "COMMIT"));
   report.devices = devices;
   report.templates = templates;
@@ -156,7 +166,7 @@ Result<Database::MergeReport> Database::merge_from(const std::string& other_path
   report.sweeps = sweeps;
   report.results = results;
   report.duplicate_results = offered - results;
-  report.winners_changed = winners;
+  report.winners_changed = winners + undeclared;
   return report;
 }
 

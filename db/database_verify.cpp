@@ -1,6 +1,7 @@
 // Database::verify: SQLite's full integrity check, foreign keys, and kforge's
 // own invariant that every winner row is the fastest ok result of its
-// (device, problem, template version). Reads only.
+// (device, problem, template version) whose configuration the template
+// declares. Reads only.
 #include <sqlite3.h>
 
 #include "database.hpp"
@@ -14,16 +15,17 @@ SELECT "table" || ' row ' || coalesce(rowid, '?') || ' references a missing ' ||
 FROM pragma_foreign_key_check)sql";
 
 // The add_result winner rule, recomputed: the fastest ok result per triple
-// (ties: the earliest).
+// whose configuration its template declares (ties: the earliest).
 constexpr const char* kWinnerFindings = R"sql(
 WITH best AS (
   SELECT id, device_id, problem_id, template_id FROM (
-    SELECT id, device_id, problem_id, template_id, row_number() OVER (
-      PARTITION BY device_id, problem_id, template_id ORDER BY median_ms, id) AS rank
-    FROM results WHERE status = 'ok' AND median_ms IS NOT NULL)
+    SELECT r.id, r.device_id, r.problem_id, r.template_id, row_number() OVER (
+      PARTITION BY r.device_id, r.problem_id, r.template_id ORDER BY r.median_ms, r.id) AS rank
+    FROM results r JOIN templates t ON t.id = r.template_id
+    WHERE r.status = 'ok' AND r.median_ms IS NOT NULL AND kforge_declared(t.manifest_json, r.config))
   WHERE rank = 1)
 SELECT 'winner of device ' || w.device_id || ', problem ' || w.problem_id || ', template ' ||
-       w.template_id || ' is result ' || w.result_id || ', but the fastest ok result is ' || b.id
+       w.template_id || ' is result ' || w.result_id || ', but the fastest declared ok result is ' || b.id
 FROM winners w JOIN best b USING (device_id, problem_id, template_id) WHERE b.id <> w.result_id
 UNION ALL
 SELECT 'no winner row for device ' || b.device_id || ', problem ' || b.problem_id ||
@@ -37,6 +39,11 @@ SELECT 'winner of device ' || w.device_id || ', problem ' || w.problem_id || ', 
 FROM winners w JOIN results r ON r.id = w.result_id
 WHERE r.config <> w.config OR r.median_ms IS NOT w.median_ms OR r.status <> 'ok'
    OR r.device_id <> w.device_id OR r.problem_id <> w.problem_id OR r.template_id <> w.template_id
+UNION ALL
+SELECT 'winner of device ' || w.device_id || ', problem ' || w.problem_id || ', template ' ||
+       w.template_id || ' has configuration ' || w.config || ', which its template does not declare'
+FROM winners w JOIN templates t ON t.id = w.template_id
+WHERE NOT kforge_declared(t.manifest_json, w.config)
 )sql";
 
 }  // namespace

@@ -96,9 +96,59 @@ ALTER TABLE results ADD COLUMN compile_log TEXT NOT NULL DEFAULT '';
 PRAGMA user_version = 2;
 )sql";
 
+// Version 3: device keys hash only what stays the same on one machine (a
+// CPU's global memory, the host's current memory, no longer:
+// HardwareIdentity::key). Devices whose new keys agree were one device: they
+// become the earliest of them, a configuration measured under several keeps
+// its earliest result (as add_result keeps a stored one), and their winners
+// are recomputed. Sweeps' device_json and devices' info_json carry the new
+// key. kforge_device_key_v3 and kforge_declared: sql_functions.hpp.
+constexpr const char* kV3 = R"sql(
+CREATE TEMP TABLE kf_rekey AS
+  SELECT id, kforge_device_key_v3(info_json, key) AS new_key FROM devices;
+CREATE TEMP TABLE kf_device_map AS
+  SELECT r.id AS old_id, r.new_key,
+         (SELECT min(o.id) FROM kf_rekey o WHERE o.new_key = r.new_key) AS new_id
+  FROM kf_rekey r;
+CREATE TEMP TABLE kf_merged AS
+  SELECT old_id FROM kf_device_map
+  WHERE new_id IN (SELECT new_id FROM kf_device_map WHERE old_id <> new_id);
+DELETE FROM winners WHERE device_id IN (SELECT old_id FROM kf_merged);
+DELETE FROM results WHERE device_id IN (SELECT old_id FROM kf_merged) AND EXISTS (
+  SELECT 1 FROM kf_device_map m JOIN kf_device_map mo ON mo.new_id = m.new_id
+    JOIN results o ON o.device_id = mo.old_id
+  WHERE m.old_id = results.device_id AND o.template_id = results.template_id
+    AND o.problem_id = results.problem_id AND o.config = results.config AND o.id < results.id);
+UPDATE results SET device_id = (SELECT new_id FROM kf_device_map WHERE old_id = results.device_id)
+  WHERE device_id IN (SELECT old_id FROM kf_device_map WHERE old_id <> new_id);
+DELETE FROM devices WHERE id IN (SELECT old_id FROM kf_device_map WHERE old_id <> new_id);
+UPDATE devices SET
+  key = (SELECT new_key FROM kf_device_map WHERE old_id = devices.id),
+  info_json = CASE WHEN json_valid(info_json) AND json_type(info_json, '$.hardware_key') = 'text'
+    THEN json_set(info_json, '$.hardware_key', (SELECT new_key FROM kf_device_map WHERE old_id = devices.id))
+    ELSE info_json END
+  WHERE key <> (SELECT new_key FROM kf_device_map WHERE old_id = devices.id);
+UPDATE sweeps SET device_json = json_set(device_json, '$.hardware_key',
+    kforge_device_key_v3(device_json, json_extract(device_json, '$.hardware_key')))
+  WHERE json_valid(device_json) AND json_type(device_json, '$.hardware_key') = 'text';
+INSERT INTO winners (device_id, problem_id, template_id, result_id, config, median_ms, updated_at)
+SELECT device_id, problem_id, template_id, id, config, median_ms, strftime('%Y-%m-%dT%H:%M:%SZ', 'now') FROM (
+  SELECT r.id, r.device_id, r.problem_id, r.template_id, r.config, r.median_ms, row_number() OVER (
+    PARTITION BY r.device_id, r.problem_id, r.template_id ORDER BY r.median_ms, r.id) AS rank
+  FROM results r JOIN templates t ON t.id = r.template_id
+  WHERE r.status = 'ok' AND r.median_ms IS NOT NULL AND kforge_declared(t.manifest_json, r.config)
+    AND r.device_id IN (SELECT old_id FROM kf_merged))
+WHERE rank = 1;
+DROP TABLE temp.kf_rekey;
+DROP TABLE temp.kf_device_map;
+DROP TABLE temp.kf_merged;
+PRAGMA user_version = 3;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "initial tables", kV1},
     {2, "results.resources_json, results.compile_log", kV2},
+    {3, "device keys without a CPU's global memory; devices merged", kV3},
 };
 static_assert(std::size(kMigrations) == kSchemaVersion,
               "every schema version needs exactly one migration");

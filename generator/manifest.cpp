@@ -561,4 +561,10 @@ Status TemplateManifest::check_declared(const Config& c) const {
   return ok_status();
 }
 
+Status TemplateManifest::check_declared_name(std::string_view canonical) const {
+  auto c = Config::parse(canonical);
+  if (!c.ok()) return c.error();
+  return check_declared(*c);
+}
+
 }  // namespace kforge

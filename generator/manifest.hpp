@@ -69,6 +69,9 @@ struct TemplateManifest {
   /// True when every value of `c` is declared for its parameter and every parameter is set.
   /// Values are not trusted: this check runs before any source is generated.
   Status check_declared(const Config& c) const;
+  /// check_declared of a configuration given by its canonical name (as
+  /// stored in a database): a name that does not parse fails too.
+  Status check_declared_name(std::string_view canonical) const;
 };
 
 }  // namespace kforge

@@ -4,22 +4,14 @@
 #include <string>
 #include <type_traits>
 
-#include "hash.hpp"
-
 namespace kforge {
 
-std::string DeviceInfo::hardware_key() const {
-  // Hardware identity only: driver, runtime and compiler versions are recorded
-  // per sweep, so a driver update keeps the key. Bump nothing here without a
-  // database migration: stored results are keyed on it.
-  return Hasher()
-      .add(backend)
-      .add(vendor)
-      .add(name)
-      .add(arch)
-      .add(std::to_string(compute_units))
-      .add(std::to_string(global_mem_bytes))
-      .hex();
+std::string DeviceInfo::hardware_key() const { return identity().key(); }
+
+HardwareIdentity DeviceInfo::identity() const {
+  // Hardware only: driver, runtime and compiler versions are recorded per
+  // sweep, so a driver update keeps the key.
+  return {backend, vendor, name, arch, device_type, compute_units, global_mem_bytes};
 }
 
 DeviceLimits DeviceInfo::limits() const {

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "device_limits.hpp"
+#include "hardware_identity.hpp"
 
 namespace kforge {
 
@@ -31,10 +32,12 @@ struct DeviceInfo {
   std::string compiler_version;
   std::string host_cpu;               ///< host CPU model name
 
-  /// Hash of the hardware identity (backend, vendor, name, arch, compute units,
-  /// memory sizes). Software versions are recorded per sweep instead, so a
-  /// driver update keeps the device's identity.
+  /// Hash of the properties that stay the same on one machine
+  /// (HardwareIdentity::key: backend, vendor, name, arch, compute units, and
+  /// global memory except on CPUs). Software versions are recorded per sweep
+  /// instead, so a driver update keeps the device's identity.
   std::string hardware_key() const;
+  HardwareIdentity identity() const;
   DeviceLimits limits() const;
   nlohmann::json to_json() const;
   static DeviceInfo from_json(const nlohmann::json& j);

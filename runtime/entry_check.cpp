@@ -49,8 +49,7 @@ EntryCheck EntryChecker::check_stored(std::string_view template_name, std::strin
     c.reason = "stale: recorded under template hash " + printable(hash) + ", current is " + current;
     return c;
   }
-  auto cfg = Config::parse(config);
-  Status declared = cfg.ok() ? c.tpl->manifest.check_declared(*cfg) : Status(cfg.error());
+  Status declared = c.tpl->manifest.check_declared_name(config);
   if (!declared.ok()) {
     c.verdict = EntryVerdict::kInvalid;
     c.reason = "invalid configuration '" + printable(config) + "': " + declared.error().message;

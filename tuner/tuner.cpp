@@ -696,6 +696,9 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
     summary.generators_lost_running = worker->generators_lost_running();
     summary.shares_rebuilt = worker->shares_rebuilt();
   }
+  // A run whose candidates were all stored before writes no result, so the
+  // winner is chosen again here: a tampered row never keeps the slot.
+  for (const auto& st : states) KF_TRY(db_.refresh_winner(device_id, st.template_id, problem_id));
   KF_TRY(db_.finish_sweep(sweep_id, utc_now()));
   summary.total_s = seconds_since(t0);
   emit(TuneEvent::Kind::kDone, nullptr);

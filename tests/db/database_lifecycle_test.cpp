@@ -115,7 +115,7 @@ TEST_CASE("verify finds broken invariants", "[db][verify]") {
   SECTION("a winner that is not the fastest") {
     raw_exec(path, "UPDATE winners SET result_id = (SELECT id FROM results WHERE config = 'SLOW'), "
                    "config = 'SLOW', median_ms = 2.0");
-    expected = "winners: winner of device 1, problem 1, template 1 is result 1, but the fastest ok result is 2";
+    expected = "winners: winner of device 1, problem 1, template 1 is result 1, but the fastest declared ok result is 2";
   }
   SECTION("a winner whose config was edited") {
     raw_exec(path, "UPDATE winners SET config = 'BM64);evil'");

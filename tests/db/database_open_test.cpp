@@ -79,12 +79,12 @@ TEST_CASE("the schema matches its golden file", "[db]") {
       raw_text(path,
                "SELECT group_concat(sql, ';' || char(10)) || ';' || char(10) FROM "
                "(SELECT sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY name)");
-  const std::string golden = read_file(KFORGE_SOURCE_DIR "/tests/db/schema_v2.sql");
+  const std::string golden = read_file(KFORGE_SOURCE_DIR "/tests/db/schema_v3.sql");
   INFO("actual schema:\n" << schema);
   CHECK(schema == golden);
 }
 
-TEST_CASE("a version 1 file migrates to version 2 without losing rows", "[db]") {
+TEST_CASE("a version 1 file migrates to the current version without losing rows", "[db]") {
   TempDir dir;
   const std::string path = dir.file("kforge.db");
   test::Ids ids;
@@ -111,13 +111,14 @@ TEST_CASE("a version 1 file migrates to version 2 without losing rows", "[db]") 
     REQUIRE_FALSE(ro.ok());
     CHECK(ro.error().code == ErrorCode::kBadInput);
     CHECK(ro.error().message ==
-          path + ": schema version 1 is older than 2; run `kforge db migrate`");
+          path + ": schema version 1 is older than " + std::to_string(kSchemaVersion) +
+              "; run `kforge db migrate`");
     CHECK(raw_text(path, "PRAGMA user_version") == "1");
   }
   SECTION("read-write open migrates") {
     auto db = Database::open(path, Mode::kReadWrite).value();
-    CHECK(db->schema_version() == 2);
-    CHECK(raw_text(path, "PRAGMA user_version") == "2");
+    CHECK(db->schema_version() == kSchemaVersion);
+    CHECK(raw_text(path, "PRAGMA user_version") == std::to_string(kSchemaVersion));
 
     auto rs = db->results().value();
     REQUIRE(rs.size() == 1);
@@ -172,7 +173,8 @@ TEST_CASE("a file from a newer kforge is refused untouched", "[db]") {
   auto db = Database::open(path, Mode::kReadWrite);
   REQUIRE_FALSE(db.ok());
   CHECK(db.error().message ==
-        path + ": schema version 7 is newer than this kforge supports (2); upgrade kforge");
+        path + ": schema version 7 is newer than this kforge supports (" + std::to_string(kSchemaVersion) +
+            "); upgrade kforge");
   CHECK(raw_text(path, "PRAGMA user_version") == "7");
 }
 

@@ -78,6 +78,9 @@ TEST_CASE("hardware_key is stable and covers hardware identity only", "[opencl][
   CHECK(other.hardware_key() != key);
   other = d;
   other.global_mem_bytes += 1;
+  // A CPU device's global memory is the host's current memory: not its identity.
+  CHECK((other.hardware_key() == key) == (d.device_type == "cpu"));
+  other.device_type = d.device_type == "cpu" ? "gpu" : "cpu";
   CHECK(other.hardware_key() != key);
 }
 
