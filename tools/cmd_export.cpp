@@ -103,6 +103,13 @@ void configure_export(CLI::App* cmd, CommonOptions& o, bool dump) {
                   << " of template versions that are no longer current (--include-stale keeps them)\n";
       }
     }
+    if (!dump) {
+      // A database is input: rows the lookup would refuse are not exported
+      // (a dump keeps every row, for a backup).
+      std::vector<std::string> skipped;
+      set = without_undeclared(std::move(set), catalog, skipped);
+      for (const auto& line : skipped) std::cerr << "kforge: warning: skipped " << line << "\n";
+    }
     if (s->all_results && !set.filter.all_results) {
       std::cerr << "kforge: " << o.db << " holds winners only (exported without --all-results)\n";
     }

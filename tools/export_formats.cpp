@@ -5,13 +5,17 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "config.hpp"
+#include "entry_check.hpp"
 #include "json_interchange.hpp"
+#include "manifest.hpp"
+#include "printable.hpp"
 
 namespace kforge::cli {
 
@@ -163,29 +167,157 @@ TuningSet without_stale(TuningSet set, const TemplateCatalog& catalog, int& drop
   return filter_tuning_set(std::move(set), filter);
 }
 
+namespace {
+
+/// Why the template version `r` was recorded under does not declare its
+/// configuration; empty when it does. The version's stored manifest decides,
+/// as it does for the database's winner slot; one that does not parse is
+/// checked by the lookup's EntryChecker against the catalog's template of
+/// that name; a template neither knows must at least name a configuration.
+class DeclaredCheck {
+ public:
+  DeclaredCheck(const TuningSet& set, const TemplateCatalog& catalog) : set_(set), catalog_(catalog) {}
+
+  std::string why_not(const std::string& name, const std::string& hash, const std::string& config,
+                      const std::string& device_key) {
+    if (const TemplateManifest* m = stored_manifest(name, hash)) {
+      Status s = m->check_declared_name(config);
+      return s.ok() ? "" : s.error().message;
+    }
+    if (catalog_.find(name)) {
+      const DeviceRecord* d = set_.device(device_key);
+      const EntryCheck c = checker(d ? d->backend : "").check_stored(name, "", config);
+      return c.verdict == EntryVerdict::kInvalid ? c.reason : "";
+    }
+    auto parsed = Config::parse(config);
+    return parsed.ok() ? "" : parsed.error().message;
+  }
+
+ private:
+  const TemplateManifest* stored_manifest(const std::string& name, const std::string& hash) {
+    auto [it, fresh] = manifests_.try_emplace(name + "\n" + hash);
+    if (fresh) {
+      if (const TemplateRecord* t = set_.find_template(name, hash)) {
+        if (auto m = TemplateManifest::parse(t->manifest_json, name); m.ok()) it->second = std::move(*m);
+      }
+    }
+    return it->second ? &*it->second : nullptr;
+  }
+  const EntryChecker& checker(const std::string& backend) {
+    auto& c = checkers_[backend];
+    if (!c) {
+      DeviceInfo info;
+      info.backend = backend;
+      c = std::make_unique<EntryChecker>(catalog_, info);
+    }
+    return *c;
+  }
+
+  const TuningSet& set_;
+  const TemplateCatalog& catalog_;
+  std::map<std::string, std::optional<TemplateManifest>> manifests_;
+  std::map<std::string, std::unique_ptr<EntryChecker>> checkers_;
+};
+
+}  // namespace
+
+TuningSet without_undeclared(TuningSet set, const TemplateCatalog& catalog, std::vector<std::string>& skipped) {
+  DeclaredCheck check(set, catalog);
+  std::set<std::int64_t> bad;
+  for (const auto& r : set.results) {
+    const std::string why = check.why_not(r.template_name, r.template_hash, r.config, r.device_key);
+    if (why.empty()) continue;
+    bad.insert(r.id);
+    skipped.push_back("result " + std::to_string(r.id) + " (" + r.template_name + " " + printable(r.config) +
+                      ", device " + r.device_key + ", problem " + r.problem_key + "): " + why);
+  }
+  std::vector<WinnerRecord> winners;
+  for (auto& w : set.winners) {
+    if (bad.count(w.result_id)) continue;
+    const std::string why = check.why_not(w.template_name, w.template_hash, w.config, w.device_key);
+    if (!why.empty()) {
+      skipped.push_back("winner " + w.template_name + " " + printable(w.config) + " (device " + w.device_key +
+                        ", problem " + w.problem_key + "): " + why);
+      continue;
+    }
+    winners.push_back(std::move(w));
+  }
+  std::vector<ResultRecord> results;
+  for (auto& r : set.results)
+    if (!bad.count(r.id)) results.push_back(std::move(r));
+  set.winners = std::move(winners);
+  set.results = std::move(results);
+  const TuningFilter filter = set.filter;
+  return filter_tuning_set(std::move(set), filter);
+}
+
+namespace {
+
+/// Integer dims of a stored problem, by name; empty when malformed.
+std::map<std::string, std::int64_t> dims_of(const ProblemRecord& p) {
+  std::map<std::string, std::int64_t> dims;
+  const auto j = nlohmann::json::parse(p.dims_json, nullptr, false);
+  if (!j.is_object()) return dims;
+  for (const auto& kv : j.items())
+    if (kv.value().is_number_integer()) dims[kv.key()] = kv.value().get<std::int64_t>();
+  return dims;
+}
+
+std::map<std::string, std::int64_t> params_of(const ResultRecord& r) {
+  auto c = Config::parse(r.config);
+  return c.ok() ? c->values : std::map<std::string, std::int64_t>{};
+}
+
+/// The names of every row's dims (or parameters), sorted: one column each.
+template <typename Of>
+std::vector<std::string> union_of(const std::vector<ExportRow>& rows, Of of) {
+  std::set<std::string> names;
+  for (const auto& row : rows)
+    for (const auto& [name, _] : of(row)) names.insert(name);
+  return {names.begin(), names.end()};
+}
+
+std::string cell_of(const std::map<std::string, std::int64_t>& values, const std::string& name) {
+  auto it = values.find(name);
+  return it == values.end() ? std::string() : std::to_string(it->second);
+}
+
+}  // namespace
+
 std::string render_csv(const TuningSet& set, const std::vector<ExportRow>& rows) {
   std::string out;
   const bool all = set.filter.all_results;
-  std::vector<std::string> header = {"device_key", "device_name", "backend", "arch",     "op",
-                                     "problem",    "dims",        "dtype",   "layout",   "template",
-                                     "template_hash", "template_state", "config"};
+  const auto dim_names = union_of(rows, [](const ExportRow& r) { return dims_of(*r.problem); });
+  const auto param_names = union_of(rows, [](const ExportRow& r) { return params_of(*r.result); });
+  std::vector<std::string> header = {"device_key", "device_name", "backend", "arch", "op", "problem"};
+  header.insert(header.end(), dim_names.begin(), dim_names.end());
+  header.insert(header.end(), {"dtype", "layout", "template", "template_hash", "template_state", "config"});
+  // A parameter named like another column (a dim, say) keeps its own column.
+  const std::set<std::string> taken(header.begin(), header.end());
+  for (const auto& n : param_names) header.push_back(taken.count(n) ? "param_" + n : n);
   if (all) header.insert(header.end(), {"status", "reason"});
-  header.insert(header.end(), {"median_ms", "p20_ms", "p80_ms", "min_ms", "max_ms", "count", "gflops", "gbps",
-                               "error_norm", "error_ratio", "compile_ms", "created_at", "winner", "best"});
+  header.insert(header.end(), {"median_ms", "p20_ms", "p80_ms", "min_ms", "max_ms", "count", "flops", "bytes",
+                               "gflops", "gbps", "error_norm", "error_ratio", "compile_ms", "created_at", "winner",
+                               "best"});
   out += csv_line(header);
   for (const auto& row : rows) {
     const auto& r = *row.result;
     const auto& p = *row.problem;
     const auto& d = *row.device;
-    std::vector<std::string> cells = {d.key,  d.name,   d.backend,       d.arch,      p.op,
-                                      p.key,  p.dims_json, p.dtype,      p.layout,    r.template_name,
-                                      r.template_hash, row.state, r.config};
+    std::vector<std::string> cells = {d.key, d.name, d.backend, d.arch, p.op, p.key};
+    const auto dims = dims_of(p);
+    for (const auto& n : dim_names) cells.push_back(cell_of(dims, n));
+    cells.insert(cells.end(), {p.dtype, p.layout, r.template_name, r.template_hash, row.state, r.config});
+    const auto params = params_of(r);
+    for (const auto& n : param_names) cells.push_back(cell_of(params, n));
     if (all) cells.insert(cells.end(), {r.status, r.reason});
     const bool ok = r.status == "ok";
+    const auto cost = cost_of(p);
     cells.insert(cells.end(),
                  {ok ? exact_number(r.median_ms) : "", ok ? exact_number(r.p20_ms) : "",
                   ok ? exact_number(r.p80_ms) : "", ok ? exact_number(r.min_ms) : "",
                   ok ? exact_number(r.max_ms) : "", std::to_string(r.count),
+                  cost ? exact_number(cost->flops) : "", cost ? exact_number(cost->bytes) : "",
                   row.throughput ? exact_number(row.throughput->gflops) : "",
                   row.throughput ? exact_number(row.throughput->gbps) : "", exact_number(r.error_norm),
                   exact_number(r.error_ratio), exact_number(r.compile_ms), r.created_at,
@@ -259,14 +391,7 @@ std::string render_header(const TuningSet& set, const std::vector<ExportRow>& ro
   std::size_t max_dims = 1, max_params = 1;
   for (const auto& row : rows) {
     if (!row.best) continue;
-    Item it{&row, {}, {}};
-    const auto dims = nlohmann::json::parse(row.problem->dims_json, nullptr, false);
-    if (dims.is_object()) {
-      for (const auto& kv : dims.items())
-        if (kv.value().is_number_integer()) it.dims[kv.key()] = kv.value().get<std::int64_t>();
-    }
-    auto config = Config::parse(row.result->config);
-    if (config.ok()) it.params = config->values;
+    Item it{&row, dims_of(*row.problem), params_of(*row.result)};
     max_dims = std::max(max_dims, it.dims.size());
     max_params = std::max(max_params, it.params.size());
     items.push_back(std::move(it));

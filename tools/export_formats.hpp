@@ -35,7 +35,15 @@ std::vector<ExportRow> export_rows(const TuningSet& set, const TemplateCatalog& 
 /// referred to; `dropped` counts the winners left out.
 TuningSet without_stale(TuningSet set, const TemplateCatalog& catalog, int& dropped);
 
-/// RFC 4180 CSV with a header row; numbers in shortest exact form.
+/// Drops the winners and results whose configuration their template
+/// version does not declare (a tampered or foreign row; the rule of the
+/// lookup and of the database's winner slot) and what only they referred
+/// to; `skipped` gets one line per row left out, naming it and why.
+TuningSet without_undeclared(TuningSet set, const TemplateCatalog& catalog, std::vector<std::string>& skipped);
+
+/// RFC 4180 CSV with a header row: one column per dimension and per
+/// parameter (over all rows; empty where a row has none), flops and bytes of
+/// the problem, GFLOP/s and GB/s; numbers in shortest exact form.
 std::string render_csv(const TuningSet& set, const std::vector<ExportRow>& rows);
 /// One section per device, one table row per exported row.
 std::string render_markdown(const TuningSet& set, const std::vector<ExportRow>& rows);

@@ -33,12 +33,18 @@ std::optional<Problem> problem_of(const ProblemRecord& rec) {
   return *normalized;
 }
 
-std::optional<Throughput> throughput_of(const ProblemRecord& rec, double ms) {
-  if (!(ms > 0) || !std::isfinite(ms)) return std::nullopt;
+std::optional<ProblemCost> cost_of(const ProblemRecord& rec) {
   auto p = problem_of(rec);
   if (!p) return std::nullopt;
   const Operator* op = find_operator(p->op);
-  const double flops = op->flops(*p), bytes = op->bytes(*p);
+  return ProblemCost{op->flops(*p), op->bytes(*p)};
+}
+
+std::optional<Throughput> throughput_of(const ProblemRecord& rec, double ms) {
+  if (!(ms > 0) || !std::isfinite(ms)) return std::nullopt;
+  const auto cost = cost_of(rec);
+  if (!cost) return std::nullopt;
+  const double flops = cost->flops, bytes = cost->bytes;
   Throughput t;
   t.gflops = flops / (ms * 1e-3) / 1e9;
   t.gbps = bytes / (ms * 1e-3) / 1e9;

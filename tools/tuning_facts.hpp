@@ -18,6 +18,15 @@ namespace kforge::cli {
 /// the row is malformed. Used for cost figures (flops, bytes) only.
 std::optional<Problem> problem_of(const ProblemRecord& p);
 
+/// What one run of a stored problem costs: the operator's flop count and
+/// the minimum bytes it moves.
+struct ProblemCost {
+  double flops = 0;
+  double bytes = 0;
+};
+/// nullopt when the problem is unknown to this kforge (problem_of).
+std::optional<ProblemCost> cost_of(const ProblemRecord& p);
+
 struct Throughput {
   double gflops = 0;  ///< operator flops per second, 1e9
   double gbps = 0;    ///< the operator's minimum bytes moved per second, 1e9

@@ -2,6 +2,7 @@
 // template versions, the JSON round trip, and the generated C++ header
 // compiled and run without SQLite.
 #include <catch2/catch.hpp>
+#include <sqlite3.h>
 
 #include <nlohmann/json.hpp>
 
@@ -37,6 +38,19 @@ std::vector<std::string> winner_lines(const json& doc) {
   return out;
 }
 
+/// Runs SQL on the fixture behind kforge's back (a tamperer's edit).
+void tamper(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+  char* err = nullptr;
+  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
+  const std::string msg = err ? err : "";
+  sqlite3_free(err);
+  sqlite3_close(db);
+  INFO(msg);
+  REQUIRE(rc == SQLITE_OK);
+}
+
 }  // namespace
 
 TEST_CASE("export: every format matches its golden file", "[export]") {
@@ -70,6 +84,43 @@ TEST_CASE("export: stale template versions are left out unless asked for", "[exp
   CHECK(csv.find(",stale,") != std::string::npos);
   CHECK(csv.find(",current,") != std::string::npos);
   CHECK(csv.find(",unknown,") != std::string::npos);
+}
+
+TEST_CASE("export: undeclared configurations are skipped with a warning naming the row", "[export]") {
+  FixtureDir f;
+  // The fastest pocl winner becomes BM48 (not declared), and one more
+  // result gets an EVIL parameter.
+  tamper(f.base,
+         "UPDATE results SET config = 'BM48_BN64_TM4' WHERE id = (SELECT result_id FROM winners w JOIN devices d "
+         "ON d.id = w.device_id WHERE d.key = 'fixture-pocl' ORDER BY w.median_ms LIMIT 1); "
+         "UPDATE winners SET config = 'BM48_BN64_TM4' WHERE result_id = (SELECT id FROM results WHERE config = "
+         "'BM48_BN64_TM4'); "
+         "UPDATE results SET config = 'BM32_BN32_EVIL1_TM2' WHERE id = (SELECT min(id) FROM results WHERE status = 'ok' "
+         "AND config = 'BM32_BN32_TM2')");
+  for (const char* format : {"json", "csv", "markdown", "header"}) {
+    for (const char* all : {"", " --all-results"}) {
+      INFO(format << all);
+      const auto r = test::run_kforge(std::string("export --format ") + format + all + " --db " + f.base);
+      const std::string out = ok_output(r);
+      CHECK(out.find("BM48") == std::string::npos);
+      CHECK(out.find("EVIL") == std::string::npos);
+      CHECK_THAT(r.err, Catch::Contains("warning: skipped result") &&
+                            Catch::Contains("gemm_simt_tiled BM48_BN64_TM4, device fixture-pocl, problem gemm/") &&
+                            Catch::Contains("parameter BM: value 48 is not declared"));
+      if (*all) CHECK_THAT(r.err, Catch::Contains("unknown parameter 'EVIL'"));
+    }
+  }
+}
+
+TEST_CASE("export: csv has a column per dimension and parameter, and the problem's flops and bytes", "[export]") {
+  FixtureDir f;
+  const std::string csv = ok_output(test::run_kforge("export --format csv --db " + f.base));
+  const std::string header = csv.substr(0, csv.find("\r\n"));
+  CHECK_THAT(header, Catch::Contains(",problem,K,M,N,batch,dtype,") &&
+                         Catch::Contains(",config,BM,BN,TM,median_ms,") &&
+                         Catch::Contains(",count,flops,bytes,gflops,gbps,"));
+  // gemm 256^3: 2*M*N*K flops.
+  CHECK_THAT(csv, Catch::Contains(",256,256,256,1,f32,NN,") && Catch::Contains(",33554432,"));
 }
 
 TEST_CASE("export: filters by device, operator, dtype and layout", "[export]") {

@@ -10,8 +10,10 @@
 //   templates gemm_simt_tiled at its current hash on opencl and cuda (a
 //             small fixed manifest is stored as its text) and at an old hash
 //             (stale) on opencl; the fixture templates of tests/data/templates
-//             (unknown to the built-in catalog) fixture_gemm_mma on cuda and
-//             fixture_gemm_portable on hip, at their current hashes
+//             (unknown to the built-in catalog) fixture_gemm_mma on cuda
+//             (stored with the small manifest, which declares the
+//             candidates) and fixture_gemm_portable on hip, at their
+//             current hashes
 //   problems  gemm 256^3 f32 NN, gemm 512^3 f32 NN, gemm 1024^3 f16 NT
 //   results   per (device, problem) a dozen candidates with 20 timing samples
 //             each (about +-3% noise) and failures of every kind
@@ -180,8 +182,10 @@ inline void build_fixture_db(const std::string& path, Fixture which) {
   const std::int64_t t_ocl = put_template("gemm_simt_tiled", current_hash("gemm_simt_tiled", "opencl"), simt_manifest);
   const std::int64_t t_stale = put_template("gemm_simt_tiled", kStaleHash, simt_manifest);
   const std::int64_t t_cuda = put_template("gemm_simt_tiled", current_hash("gemm_simt_tiled", "cuda"), simt_manifest);
+  // The fixture's candidates (BM, BN, TM) are what this stored manifest
+  // declares: the winner slot only holds declared configurations.
   const std::int64_t t_mma = put_template("fixture_gemm_mma", current_hash("fixture_gemm_mma", "cuda"),
-                                          fixture_manifest_text("fixture_gemm_mma"));
+                                          fixture_manifest("fixture_gemm_mma", R"(["cuda","hip"])"));
   const std::int64_t t_portable = put_template("fixture_gemm_portable", current_hash("fixture_gemm_portable", "hip"),
                                                fixture_manifest_text("fixture_gemm_portable"));
 
