@@ -55,6 +55,7 @@ TEST_CASE("a retune takes the winner slot back from a tampered fastest row", "[l
   Warnings w;
   auto lookup = open_lookup(w.options(db), **device, catalog_with());
   const Selection s = select_ok(*lookup, gemm(33, 17, 9));
+  INFO(s.explanation);
   CHECK(s.rule == "exact");
   CHECK(s.template_name == "gemm_naive_planted");
   CHECK(s.config != "BX12_BY4_FLAW0");
