@@ -58,14 +58,17 @@ Result<bool> all_hold(const std::vector<const FieldExpr*>& checks, const Env& en
 class Walker {
  public:
   Walker(const TemplateManifest& m, const Plan& plan, Env env, const Problem& problem,
-         const std::function<bool(const Config&)>& visit)
-      : m_(m), plan_(plan), env_(std::move(env)), problem_(problem), visit_(visit) {
+         const std::function<bool(const Config&)>& visit, std::uint64_t max_nodes)
+      : m_(m), plan_(plan), env_(std::move(env)), problem_(problem), visit_(visit), max_nodes_(max_nodes) {
     for (const auto& p : m_.parameters) slots_.push_back(&(env_[p.name] = 0));
   }
 
   Result<EnumerationStats> run() {
     KF_TRY_ASSIGN(open, all_hold(plan_.unbound, env_, m_, bound_, problem_));
-    if (open) KF_TRY(walk(0));
+    if (open) {
+      KF_TRY_ASSIGN(finished, walk(0));
+      stats_.complete = finished;
+    }
     return stats_;
   }
 
@@ -78,6 +81,7 @@ class Walker {
     }
     const Parameter& p = m_.parameters[depth];
     for (std::int64_t v : p.values) {
+      if (stats_.nodes == max_nodes_) return false;
       ++stats_.nodes;
       *slots_[depth] = v;
       bound_.values[p.name] = v;
@@ -95,6 +99,7 @@ class Walker {
   Env env_;
   const Problem& problem_;
   const std::function<bool(const Config&)>& visit_;
+  std::uint64_t max_nodes_;
   std::vector<std::int64_t*> slots_;  ///< env_ entries of each parameter, in declared order
   Config bound_;                      ///< parameters bound so far
   EnumerationStats stats_;
@@ -110,7 +115,8 @@ SearchSpace::SearchSpace(const TemplateManifest& manifest, const Operator& op, c
   if (normalized) problem_ = std::move(normalized).value();
 }
 
-Result<EnumerationStats> SearchSpace::for_each(const std::function<bool(const Config&)>& visit) const {
+Result<EnumerationStats> SearchSpace::for_each(const std::function<bool(const Config&)>& visit,
+                                               std::uint64_t max_nodes) const {
   KF_TRY_ASSIGN(problem, op_.normalize(problem_));
   if (manifest_.op != op_.name()) {
     return Error::bad_input(manifest_.path + ": template " + manifest_.name + " implements " + manifest_.op +
@@ -120,7 +126,7 @@ Result<EnumerationStats> SearchSpace::for_each(const std::function<bool(const Co
     return EnumerationStats{};
   }
   const Plan plan = make_plan(manifest_);
-  Walker walker(manifest_, plan, env_for(Config{}), problem, visit);
+  Walker walker(manifest_, plan, env_for(Config{}), problem, visit, max_nodes);
   return walker.run();
 }
 
@@ -130,6 +136,41 @@ Result<std::vector<Config>> SearchSpace::enumerate() const {
     out.push_back(c);
     return true;
   }));
+  return out;
+}
+
+Result<EnumerationStats> SearchSpace::count_at_most(std::uint64_t max_valid, std::uint64_t max_nodes) const {
+  // Stops at the one past max_valid, so that exactly max_valid is complete.
+  return for_each([&, seen = std::uint64_t{0}](const Config&) mutable { return ++seen <= max_valid; }, max_nodes);
+}
+
+Result<Config> SearchSpace::sample(const UniformBelow& below, std::uint64_t max_tries) const {
+  Config c;
+  for (std::uint64_t t = 0; t < max_tries; ++t) {
+    for (const auto& p : manifest_.parameters) {
+      c.values[p.name] = p.values[static_cast<std::size_t>(below(p.values.size()))];
+    }
+    KF_TRY_ASSIGN(valid, is_valid(c));
+    if (valid) return c;
+  }
+  return Error::bad_input(manifest_.path + ": template " + manifest_.name + ": the constraints rejected all " +
+                          std::to_string(max_tries) + " configurations drawn uniformly from its cartesian space on " +
+                          problem_.key() + "; too few are valid to sample");
+}
+
+Result<std::vector<Config>> SearchSpace::neighbors(const Config& c) const {
+  std::vector<Config> out;
+  for (const auto& p : manifest_.parameters) {
+    const auto at = c.values.find(p.name);
+    if (at == c.values.end()) continue;
+    for (std::int64_t v : p.values) {
+      if (v == at->second) continue;
+      Config n = c;
+      n.values[p.name] = v;
+      KF_TRY_ASSIGN(valid, is_valid(n));
+      if (valid) out.push_back(std::move(n));
+    }
+  }
   return out;
 }
 

@@ -1,8 +1,12 @@
 // Search spaces: exact counts against brute force, pruning, order, is_valid.
 #include "search_space.hpp"
 
+#include <limits>
+#include <map>
+
 #include <catch2/catch.hpp>
 
+#include "cartesian_size.hpp"
 #include "gemm_operator.hpp"
 #include "generator_fixtures.hpp"
 
@@ -241,4 +245,122 @@ TEST_CASE("search space: large products are never materialized", "[search_space]
   REQUIRE(stats.ok());
   CHECK(stats->valid == 3);
   CHECK(stats->nodes == 100 + 100 * 100 + 3 * 100 * 5 + 3 * 100 * 100);  // A, B, C-G, H
+}
+
+namespace {
+
+/// small_manifest with `extra` 0/1 parameters XA, XB, ... after A, B, C
+/// (names are letters only: a parameter name never ends in a digit).
+json with_binary_parameters(int extra) {
+  json j = small_manifest();
+  for (int i = 0; i < extra; ++i) {
+    const std::string name = std::string("X") + static_cast<char>('A' + i / 26) + static_cast<char>('A' + i % 26);
+    j["parameters"].push_back({{"name", name}, {"values", {0, 1}}, {"default", 0}});
+  }
+  return j;
+}
+
+}  // namespace
+
+TEST_CASE("search space: cartesian sizes past 64 bits are exact and flagged", "[search_space]") {
+  const TemplateManifest small = parse(small_manifest());
+  const auto s = kforge::cartesian_size(small);
+  CHECK(s.value == 48);
+  CHECK_FALSE(s.overflows);
+  CHECK(s.decimal == "48");
+  // 48 * 2^64: the 64-bit product wraps to 0.
+  const TemplateManifest wide = parse(with_binary_parameters(64));
+  const auto w = kforge::cartesian_size(wide);
+  CHECK(w.overflows);
+  CHECK(w.value == std::numeric_limits<std::uint64_t>::max());
+  CHECK(w.decimal == "885443715538058477568");
+  SearchSpace space(wide, kGemm, problem(), kforge::DeviceLimits::baseline());
+  CHECK(space.cartesian_size() == std::numeric_limits<std::uint64_t>::max());
+  const auto exact = kforge::cartesian_size(parse(with_binary_parameters(16)));
+  CHECK(exact.value == 48ull << 16);
+  CHECK(exact.decimal == "3145728");
+}
+
+TEST_CASE("search space: counting stops at a valid or node limit and stores nothing", "[search_space]") {
+  const TemplateManifest m = parse(small_manifest());
+  SearchSpace space(m, kGemm, problem(), kforge::DeviceLimits::baseline());
+  const auto all = space.enumerate();
+  REQUIRE(all.ok());
+  const auto n = static_cast<std::uint64_t>(all->size());
+  auto exact = space.count_at_most(n, 1000);
+  REQUIRE(exact.ok());
+  CHECK(exact->complete);
+  CHECK(exact->valid == n);
+  auto over = space.count_at_most(n - 1, 1000);
+  REQUIRE(over.ok());
+  CHECK_FALSE(over->complete);
+  auto few_nodes = space.count_at_most(1000, 5);
+  REQUIRE(few_nodes.ok());
+  CHECK_FALSE(few_nodes->complete);
+  CHECK(few_nodes->nodes == 5);
+
+  // 48 * 2^64 configurations: the count gives up after its node limit.
+  const TemplateManifest wide = parse(with_binary_parameters(64));
+  SearchSpace huge(wide, kGemm, problem(), kforge::DeviceLimits::baseline());
+  auto bounded = huge.count_at_most(1u << 16, 1u << 20);
+  REQUIRE(bounded.ok());
+  CHECK_FALSE(bounded->complete);
+  CHECK(bounded->valid == (1u << 16) + 1);
+}
+
+TEST_CASE("search space: samples are valid, uniform and reproducible", "[search_space]") {
+  const TemplateManifest m = parse(small_manifest());
+  SearchSpace space(m, kGemm, problem(), kforge::DeviceLimits::baseline());
+  const auto all = space.enumerate();
+  REQUIRE(all.ok());
+  std::map<std::string, int> hits;
+  for (const auto& c : *all) hits[c.canonical_name()] = 0;
+  std::uint64_t state = 7;
+  const kforge::UniformBelow below = [&](std::uint64_t n) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return (state >> 33) % n;
+  };
+  const int draws = 200 * static_cast<int>(all->size());
+  for (int i = 0; i < draws; ++i) {
+    auto c = space.sample(below, 1000);
+    REQUIRE(c.ok());
+    REQUIRE(hits.count(c->canonical_name()) == 1);  // only valid configurations
+    ++hits[c->canonical_name()];
+  }
+  for (const auto& [name, count] : hits) {  // each near 200: uniform over the valid ones
+    CHECK(count > 120);
+    CHECK(count < 280);
+  }
+}
+
+TEST_CASE("search space: a sample of an almost empty space is refused after its tries", "[search_space]") {
+  json j = with_binary_parameters(20);
+  for (std::size_t i = 3; i < j["parameters"].size(); ++i) j["parameters"][i]["default"] = 1;
+  j["constraints"].push_back("XAA + XAB + XAC + XAD + XAE + XAF + XAG + XAH + XAI + XAJ == 10");
+  j["constraints"].push_back("XAK + XAL + XAM + XAN + XAO + XAP + XAQ + XAR + XAS + XAT == 10");
+  const TemplateManifest m = parse(j);
+  SearchSpace space(m, kGemm, problem(), kforge::DeviceLimits::baseline());
+  std::uint64_t calls = 0;
+  auto c = space.sample(
+      [&](std::uint64_t) {
+        ++calls;
+        return std::uint64_t{0};
+      },
+      50);
+  REQUIRE_FALSE(c.ok());
+  CHECK(c.error().message.find("t/manifest.json") != std::string::npos);
+  CHECK(c.error().message.find("rejected all 50") != std::string::npos);
+  CHECK(calls == 50 * m.parameters.size());
+}
+
+TEST_CASE("search space: neighbors differ in one parameter and are valid", "[search_space]") {
+  const TemplateManifest m = parse(small_manifest());
+  SearchSpace space(m, kGemm, problem(), kforge::DeviceLimits::baseline());
+  // A*B <= 8 and A+B+C even: from A2 B2 C2, A4 (B2 C2) and B4 (A2 C2) hold;
+  // A1/A3 and B1/B8 break parity or the product, C1/C3 break parity.
+  auto near = space.neighbors(config(2, 2, 2));
+  REQUIRE(near.ok());
+  std::vector<std::string> names;
+  for (const auto& c : *near) names.push_back(c.canonical_name());
+  CHECK(names == std::vector<std::string>{"A4_B2_C2", "A2_B4_C2"});
 }
