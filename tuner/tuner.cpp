@@ -24,6 +24,7 @@
 #include "stop_condition.hpp"
 #include "strategy.hpp"
 #include "in_process_runner.hpp"
+#include "tuning_space.hpp"
 
 namespace kforge {
 
@@ -264,6 +265,7 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
   // Per-template spaces and strategies.
   std::vector<TemplateState> states;
   std::vector<std::pair<std::string, std::string>> skipped;
+  std::vector<std::pair<std::string, std::string>> summary_notes;  ///< spaces tuned in part
   std::vector<WarmStart> warm_started, near;
   if (request.warm_start > 0 && !request.only_config) {
     KF_TRY_ASSIGN(found, nearby_winners(db_, info.hardware_key(), problem));
@@ -289,8 +291,16 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
       KF_TRY(m.check_declared(cfg));
       st.space.push_back(cfg);  // evaluated even if invalid here: the reason is recorded
     } else {
-      KF_TRY_ASSIGN(all, space.enumerate());
-      st.space = std::move(all);
+      // The default and the warm starts lead a sample of a large space.
+      std::vector<Config> firsts{m.default_config()};
+      for (const auto& w : near) {
+        if (w.template_name != m.name) continue;
+        if (auto cfg = Config::parse(w.config); cfg.ok()) firsts.push_back(std::move(cfg).value());
+      }
+      KF_TRY_ASSIGN(tuning, make_tuning_space(space, request.strategy, request.max_evals, firsts,
+                                              seed ^ Hasher().add(m.name).value()));
+      if (!tuning.whole) summary_notes.emplace_back(m.name, tuning.note);
+      st.space = std::move(tuning.configs);
     }
     const Config def = m.default_config();
     auto it = std::find(st.space.begin(), st.space.end(), def);
@@ -363,6 +373,7 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
   TuneSummary summary;
   summary.sweep_id = sweep_id;
   summary.skipped_templates = skipped;
+  summary.partial_spaces = summary_notes;
   summary.warm_starts = warm_started;
   summary.compile_overlap = overlap;
   summary.code_generators = generators;

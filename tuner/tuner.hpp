@@ -159,6 +159,9 @@ struct TuneSummary {
   /// Templates left out because their architecture guard fails on this
   /// device: (template, the guard's reason).
   std::vector<std::pair<std::string, std::string>> skipped_templates;
+  /// Templates whose space was too large to take whole (tuning_space.hpp):
+  /// template name and what was tuned instead.
+  std::vector<std::pair<std::string, std::string>> partial_spaces;
   int cache_hits = 0;       ///< binaries taken from the on-disk cache
   int compiled_ahead = 0;   ///< binaries ready when their evaluation began (compile overlap on)
   /// Compiled on their own when their evaluation, or as finalists their
