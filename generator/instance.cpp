@@ -4,6 +4,7 @@
 #include <cctype>
 #include <limits>
 
+#include "hash.hpp"
 #include "printable.hpp"
 
 namespace kforge {
@@ -29,6 +30,14 @@ std::string upper(std::string s) {
 }
 
 }  // namespace
+
+std::string kernel_name_for(const std::string& kernel, const std::string& config) {
+  std::string name = kernel + "__" + config;
+  if (name.size() <= kMaxKernelName) return name;
+  const std::string suffix = "_h" + Hasher().add(config).hex();
+  name.resize(kMaxKernelName - suffix.size());
+  return name + suffix;
+}
 
 Result<Instance> instantiate(const TemplateSource& tpl, std::string_view prelude, const Operator& op,
                              const Config& config, const Problem& problem, const DeviceLimits& limits) {
@@ -85,7 +94,7 @@ Result<Instance> instantiate(const TemplateSource& tpl, std::string_view prelude
   Instance inst;
   inst.template_name = m.name;
   inst.config_name = cfg;
-  inst.kernel_name = m.kernel + "__" + cfg;
+  inst.kernel_name = kernel_name_for(m.kernel, cfg);
   std::int64_t threads = 1;
   for (std::size_t i = 0; i < 3; ++i) {
     KF_TRY_ASSIGN(b, eval(m.block[i]));

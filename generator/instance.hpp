@@ -21,10 +21,16 @@ struct LaunchGeometry {
   std::array<std::int64_t, 3> grid{1, 1, 1};   ///< blocks per grid
 };
 
+/// `kernel` + "__" + `config`; where that passes kMaxKernelName characters,
+/// the configuration is cut and its hash appended instead: the compiler names
+/// files after the kernel (PoCL), and a file name has at most 255 bytes.
+constexpr std::size_t kMaxKernelName = 160;
+std::string kernel_name_for(const std::string& kernel, const std::string& config);
+
 struct Instance {
   std::string template_name;
   std::string config_name;  ///< canonical configuration name
-  std::string kernel_name;  ///< manifest kernel + "__" + config_name
+  std::string kernel_name;  ///< kernel_name_for(manifest kernel, config_name)
   std::string source;       ///< full translation unit handed to the compiler
   LaunchGeometry geometry;
   std::int64_t local_memory_bytes = 0;

@@ -202,3 +202,16 @@ TEST_CASE("template source: load_dir, errors and hash", "[instance]") {
   REQUIRE_FALSE(bad.ok());
   CHECK_THAT(bad.error().message, Catch::StartsWith(dir.file("manifest.json") + ": JSON syntax error"));
 }
+
+TEST_CASE("instance: a kernel name past the limit is cut and ends in its configuration's hash", "[instance]") {
+  CHECK(kforge::kernel_name_for("gemm_test", "BK16_BM64") == "gemm_test__BK16_BM64");
+  std::string config = "BX8_REP8";
+  for (int i = 0; i < 64; ++i) config += std::string("_X") + static_cast<char>('A' + i / 26) + static_cast<char>('A' + i % 26) + "0";
+  const std::string name = kforge::kernel_name_for("gemm_repeat", config);
+  CHECK(name.size() == kforge::kMaxKernelName);
+  CHECK(name.rfind("gemm_repeat__BX8_REP8_XAA0", 0) == 0);
+  CHECK(name.substr(name.size() - 18) == "_h" + kforge::Hasher().add(config).hex());
+  std::string other = config;
+  other.back() = '1';  // differs only past the cut
+  CHECK(kforge::kernel_name_for("gemm_repeat", other) != name);
+}
