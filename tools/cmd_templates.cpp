@@ -3,6 +3,7 @@
 
 #include "commands.hpp"
 #include "builtin_templates.hpp"
+#include "cartesian_size.hpp"
 #include "manifest.hpp"
 #include "operator.hpp"
 
@@ -42,11 +43,10 @@ void print_operators() {
 nlohmann::json template_json(const TemplateSource& t) {
   const auto& m = t.manifest;
   nlohmann::json params = nlohmann::json::array();
-  std::uint64_t product = 1;
   for (const auto& p : m.parameters) {
     params.push_back({{"name", p.name}, {"values", p.values}, {"default", p.default_value}, {"doc", p.doc}});
-    product *= p.values.size();
   }
+  const CartesianSize size = cartesian_size(m);
   std::vector<std::string> dtypes, layouts, constraints, envelope;
   for (auto d : m.dtypes) dtypes.emplace_back(dtype_name(d));
   for (auto l : m.layouts) layouts.push_back(l.name());
@@ -61,7 +61,9 @@ nlohmann::json template_json(const TemplateSource& t) {
           {"dtypes", dtypes},
           {"layouts", layouts},
           {"parameters", params},
-          {"cartesian_size", product},
+          {"cartesian_size", size.value},
+          {"cartesian_size_overflows", size.overflows},
+          {"cartesian_size_decimal", size.decimal},
           {"default_config", m.default_config().canonical_name()},
           {"default_problem", default_problem(m.op)},
           {"constraints", constraints},
@@ -89,7 +91,7 @@ void add_templates_command(CLI::App& app, CommonOptions& o) {
       std::string params;
       for (const auto& p : t.manifest.parameters) params += (params.empty() ? "" : " ") + p.name;
       rows.push_back({t.manifest.name, t.manifest.op, j["dtypes"].dump(), j["layouts"].dump(), params,
-                      std::to_string(j["cartesian_size"].get<std::uint64_t>()),
+                      j["cartesian_size_decimal"].get<std::string>(),
                       j["default_config"].get<std::string>()});
     }
     print_table({"template", "op", "dtypes", "layouts", "parameters", "space", "default"}, rows);

@@ -58,6 +58,12 @@ nlohmann::json skipped_json(const TuneSummary& s) {
   return j;
 }
 
+nlohmann::json partial_spaces_json(const TuneSummary& s) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& [name, note] : s.partial_spaces) j.push_back({{"template", name}, {"tuned_over", note}});
+  return j;
+}
+
 }  // namespace
 
 void add_tune_command(CLI::App& app, CommonOptions& o) {
@@ -155,6 +161,7 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
                                                         ? nlohmann::json(nullptr)
                                                         : nlohmann::json(s.compile_ahead_stopped)},
                           {"skipped_templates", skipped_json(s)},
+                          {"partial_spaces", partial_spaces_json(s)},
                           {"warm_starts", warm_starts_json(s)},
                           {"worker_restarts", s.worker_restarts},
                           {"references_reused", s.references_reused},
@@ -205,6 +212,7 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
       return;
     }
     for (const auto& [name, reason] : s.skipped_templates) std::cout << "\nskipped " << name << ": " << reason;
+    for (const auto& [name, note] : s.partial_spaces) std::cout << "\npart of the space: " << note;
     for (const auto& w : s.warm_starts) {
       std::cout << "\nwarm start " << w.template_name << " " << w.config << ": the winner of " << w.from_problem
                 << " (log2 distance " << fmt(w.distance, 3) << ")";

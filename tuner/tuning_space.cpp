@@ -95,8 +95,8 @@ Result<TuningSpace> uniform_sample(const SearchSpace& space, std::string_view st
   TuningSpace out;
   out.whole = false;
   out.configs = std::move(pool.configs);
-  out.note = space.manifest().name + ": " + size + "; " + std::to_string(drawn) + " drawn uniformly (seed " +
-             std::to_string(seed) + ")" + (out.configs.size() > drawn ? ", with the default, warm starts and their neighbors" : "") + stopped;
+  out.note = space.manifest().name + ": " + size + "; " + std::to_string(drawn) + " drawn uniformly" +
+             (out.configs.size() > drawn ? ", after the default, warm starts and their neighbors" : "") + stopped;
   return out;
 }
 
