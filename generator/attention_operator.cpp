@@ -198,6 +198,21 @@ Workload AttentionOperator::make_workload(const Problem& p, std::uint64_t seed, 
   return w;
 }
 
+std::vector<ArgumentSpec> AttentionOperator::arguments(const Problem& p) const {
+  const Dims d = dims_of(p);
+  const std::uint64_t q = saturating_product({d.b, d.h, d.s, d.d}), kv = saturating_product({d.b, d.h, d.sk, d.d});
+  return {int_spec("B", static_cast<std::int64_t>(d.b)),
+          int_spec("H", static_cast<std::int64_t>(d.h)),
+          int_spec("S", static_cast<std::int64_t>(d.s)),
+          int_spec("SK", static_cast<std::int64_t>(d.sk)),
+          int_spec("D", static_cast<std::int64_t>(d.d)),
+          float_spec("scale"),
+          tensor_spec("Q", p.dtype, q),
+          tensor_spec("K", p.dtype, kv),
+          tensor_spec("V", p.dtype, kv),
+          tensor_spec("O", Dtype::kF32, q, true)};
+}
+
 Reference AttentionOperator::reference(const Problem& p, const Workload& w) const {
   const Dims d = dims_of(p);
   const std::size_t bh = d.b * d.h;

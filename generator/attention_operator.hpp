@@ -54,6 +54,7 @@ class AttentionOperator final : public Operator {
   /// so that scores reach 16 sqrt(D), beyond exp's f32 range unless the
   /// running maximum is subtracted; O NaN.
   Workload make_workload(const Problem& p, std::uint64_t seed, WorkloadKind kind) const override;
+  std::vector<ArgumentSpec> arguments(const Problem& p) const override;
   /// value: the double-precision answer; scale: sum_j P_ij |V_jd| (the
   /// magnitude the output is a weighted mean of); tolerance from the f32
   /// baseline (see kMargin). Cost: two passes of 4 B H S SK D operations.

@@ -222,6 +222,21 @@ Workload GemmOperator::make_workload(const Problem& p, std::uint64_t seed, Workl
   return w;
 }
 
+std::vector<ArgumentSpec> GemmOperator::arguments(const Problem& p) const {
+  const GemmDims d = dims_of(p);
+  ArgumentSpec bias = tensor_spec("bias", Dtype::kF32, d.n);
+  bias.accessed = p.epilogue.bias;
+  return {int_spec("M", static_cast<std::int64_t>(d.m)),
+          int_spec("N", static_cast<std::int64_t>(d.n)),
+          int_spec("K", static_cast<std::int64_t>(d.k)),
+          float_spec("alpha"),
+          tensor_spec("A", p.dtype, saturating_product({d.m, d.k, d.batch})),
+          tensor_spec("B", p.dtype, saturating_product({d.k, d.n, d.batch})),
+          float_spec("beta"),
+          tensor_spec("C", Dtype::kF32, saturating_product({d.m, d.n, d.batch}), true),
+          std::move(bias)};
+}
+
 Reference GemmOperator::reference(const Problem& p, const Workload& w) const {
   return references(p, {&w}).front();
 }

@@ -40,6 +40,7 @@ class GemmOperator final : public Operator {
   double flops(const Problem& p) const override;
   double bytes(const Problem& p) const override;
   Workload make_workload(const Problem& p, std::uint64_t seed, WorkloadKind kind) const override;
+  std::vector<ArgumentSpec> arguments(const Problem& p) const override;
   /// The same seed for both validation runs: they share A and B (the
   /// accumulate run differs in C, alpha and beta), so the reference's
   /// O(MNK) products are computed once for both (references()).

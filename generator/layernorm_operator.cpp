@@ -69,6 +69,17 @@ Workload LayernormOperator::make_workload(const Problem& p, std::uint64_t seed, 
   return w;
 }
 
+std::vector<ArgumentSpec> LayernormOperator::arguments(const Problem& p) const {
+  const Dims d = dims_of(p);
+  return {int_spec("rows", static_cast<std::int64_t>(d.rows)),
+          int_spec("cols", static_cast<std::int64_t>(d.cols)),
+          float_spec("eps"),
+          tensor_spec("X", p.dtype, saturating_product({d.rows, d.cols})),
+          tensor_spec("W", p.dtype, d.cols),
+          tensor_spec("B", p.dtype, d.cols),
+          tensor_spec("Y", Dtype::kF32, saturating_product({d.rows, d.cols}), true)};
+}
+
 Reference LayernormOperator::reference(const Problem& p, const Workload& w) const {
   const Dims d = dims_of(p);
   const std::size_t n = d.rows * d.cols;

@@ -46,6 +46,7 @@ class LayernormOperator final : public Operator {
   /// large magnitudes (2^14 in f16, 2^40 otherwise), tiny magnitudes (variance
   /// near eps) and plain uniform rows; Y NaN.
   Workload make_workload(const Problem& p, std::uint64_t seed, WorkloadKind kind) const override;
+  std::vector<ArgumentSpec> arguments(const Problem& p) const override;
   Reference reference(const Problem& p, const Workload& w) const override;
 };
 

@@ -2,6 +2,7 @@
 #include "operator.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include "attention_operator.hpp"
 #include "gemm_operator.hpp"
@@ -28,6 +29,18 @@ std::string join(const std::vector<std::string>& v) {
   return s;
 }
 }  // namespace
+
+std::uint64_t saturating_product(std::initializer_list<std::uint64_t> factors) {
+  std::uint64_t product = 1;
+  for (std::uint64_t f : factors) {
+    if (__builtin_mul_overflow(product, f, &product)) return std::numeric_limits<std::uint64_t>::max();
+  }
+  return product;
+}
+
+std::uint64_t ArgumentSpec::bytes() const {
+  return kind == OperatorArg::Kind::kTensor ? saturating_product({elements, dtype_bytes(dtype)}) : 0;
+}
 
 const Operator* find_operator(std::string_view name) {
   for (const Operator* op : all_operators()) {

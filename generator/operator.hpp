@@ -5,8 +5,10 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -39,6 +41,29 @@ struct OperatorArg {
   std::int32_t i32 = 0;
   float f32 = 0.0f;
 };
+
+/// One kernel argument of an operator's contract for a problem, sized from
+/// the problem alone (nothing allocated): what a launch must pass, and what
+/// a tuning run will allocate (Operator::arguments).
+struct ArgumentSpec {
+  OperatorArg::Kind kind = OperatorArg::Kind::kInt32;
+  std::string name;
+  Dtype dtype = Dtype::kF32;     ///< a tensor's element type (4-byte scratch is kF32)
+  std::uint64_t elements = 0;    ///< a tensor's element count (saturates, never wraps)
+  bool is_output = false;
+  /// false: the kernel neither reads nor writes it for this problem (gemm's
+  /// bias without a bias epilogue), so any buffer will do.
+  bool accessed = true;
+  /// An int32 argument that must equal a problem dim (gemm's M), which the
+  /// tensor sizes assume; nullopt for free scalars (alpha, eps).
+  std::optional<std::int64_t> value;
+  /// The tensor's size in bytes, saturating at the largest std::uint64_t.
+  std::uint64_t bytes() const;
+};
+
+/// a * b * ..., saturating at the largest std::uint64_t: element counts of
+/// problems too large to address stay comparable with a memory size.
+std::uint64_t saturating_product(std::initializer_list<std::uint64_t> factors);
 
 /// Concrete, reproducible inputs for one problem.
 struct Workload {
@@ -96,6 +121,10 @@ class Operator {
   virtual double bytes(const Problem& p) const = 0;
   /// Random inputs (never zeros) drawn from `seed`.
   virtual Workload make_workload(const Problem& p, std::uint64_t seed, WorkloadKind kind) const = 0;
+  /// The kernel arguments of a (normalized) problem, in kernel-parameter
+  /// order, without allocating them: the same names, kinds, dtypes and
+  /// sizes as make_workload's.
+  virtual std::vector<ArgumentSpec> arguments(const Problem& p) const = 0;
   /// The seed of a tuning run's `kind` workload, from the run's seed: by
   /// default one apart, so each validation run draws its own inputs.
   virtual std::uint64_t workload_seed(std::uint64_t run_seed, WorkloadKind kind) const {

@@ -129,6 +129,16 @@ Workload ReduceOperator::make_workload(const Problem& p, std::uint64_t seed, Wor
   return w;
 }
 
+std::vector<ArgumentSpec> ReduceOperator::arguments(const Problem& p) const {
+  const Dims d = dims_of(p);
+  return {int_spec("rows", static_cast<std::int64_t>(d.rows)),
+          int_spec("cols", static_cast<std::int64_t>(d.cols)),
+          tensor_spec("X", p.dtype, saturating_product({d.rows, d.cols})),
+          tensor_spec("out", Dtype::kF32, d.outputs, true),
+          tensor_spec("partials", Dtype::kF32, saturating_product({d.outputs, kReduceMaxSplit})),
+          tensor_spec("counters", Dtype::kF32, d.outputs)};
+}
+
 Reference ReduceOperator::reference(const Problem& p, const Workload& w) const {
   const Dims d = dims_of(p);
   const bool is_max = p.attr("kind") == "max";

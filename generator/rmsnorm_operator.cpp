@@ -66,6 +66,16 @@ Workload RmsnormOperator::make_workload(const Problem& p, std::uint64_t seed, Wo
   return w;
 }
 
+std::vector<ArgumentSpec> RmsnormOperator::arguments(const Problem& p) const {
+  const Dims d = dims_of(p);
+  return {int_spec("rows", static_cast<std::int64_t>(d.rows)),
+          int_spec("cols", static_cast<std::int64_t>(d.cols)),
+          float_spec("eps"),
+          tensor_spec("X", p.dtype, saturating_product({d.rows, d.cols})),
+          tensor_spec("W", p.dtype, d.cols),
+          tensor_spec("Y", Dtype::kF32, saturating_product({d.rows, d.cols}), true)};
+}
+
 Reference RmsnormOperator::reference(const Problem& p, const Workload& w) const {
   const Dims d = dims_of(p);
   const std::size_t n = d.rows * d.cols;

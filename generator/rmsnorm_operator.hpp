@@ -42,6 +42,7 @@ class RmsnormOperator final : public Operator {
   /// accumulating form): the boundary rows of layernorm (offset, constant,
   /// large, tiny, uniform; generator/row_norm.hpp); Y NaN.
   Workload make_workload(const Problem& p, std::uint64_t seed, WorkloadKind kind) const override;
+  std::vector<ArgumentSpec> arguments(const Problem& p) const override;
   Reference reference(const Problem& p, const Workload& w) const override;
 };
 

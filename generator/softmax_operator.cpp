@@ -100,6 +100,16 @@ Workload SoftmaxOperator::make_workload(const Problem& p, std::uint64_t seed, Wo
   return w;
 }
 
+std::vector<ArgumentSpec> SoftmaxOperator::arguments(const Problem& p) const {
+  const std::size_t rows = dim_of(p, "rows"), cols = dim_of(p, "cols");
+  return {int_spec("rows", static_cast<std::int64_t>(rows)),
+          int_spec("cols", static_cast<std::int64_t>(cols)),
+          tensor_spec("X", p.dtype, saturating_product({rows, cols})),
+          tensor_spec("Y", Dtype::kF32, saturating_product({rows, cols}), true),
+          tensor_spec("partials", Dtype::kF32, saturating_product({rows, 2, kSoftmaxMaxSplit})),
+          tensor_spec("counters", Dtype::kF32, rows)};
+}
+
 Reference SoftmaxOperator::reference(const Problem& p, const Workload& w) const {
   const std::size_t rows = dim_of(p, "rows"), cols = dim_of(p, "cols"), n = rows * cols;
   const double nan = std::numeric_limits<double>::quiet_NaN();

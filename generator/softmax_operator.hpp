@@ -34,6 +34,7 @@ class SoftmaxOperator final : public Operator {
   double flops(const Problem& p) const override;
   double bytes(const Problem& p) const override;
   Workload make_workload(const Problem& p, std::uint64_t seed, WorkloadKind kind) const override;
+  std::vector<ArgumentSpec> arguments(const Problem& p) const override;
   Reference reference(const Problem& p, const Workload& w) const override;
 };
 

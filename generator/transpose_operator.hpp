@@ -29,6 +29,7 @@ class TransposeOperator final : public Operator {
   double flops(const Problem&) const override { return 0.0; }
   double bytes(const Problem& p) const override;
   Workload make_workload(const Problem& p, std::uint64_t seed, WorkloadKind kind) const override;
+  std::vector<ArgumentSpec> arguments(const Problem& p) const override;
   Reference reference(const Problem& p, const Workload& w) const override;
 };
 

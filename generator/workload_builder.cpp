@@ -68,6 +68,31 @@ HostTensor zero_workspace(std::string name, std::size_t elements) {
   return t;
 }
 
+ArgumentSpec tensor_spec(std::string name, Dtype dtype, std::uint64_t elements, bool is_output) {
+  ArgumentSpec a;
+  a.kind = OperatorArg::Kind::kTensor;
+  a.name = std::move(name);
+  a.dtype = dtype;
+  a.elements = elements;
+  a.is_output = is_output;
+  return a;
+}
+
+ArgumentSpec int_spec(std::string name, std::int64_t value) {
+  ArgumentSpec a;
+  a.kind = OperatorArg::Kind::kInt32;
+  a.name = std::move(name);
+  a.value = value;
+  return a;
+}
+
+ArgumentSpec float_spec(std::string name) {
+  ArgumentSpec a;
+  a.kind = OperatorArg::Kind::kFloat32;
+  a.name = std::move(name);
+  return a;
+}
+
 OperatorArg scalar_i32(std::string name, std::int64_t v) {
   OperatorArg a;
   a.kind = OperatorArg::Kind::kInt32;

@@ -51,6 +51,12 @@ OperatorArg scalar_i32(std::string name, std::int64_t v);
 OperatorArg scalar_f32(std::string name, float v);
 OperatorArg tensor_arg(std::string name, std::size_t index);
 
+/// Argument contracts (Operator::arguments): a tensor of `elements`, an
+/// int32 that must equal `value`, a free float scalar.
+ArgumentSpec tensor_spec(std::string name, Dtype dtype, std::uint64_t elements, bool is_output = false);
+ArgumentSpec int_spec(std::string name, std::int64_t value);
+ArgumentSpec float_spec(std::string name);
+
 /// The float scalar argument called `name`, NaN when there is none.
 float scalar_named(const Workload& w, std::string_view name);
 /// The index of the tensor called `name`, or w.tensors.size() when there is none.

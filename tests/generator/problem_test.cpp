@@ -79,6 +79,7 @@ TEST_CASE("problem: an operator without an epilogue refuses one", "[problem]") {
     kforge::Workload make_workload(const Problem&, std::uint64_t, kforge::WorkloadKind) const override {
       return {};
     }
+    std::vector<kforge::ArgumentSpec> arguments(const Problem&) const override { return {}; }
     kforge::Reference reference(const Problem&, const kforge::Workload&) const override { return {}; }
     std::vector<kforge::AttributeSpec> attributes() const override {
       return {{"kind", {"sum", "max"}, "what to reduce with"}};
