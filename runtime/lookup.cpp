@@ -11,6 +11,7 @@
 #include "builtin_templates.hpp"
 #include "hash.hpp"
 #include "instance.hpp"
+#include "launch_arguments.hpp"
 #include "lookup_source.hpp"
 #include "printable.hpp"
 
@@ -168,6 +169,7 @@ Result<const PreparedKernel*> Lookup::prepare(const Selection& selection) {
   auto prepared = std::make_unique<PreparedKernel>();
   prepared->geometry = inst.geometry;
   prepared->binary_key = h.hex();
+  prepared->arguments = op->arguments(selection.problem);
 
   Kernel* kernel = nullptr;
   {
@@ -258,6 +260,7 @@ Result<std::unique_ptr<Kernel>> Lookup::load_or_compile(const TemplateSource& tp
 
 Result<double> Lookup::launch(const Selection& selection, const std::vector<KernelArg>& args) {
   KF_TRY_ASSIGN(prepared, prepare(selection));
+  KF_TRY(check_launch_arguments(selection.problem.op, prepared->arguments, args));
   std::lock_guard lock(launch_mutex_);
   return device_.launch(*prepared->kernel, args, prepared->geometry);
 }

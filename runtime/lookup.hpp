@@ -53,6 +53,7 @@
 #include "binary_cache.hpp"
 #include "database.hpp"
 #include "entry_check.hpp"
+#include "operator.hpp"
 #include "problem.hpp"
 #include "selection_cache.hpp"
 #include "template_catalog.hpp"
@@ -107,6 +108,9 @@ struct PreparedKernel {
   std::string origin;
   /// Its entry in the binary cache; "" when the cache is off.
   std::string cache_entry;
+  /// The operator's arguments for the selection's problem, which every
+  /// launch is checked against (Operator::arguments).
+  std::vector<ArgumentSpec> arguments;
 };
 
 /// What prepare() has done so far, per distinct binary.
@@ -154,6 +158,10 @@ class Lookup {
   /// hand-made Selection cannot inject code either.
   Result<const PreparedKernel*> prepare(const Selection& selection);
   /// prepare, then launches with the operator's argument list and waits.
+  /// The arguments are checked against the operator's contract for the
+  /// selected problem first (launch_arguments.hpp): a wrong count, a scalar
+  /// of the wrong kind or value, or a buffer smaller than its tensor is
+  /// kBadInput naming the argument, and nothing is launched.
   /// Launches are serialized. Returns the kernel's device time in ms.
   Result<double> launch(const Selection& selection, const std::vector<KernelArg>& args);
 

@@ -109,3 +109,78 @@ TEST_CASE("C API errors are statuses with one-line messages", "[c_api][opencl]")
   CHECK(none == nullptr);
   CHECK(std::string(kforge_last_error()).find("99") != std::string::npos);
 }
+
+namespace {
+
+/// gemm's nine arguments for M = N = 128, K = 64 on buffers of the given sizes.
+struct GemmArgs {
+  kforge_lookup* lookup;
+  std::vector<kforge_buffer*> buffers;
+  std::vector<kforge_arg> args;
+  GemmArgs(kforge_lookup* l, std::size_t c_bytes) : lookup(l) {
+    for (std::size_t bytes : {std::size_t{128 * 64 * 4}, std::size_t{64 * 128 * 4}, c_bytes, std::size_t{128 * 4}}) {
+      kforge_buffer* b = nullptr;
+      REQUIRE(kforge_buffer_create(lookup, bytes, &b) == KFORGE_OK);
+      buffers.push_back(b);
+    }
+    args = {{KFORGE_ARG_INT32, nullptr, 128, 0},        {KFORGE_ARG_INT32, nullptr, 128, 0},
+            {KFORGE_ARG_INT32, nullptr, 64, 0},         {KFORGE_ARG_FLOAT32, nullptr, 0, 1.0f},
+            {KFORGE_ARG_BUFFER, buffers[0], 0, 0},      {KFORGE_ARG_BUFFER, buffers[1], 0, 0},
+            {KFORGE_ARG_FLOAT32, nullptr, 0, 0.0f},     {KFORGE_ARG_BUFFER, buffers[2], 0, 0},
+            {KFORGE_ARG_BUFFER, buffers[3], 0, 0}};
+  }
+  ~GemmArgs() {
+    for (kforge_buffer* b : buffers) kforge_buffer_destroy(b);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("C API launches are checked against the operator's arguments", "[c_api][opencl][launch]") {
+  kforge::test::TempDir dir;
+  Opened k(dir.file("none.db"));
+  const kforge_dim dims[] = {{"M", 128}, {"N", 128}, {"K", 64}};
+  const kforge_problem p = {"gemm", dims, 3, "f32", "NN"};
+  const kforge_selection* sel = nullptr;
+  REQUIRE(kforge_select(k.lookup, &p, &sel) == KFORGE_OK);
+
+  SECTION("a 1 KiB output where 64 KiB are needed") {
+    GemmArgs g(k.lookup, 1024);
+    CHECK(kforge_launch(k.lookup, sel, g.args.data(), g.args.size(), nullptr) == KFORGE_ERROR_BAD_INPUT);
+    CHECK(std::string(kforge_last_error()) ==
+          "gemm launch: argument 7 (C) needs 16384 elements of f32, 65536 bytes; the buffer holds 1024 bytes");
+  }
+  SECTION("eight arguments for nine") {
+    GemmArgs g(k.lookup, 128 * 128 * 4);
+    CHECK(kforge_launch(k.lookup, sel, g.args.data(), 8, nullptr) == KFORGE_ERROR_BAD_INPUT);
+    CHECK(std::string(kforge_last_error()) ==
+          "gemm launch: 8 arguments given, gemm takes 9 (M, N, K, alpha, A, B, beta, C, bias)");
+  }
+  SECTION("a scalar of the wrong kind, a dim other than the problem's") {
+    GemmArgs g(k.lookup, 128 * 128 * 4);
+    g.args[3] = {KFORGE_ARG_INT32, nullptr, 1, 0};
+    CHECK(kforge_launch(k.lookup, sel, g.args.data(), g.args.size(), nullptr) == KFORGE_ERROR_BAD_INPUT);
+    CHECK(std::string(kforge_last_error()) == "gemm launch: argument 3 (alpha) must be a float32, got an int32");
+    g.args[3] = {KFORGE_ARG_FLOAT32, nullptr, 0, 1.0f};
+    g.args[0].i32 = 4096;  // the buffers hold 128 rows
+    CHECK(kforge_launch(k.lookup, sel, g.args.data(), g.args.size(), nullptr) == KFORGE_ERROR_BAD_INPUT);
+    CHECK(std::string(kforge_last_error()) ==
+          "gemm launch: argument 0 (M) is 4096, the selected problem has M = 128");
+    g.args[4] = {KFORGE_ARG_INT32, nullptr, 0, 0};
+    g.args[0].i32 = 128;
+    CHECK(kforge_launch(k.lookup, sel, g.args.data(), g.args.size(), nullptr) == KFORGE_ERROR_BAD_INPUT);
+    CHECK(std::string(kforge_last_error()) == "gemm launch: argument 4 (A) must be a buffer, got an int32");
+  }
+  SECTION("right sizes launch; the bias a plain gemm never reads may be any size") {
+    GemmArgs g(k.lookup, 128 * 128 * 4);
+    kforge_buffer* tiny = nullptr;
+    REQUIRE(kforge_buffer_create(k.lookup, 4, &tiny) == KFORGE_OK);
+    g.args[8].buffer = tiny;
+    double ms = -1;
+    const kforge_status s = kforge_launch(k.lookup, sel, g.args.data(), g.args.size(), &ms);
+    INFO(kforge_last_error());
+    CHECK(s == KFORGE_OK);
+    CHECK(ms >= 0);
+    kforge_buffer_destroy(tiny);
+  }
+}

@@ -131,3 +131,35 @@ TEST_CASE("a tampered database entry is rejected before any source is generated"
   REQUIRE_FALSE(prepared.ok());
   CHECK(prepared.error().code == ErrorCode::kBadInput);
 }
+
+TEST_CASE("a launch is checked against the operator's arguments before it runs", "[lookup][opencl][launch]") {
+  TempDir dir;
+  auto device = open_device("auto");
+  REQUIRE(device.ok());
+  Warnings w;
+  auto lookup = open_lookup(w.options(dir.file("none.db")), **device, catalog_with({}));
+  Problem p = gemm(64, 32, 16);
+  p.epilogue.bias = true;  // bias is read: its size counts
+  const Selection sel = select_ok(*lookup, p);
+  GemmOperator op;
+  Workload wl = op.make_workload(sel.problem, 3, WorkloadKind::kPoisonedOutput);
+  std::vector<std::unique_ptr<Buffer>> bufs;
+  for (const auto& t : wl.tensors) bufs.push_back(std::move((*device)->allocate(t.bytes.size()).value()));
+  auto short_bias = std::move((*device)->allocate(16).value());
+  std::vector<KernelArg> args;
+  for (const auto& a : wl.args) {
+    if (a.kind == OperatorArg::Kind::kTensor) args.push_back(KernelArg::of(*bufs[a.tensor]));
+    else if (a.kind == OperatorArg::Kind::kInt32) args.push_back(KernelArg::of(a.i32));
+    else args.push_back(KernelArg::of(a.f32));
+  }
+  args[8] = KernelArg::of(*short_bias);
+  auto launched = lookup->launch(sel, args);
+  REQUIRE_FALSE(launched.ok());
+  CHECK(launched.error().code == ErrorCode::kBadInput);
+  CHECK(launched.error().message ==
+        "gemm launch: argument 8 (bias) needs 32 elements of f32, 128 bytes; the buffer holds 16 bytes");
+  args.pop_back();
+  launched = lookup->launch(sel, args);
+  REQUIRE_FALSE(launched.ok());
+  CHECK_THAT(launched.error().message, Catch::StartsWith("gemm launch: 8 arguments given, gemm takes 9"));
+}
