@@ -36,6 +36,7 @@ nlohmann::json DeviceInfo::to_json() const {
                         {"compute_units", compute_units},
                         {"clock_mhz", clock_mhz},
                         {"global_mem_bytes", global_mem_bytes},
+                        {"max_alloc_bytes", max_alloc_bytes},
                         {"local_mem_bytes", local_mem_bytes},
                         {"cache_bytes", cache_bytes},
                         {"cache_line_bytes", cache_line_bytes},
@@ -71,6 +72,7 @@ DeviceInfo DeviceInfo::from_json(const nlohmann::json& j) {
   get("compute_units", d.compute_units);
   get("clock_mhz", d.clock_mhz);
   get("global_mem_bytes", d.global_mem_bytes);
+  get("max_alloc_bytes", d.max_alloc_bytes);
   get("local_mem_bytes", d.local_mem_bytes);
   get("cache_bytes", d.cache_bytes);
   get("cache_line_bytes", d.cache_line_bytes);

@@ -21,6 +21,10 @@ struct DeviceInfo {
   std::int64_t compute_units = 0;
   std::int64_t clock_mhz = 0;
   std::int64_t global_mem_bytes = 0;
+  /// The largest single buffer the device allows (OpenCL's
+  /// CL_DEVICE_MAX_MEM_ALLOC_SIZE; global_mem_bytes where there is no such
+  /// limit); 0 when unknown. Not part of the hardware key.
+  std::int64_t max_alloc_bytes = 0;
   std::int64_t local_mem_bytes = 0;
   std::int64_t cache_bytes = 0;       ///< last-level cache the device reports
   std::int64_t cache_line_bytes = 0;

@@ -77,6 +77,7 @@ DeviceInfo describe(const RuntimeApi& api, std::size_t index) {
   d.compute_units = attribute(api, dev, hip::kMultiprocessorCount);
   d.clock_mhz = attribute(api, dev, hip::kClockRate) / 1000;
   d.global_mem_bytes = static_cast<std::int64_t>(mem);
+  d.max_alloc_bytes = d.global_mem_bytes;  // no per-allocation limit below the memory
   d.local_mem_bytes = attribute(api, dev, hip::kMaxSharedMemoryPerBlock);
   d.cache_bytes = attribute(api, dev, hip::kL2CacheSize);
   d.cache_line_bytes = 128;

@@ -33,19 +33,6 @@ std::optional<int> cpus_of(double quota, double period) {
   return std::max(1, static_cast<int>(std::ceil(quota / period - 1e-9)));
 }
 
-/// `path` and each of its ancestors, deepest first ("/a/b", "/a", "").
-std::vector<std::string> with_ancestors(std::string path) {
-  std::vector<std::string> out;
-  while (!path.empty() && path.back() == '/') path.pop_back();
-  for (;;) {
-    out.push_back(path);
-    const std::size_t slash = path.rfind('/');
-    if (path.empty() || slash == std::string::npos) break;
-    path.resize(slash);
-  }
-  return out;
-}
-
 /// The tightest quota on the process's cgroup or any ancestor: a limit set
 /// on a parent applies to every child.
 std::optional<int> cgroup_cpu_limit() {
@@ -57,14 +44,14 @@ std::optional<int> cgroup_cpu_limit() {
   };
   if (const auto v2 = cgroup_path(*self, "")) {
     for (const char* mount : {"/sys/fs/cgroup", "/sys/fs/cgroup/unified"}) {
-      for (const std::string& dir : with_ancestors(*v2)) {
+      for (const std::string& dir : cgroup_path_with_ancestors(*v2)) {
         if (const auto max = read_file(std::string(mount) + dir + "/cpu.max")) tighten(cgroup_v2_cpu_limit(*max));
       }
     }
   }
   if (const auto v1 = cgroup_path(*self, "cpu")) {
     for (const char* mount : {"/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpu,cpuacct"}) {
-      for (const std::string& dir : with_ancestors(*v1)) {
+      for (const std::string& dir : cgroup_path_with_ancestors(*v1)) {
         const std::string base = std::string(mount) + dir + "/cpu.cfs_";
         const auto quota = read_file(base + "quota_us"), period = read_file(base + "period_us");
         if (quota && period) tighten(cgroup_v1_cpu_limit(*quota, *period));
@@ -110,6 +97,18 @@ std::optional<std::string> cgroup_path(const std::string& proc_self_cgroup, cons
     if (match) return line.substr(b + 1);
   }
   return std::nullopt;
+}
+
+std::vector<std::string> cgroup_path_with_ancestors(std::string path) {
+  std::vector<std::string> out;
+  while (!path.empty() && path.back() == '/') path.pop_back();
+  for (;;) {
+    out.push_back(path);
+    const std::size_t slash = path.rfind('/');
+    if (path.empty() || slash == std::string::npos) break;
+    path.resize(slash);
+  }
+  return out;
 }
 
 int usable_cpus() {

@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace kforge {
 
@@ -27,5 +28,9 @@ std::optional<int> cgroup_v1_cpu_limit(const std::string& quota_us, const std::s
 /// ("0::PATH") for an empty controller, else the v1 line whose controller
 /// list holds it ("4:cpu,cpuacct:PATH"); nullopt where absent.
 std::optional<std::string> cgroup_path(const std::string& proc_self_cgroup, const std::string& controller);
+
+/// A cgroup path and each of its ancestors, deepest first ("/a/b", "/a",
+/// ""): a limit set on a parent applies to every child.
+std::vector<std::string> cgroup_path_with_ancestors(std::string path);
 
 }  // namespace kforge

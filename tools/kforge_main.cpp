@@ -1,6 +1,7 @@
 // kforge: the command-line interface. Exit codes: 0 success, 2 bad input
 // (one-line error on stderr), 1 any other failure.
 #include <iostream>
+#include <new>
 
 #include "build_version.hpp"
 #include "commands.hpp"
@@ -47,6 +48,9 @@ int main(int argc, char** argv) {
     const bool bad_input =
         e.error().code == ErrorCode::kBadInput || e.error().code == ErrorCode::kNotFound;
     return bad_input ? 2 : 1;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "kforge: error: out of host memory (std::bad_alloc)\n";
+    return 1;
   } catch (const std::exception& e) {
     std::cerr << "kforge: error: " << e.what() << "\n";
     return 1;

@@ -20,6 +20,7 @@
 #include "finalist_retiming.hpp"
 #include "hash.hpp"
 #include "instance.hpp"
+#include "problem_footprint.hpp"
 #include "search_space.hpp"
 #include "stop_condition.hpp"
 #include "strategy.hpp"
@@ -224,6 +225,9 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
                  "no template implements " + problem.op + " for backend " + device_.info().backend, {}};
   }
   const DeviceInfo& info = device_.info();
+  // Before any row is written or any input generated: a problem that cannot
+  // fit is refused with the numbers.
+  KF_TRY(check_problem_fits(problem_footprint(op_, problem), problem, info, host_available_memory()));
   const DeviceLimits limits = info.limits();
   const std::string_view prelude = prelude_text(info.backend);
 

@@ -2,6 +2,7 @@
 #include "worker_main.hpp"
 
 #include <memory>
+#include <new>
 
 #include "device_registry.hpp"
 #include "in_process_runner.hpp"
@@ -55,10 +56,8 @@ nlohmann::json error_message(const Error& e) {
   return {{"type", "error"}, {"message", e.message + (e.context.empty() ? "" : ": " + e.context)}};
 }
 
-}  // namespace
-
-int run_tuner_worker(int fd) {
-  MessageChannel channel(fd);
+/// The worker's requests until "quit" or the tuner leaves.
+int serve(MessageChannel& channel) {
   nlohmann::json m;
   if (channel.receive(m) != MessageChannel::Wait::kMessage || m.value("type", "") != "setup") return 2;
   auto setup = setup_from_json(m);
@@ -139,6 +138,23 @@ int run_tuner_worker(int fd) {
     (void)channel.send(error_message(Error::bad_input("worker: unknown request type '" + type + "'")));
   }
   return 0;
+}
+
+}  // namespace
+
+int run_tuner_worker(int fd) {
+  MessageChannel channel(fd);
+  try {
+    return serve(channel);
+  } catch (const std::bad_alloc&) {
+    // What failed to allocate is unwound and freed by now, so the message
+    // can be sent: the tuner reports it instead of a bare abort.
+    (void)channel.send(error_message(Error{ErrorCode::kResource,
+                                           "worker: out of host memory (std::bad_alloc); the problem's inputs, "
+                                           "references or a candidate need more memory than the host has",
+                                           {}}));
+    return 4;
+  }
 }
 
 }  // namespace kforge

@@ -541,6 +541,13 @@ TEST_CASE("bad input: exit 2, one line naming the problem, nothing stored lost",
     CHECK(line_count(r.err) == 1);
     CHECK_THAT(r.err, Catch::Contains("manifest.json"));
   }
+  SECTION("a problem too large for the memory there is") {
+    auto r = test::run_kforge("tune --shape M=200000,N=200000,K=200000 --db " + db + kFast);
+    CHECK(r.exit_code == 2);
+    CHECK(line_count(r.err) == 1);
+    CHECK_THAT(r.err, Catch::Contains("K=200000,M=200000,N=200000") && Catch::Contains("GiB") &&
+                          Catch::Contains("memory"));
+  }
   SECTION("manifest with an unknown name in a constraint") {
     const auto tdir = dir.path() / "unknown";
     std::filesystem::copy(kPlanted, tdir);
