@@ -2,9 +2,11 @@
 // entry point catches and reports through kforge_last_error.
 #include "kforge.h"
 
+#include <cstddef>
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -55,6 +57,8 @@ kforge_status guarded(F&& body) noexcept {
     return body();
   } catch (const kforge::ErrorException& e) {
     return fail(e.error());
+  } catch (const std::bad_alloc&) {
+    return fail(KFORGE_ERROR_RESOURCE, "out of host memory (std::bad_alloc)");
   } catch (const std::exception& e) {
     return fail(KFORGE_ERROR_INTERNAL, std::string("internal error: ") + e.what());
   } catch (...) {
@@ -102,6 +106,51 @@ kforge_status fill_problem(const kforge_problem& in, kforge::Problem& p) {
       return fail(KFORGE_ERROR_BAD_INPUT, std::string("problem: dim ") + in.dims[i].name + " is given twice");
     }
   }
+  return KFORGE_OK;
+}
+
+/// The epilogue and attributes of `in` into `p`; like fill_problem, the same
+/// attributes as the previous call in this thread allocate nothing.
+kforge_status fill_extension(const char* epilogue, const kforge_attr* attrs, std::size_t num_attrs,
+                             kforge::Problem& p) {
+  if (epilogue == nullptr) {
+    p.epilogue = {};
+  } else {
+    auto parsed = kforge::parse_epilogue(epilogue);
+    if (!parsed.ok()) return fail(KFORGE_ERROR_BAD_INPUT, "problem: " + parsed.error().message);
+    p.epilogue = *parsed;
+  }
+  if (num_attrs > 0 && attrs == nullptr) return fail(KFORGE_ERROR_BAD_INPUT, "problem: attrs is NULL");
+  for (std::size_t i = 0; i < num_attrs; ++i) {
+    if (attrs[i].name == nullptr || attrs[i].value == nullptr) {
+      return fail(KFORGE_ERROR_BAD_INPUT, "problem: attribute " + std::to_string(i) + " has a NULL name or value");
+    }
+  }
+  bool same = num_attrs == p.attrs.size();
+  for (std::size_t i = 0; same && i < num_attrs; ++i) {
+    auto it = p.attrs.find(attrs[i].name);
+    same = it != p.attrs.end() && it->second == attrs[i].value;
+  }
+  if (same) return KFORGE_OK;
+  p.attrs.clear();
+  for (std::size_t i = 0; i < num_attrs; ++i) {
+    if (!p.attrs.emplace(attrs[i].name, attrs[i].value).second) {
+      return fail(KFORGE_ERROR_BAD_INPUT, std::string("problem: attribute ") + attrs[i].name + " is given twice");
+    }
+  }
+  return KFORGE_OK;
+}
+
+/// The problem every select call fills in this thread (see fill_problem).
+kforge::Problem& thread_problem() {
+  thread_local kforge::Problem scratch;
+  return scratch;
+}
+
+kforge_status select_filled(kforge_lookup* lookup, const kforge::Problem& p, const kforge_selection** out) {
+  auto sel = lookup->lookup->select_ref(p);
+  if (!sel.ok()) return fail(sel.error());
+  *out = reinterpret_cast<const kforge_selection*>(*sel);
   return KFORGE_OK;
 }
 
@@ -180,12 +229,37 @@ kforge_status kforge_select(kforge_lookup* lookup, const kforge_problem* problem
                             const kforge_selection** out) {
   return guarded([&] {
     if (!lookup || !problem || !out) return fail(KFORGE_ERROR_BAD_INPUT, "kforge_select: NULL argument");
-    thread_local kforge::Problem scratch;
+    kforge::Problem& scratch = thread_problem();
     if (kforge_status s = fill_problem(*problem, scratch); s != KFORGE_OK) return s;
-    auto sel = lookup->lookup->select_ref(scratch);
-    if (!sel.ok()) return fail(sel.error());
-    *out = reinterpret_cast<const kforge_selection*>(*sel);
-    return KFORGE_OK;
+    if (kforge_status s = fill_extension(nullptr, nullptr, 0, scratch); s != KFORGE_OK) return s;
+    return select_filled(lookup, scratch, out);
+  });
+}
+
+void kforge_problem_ext_init(kforge_problem_ext* problem) {
+  if (problem == nullptr) return;
+  std::memset(problem, 0, sizeof *problem);
+  problem->struct_size = sizeof *problem;
+}
+
+kforge_status kforge_select_ext(kforge_lookup* lookup, const kforge_problem_ext* problem,
+                                const kforge_selection** out) {
+  return guarded([&] {
+    if (!lookup || !problem || !out) return fail(KFORGE_ERROR_BAD_INPUT, "kforge_select_ext: NULL argument");
+    // Every field of this version; a later version's callers pass more.
+    constexpr std::size_t kFirstVersionSize = offsetof(kforge_problem_ext, num_attrs) + sizeof(size_t);
+    if (problem->struct_size < kFirstVersionSize) {
+      return fail(KFORGE_ERROR_BAD_INPUT, "kforge_select_ext: struct_size is " + std::to_string(problem->struct_size) +
+                                              ", at least " + std::to_string(kFirstVersionSize) +
+                                              " expected (call kforge_problem_ext_init)");
+    }
+    kforge::Problem& scratch = thread_problem();
+    if (kforge_status s = fill_problem(problem->problem, scratch); s != KFORGE_OK) return s;
+    if (kforge_status s = fill_extension(problem->epilogue, problem->attrs, problem->num_attrs, scratch);
+        s != KFORGE_OK) {
+      return s;
+    }
+    return select_filled(lookup, scratch, out);
   });
 }
 

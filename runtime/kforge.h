@@ -25,8 +25,8 @@
 extern "C" {
 #endif
 
-/* Bumped when a declaration below changes incompatibly. */
-#define KFORGE_C_API_VERSION 2 /* 2: kforge_options gained the binary cache fields */
+/* Bumped when a declaration below is added or changes. */
+#define KFORGE_C_API_VERSION 3 /* 3: kforge_problem_ext, kforge_select_ext; 2: binary cache options */
 
 typedef enum kforge_status {
   KFORGE_OK = 0,
@@ -79,13 +79,38 @@ typedef struct kforge_problem {
   const char* layout; /* "NN", "NT", "TN", "TT"; NULL: "NN" */
 } kforge_problem;
 
+/* An operator attribute of a problem, e.g. {"kind", "max"} for reduce or
+ * {"mask", "causal"} for attention (docs/operators.md lists each operator's
+ * attributes, values and defaults). */
+typedef struct kforge_attr {
+  const char* name;
+  const char* value;
+} kforge_attr;
+
+/* A problem with what kforge_problem cannot say: a fused epilogue and
+ * operator attributes. Set struct_size to sizeof(kforge_problem_ext)
+ * (kforge_problem_ext_init does): fields added to the end later are read
+ * only from callers whose struct_size covers them. */
+typedef struct kforge_problem_ext {
+  size_t struct_size;
+  kforge_problem problem; /* op, dims, dtype, layout */
+  /* "none" (also NULL), "bias", an activation ("relu", "gelu", "silu"), or
+   * "bias+ACT"; only operators with a fused epilogue (gemm) accept one. */
+  const char* epilogue;
+  const kforge_attr* attrs; /* in any order; each name once; those left out take their defaults */
+  size_t num_attrs;
+} kforge_problem_ext;
+
 typedef enum kforge_arg_kind {
   KFORGE_ARG_BUFFER = 0,
   KFORGE_ARG_INT32 = 1,
   KFORGE_ARG_FLOAT32 = 2
 } kforge_arg_kind;
 
-/* One kernel argument, in the operator's order (docs/runtime.md lists gemm's). */
+/* One kernel argument, in the operator's order (docs/operators.md lists
+ * each operator's). kforge_launch checks the count, the kind of each, an
+ * int32 dim against the selected problem's, and each buffer's size against
+ * its tensor, and refuses a mismatch naming the argument. */
 typedef struct kforge_arg {
   kforge_arg_kind kind;
   kforge_buffer* buffer;
@@ -111,6 +136,12 @@ KFORGE_API const char* kforge_device_name(const kforge_lookup* lookup);
  * allocates nothing. *out stays valid until kforge_close. */
 KFORGE_API kforge_status kforge_select(kforge_lookup* lookup, const kforge_problem* problem,
                                        const kforge_selection** out);
+/* Zeroes `problem` and sets struct_size: no epilogue, no attributes. */
+KFORGE_API void kforge_problem_ext_init(kforge_problem_ext* problem);
+/* kforge_select for a problem with an epilogue or attributes (a fused gemm,
+ * a reduce with kind=max). Cached per problem like kforge_select. */
+KFORGE_API kforge_status kforge_select_ext(kforge_lookup* lookup, const kforge_problem_ext* problem,
+                                           const kforge_selection** out);
 /* "override", "exact", "nearest", "same_arch", "same_vendor" or "default". */
 KFORGE_API const char* kforge_selection_rule(const kforge_selection* selection);
 KFORGE_API const char* kforge_selection_template(const kforge_selection* selection);
@@ -138,7 +169,9 @@ KFORGE_API void kforge_buffer_destroy(kforge_buffer* buffer);
 /* Generates, compiles and loads the selected kernel (once; later calls
  * return at once). kforge_launch does it too when needed. */
 KFORGE_API kforge_status kforge_prepare(kforge_lookup* lookup, const kforge_selection* selection);
-/* Launches and waits; *device_ms (may be NULL) receives the kernel's device time. */
+/* Launches and waits; *device_ms (may be NULL) receives the kernel's device
+ * time. Arguments that do not match the operator's contract for the
+ * selected problem are KFORGE_ERROR_BAD_INPUT, and nothing is launched. */
 KFORGE_API kforge_status kforge_launch(kforge_lookup* lookup, const kforge_selection* selection,
                                        const kforge_arg* args, size_t num_args, double* device_ms);
 

@@ -184,3 +184,68 @@ TEST_CASE("C API launches are checked against the operator's arguments", "[c_api
     kforge_buffer_destroy(tiny);
   }
 }
+
+TEST_CASE("C callers select fused and attributed problems through kforge_problem_ext", "[c_api][opencl][ext]") {
+  kforge::test::TempDir dir;
+  Opened k(dir.file("none.db"));
+  const kforge_dim dims[] = {{"M", 128}, {"N", 128}, {"K", 64}};
+  kforge_problem_ext fused;
+  kforge_problem_ext_init(&fused);
+  CHECK(fused.struct_size == sizeof fused);
+  fused.problem = {"gemm", dims, 3, "f32", "NN"};
+  fused.epilogue = "bias+relu";
+  const kforge_selection* plain_sel = nullptr;
+  const kforge_selection* fused_sel = nullptr;
+  REQUIRE(kforge_select(k.lookup, &fused.problem, &plain_sel) == KFORGE_OK);
+  REQUIRE(kforge_select_ext(k.lookup, &fused, &fused_sel) == KFORGE_OK);
+  CHECK(fused_sel != plain_sel);
+  const kforge_selection* again = nullptr;
+  REQUIRE(kforge_select_ext(k.lookup, &fused, &again) == KFORGE_OK);
+  CHECK(again == fused_sel);  // cached like any problem
+
+  // The epilogue reached the problem: its bias is read, so its size counts.
+  GemmArgs g(k.lookup, 128 * 128 * 4);
+  kforge_buffer* tiny = nullptr;
+  REQUIRE(kforge_buffer_create(k.lookup, 4, &tiny) == KFORGE_OK);
+  g.args[8].buffer = tiny;
+  CHECK(kforge_launch(k.lookup, plain_sel, g.args.data(), g.args.size(), nullptr) == KFORGE_OK);
+  CHECK(kforge_launch(k.lookup, fused_sel, g.args.data(), g.args.size(), nullptr) == KFORGE_ERROR_BAD_INPUT);
+  CHECK_THAT(std::string(kforge_last_error()), Catch::StartsWith("gemm launch: argument 8 (bias) needs 128 elements of f32"));
+  kforge_buffer_destroy(tiny);
+
+  const kforge_dim rc[] = {{"rows", 4}, {"cols", 33}};
+  const kforge_attr max[] = {{"kind", "max"}};
+  kforge_problem_ext reduce;
+  kforge_problem_ext_init(&reduce);
+  reduce.problem = {"reduce", rc, 2, "f32", nullptr};
+  const kforge_selection* sum_sel = nullptr;
+  const kforge_selection* max_sel = nullptr;
+  REQUIRE(kforge_select_ext(k.lookup, &reduce, &sum_sel) == KFORGE_OK);
+  reduce.attrs = max;
+  reduce.num_attrs = 1;
+  REQUIRE(kforge_select_ext(k.lookup, &reduce, &max_sel) == KFORGE_OK);
+  CHECK(max_sel != sum_sel);
+
+  SECTION("bad extensions are refused with a message") {
+    const kforge_selection* none = nullptr;
+    const kforge_attr min[] = {{"kind", "min"}};
+    reduce.attrs = min;
+    CHECK(kforge_select_ext(k.lookup, &reduce, &none) == KFORGE_ERROR_BAD_INPUT);
+    CHECK(std::string(kforge_last_error()) == "reduce: attribute kind = 'min' is not one of sum, max");
+    const kforge_attr twice[] = {{"kind", "max"}, {"kind", "sum"}};
+    reduce.attrs = twice;
+    reduce.num_attrs = 2;
+    CHECK(kforge_select_ext(k.lookup, &reduce, &none) == KFORGE_ERROR_BAD_INPUT);
+    CHECK(std::string(kforge_last_error()) == "problem: attribute kind is given twice");
+    reduce.num_attrs = 0;
+    reduce.epilogue = "relu";
+    CHECK(kforge_select_ext(k.lookup, &reduce, &none) == KFORGE_ERROR_BAD_INPUT);
+    CHECK_THAT(std::string(kforge_last_error()), Catch::Contains("epilogue 'relu' is not supported"));
+    fused.epilogue = "bias+tanh";
+    CHECK(kforge_select_ext(k.lookup, &fused, &none) == KFORGE_ERROR_BAD_INPUT);
+    CHECK_THAT(std::string(kforge_last_error()), Catch::Contains("tanh"));
+    fused.struct_size = 8;
+    CHECK(kforge_select_ext(k.lookup, &fused, &none) == KFORGE_ERROR_BAD_INPUT);
+    CHECK_THAT(std::string(kforge_last_error()), Catch::Contains("struct_size is 8"));
+  }
+}
