@@ -200,7 +200,8 @@ Workload AttentionOperator::make_workload(const Problem& p, std::uint64_t seed, 
 
 std::vector<ArgumentSpec> AttentionOperator::arguments(const Problem& p) const {
   const Dims d = dims_of(p);
-  const std::uint64_t q = saturating_product({d.b, d.h, d.s, d.d}), kv = saturating_product({d.b, d.h, d.sk, d.d});
+  const std::uint64_t q = saturating_product({d.b, d.h, d.s, d.d}),
+                      kv = saturating_product({d.b, d.h, d.sk, d.d});
   return {int_spec("B", static_cast<std::int64_t>(d.b)),
           int_spec("H", static_cast<std::int64_t>(d.h)),
           int_spec("S", static_cast<std::int64_t>(d.s)),

@@ -48,8 +48,8 @@ struct OperatorArg {
 struct ArgumentSpec {
   OperatorArg::Kind kind = OperatorArg::Kind::kInt32;
   std::string name;
-  Dtype dtype = Dtype::kF32;     ///< a tensor's element type (4-byte scratch is kF32)
-  std::uint64_t elements = 0;    ///< a tensor's element count (saturates, never wraps)
+  Dtype dtype = Dtype::kF32;   ///< a tensor's element type (4-byte scratch is kF32)
+  std::uint64_t elements = 0;  ///< a tensor's element count (saturates, never wraps)
   bool is_output = false;
   /// false: the kernel neither reads nor writes it for this problem (gemm's
   /// bias without a bias epilogue), so any buffer will do.

@@ -99,8 +99,7 @@ std::vector<ArgumentSpec> TransposeOperator::arguments(const Problem& p) const {
   const Dims d = dims_of(p);
   const std::uint64_t n = saturating_product({d.rows, d.cols, d.batch});
   return {int_spec("rows", static_cast<std::int64_t>(d.rows)),
-          int_spec("cols", static_cast<std::int64_t>(d.cols)),
-          tensor_spec("X", p.dtype, n),
+          int_spec("cols", static_cast<std::int64_t>(d.cols)), tensor_spec("X", p.dtype, n),
           tensor_spec("Y", Dtype::kF32, n, true)};
 }
 

@@ -1,7 +1,5 @@
 // The C API (kforge.h) over the C++ Lookup. No exception crosses it: each
 // entry point catches and reports through kforge_last_error.
-#include "kforge.h"
-
 #include <cstddef>
 #include <cstring>
 #include <exception>
@@ -11,6 +9,7 @@
 #include <vector>
 
 #include "device_registry.hpp"
+#include "kforge.h"
 #include "lookup.hpp"
 
 struct kforge_lookup {
@@ -123,7 +122,8 @@ kforge_status fill_extension(const char* epilogue, const kforge_attr* attrs, std
   if (num_attrs > 0 && attrs == nullptr) return fail(KFORGE_ERROR_BAD_INPUT, "problem: attrs is NULL");
   for (std::size_t i = 0; i < num_attrs; ++i) {
     if (attrs[i].name == nullptr || attrs[i].value == nullptr) {
-      return fail(KFORGE_ERROR_BAD_INPUT, "problem: attribute " + std::to_string(i) + " has a NULL name or value");
+      return fail(KFORGE_ERROR_BAD_INPUT,
+                  "problem: attribute " + std::to_string(i) + " has a NULL name or value");
     }
   }
   bool same = num_attrs == p.attrs.size();
@@ -135,7 +135,8 @@ kforge_status fill_extension(const char* epilogue, const kforge_attr* attrs, std
   p.attrs.clear();
   for (std::size_t i = 0; i < num_attrs; ++i) {
     if (!p.attrs.emplace(attrs[i].name, attrs[i].value).second) {
-      return fail(KFORGE_ERROR_BAD_INPUT, std::string("problem: attribute ") + attrs[i].name + " is given twice");
+      return fail(KFORGE_ERROR_BAD_INPUT,
+                  std::string("problem: attribute ") + attrs[i].name + " is given twice");
     }
   }
   return KFORGE_OK;
@@ -249,8 +250,9 @@ kforge_status kforge_select_ext(kforge_lookup* lookup, const kforge_problem_ext*
     // Every field of this version; a later version's callers pass more.
     constexpr std::size_t kFirstVersionSize = offsetof(kforge_problem_ext, num_attrs) + sizeof(size_t);
     if (problem->struct_size < kFirstVersionSize) {
-      return fail(KFORGE_ERROR_BAD_INPUT, "kforge_select_ext: struct_size is " + std::to_string(problem->struct_size) +
-                                              ", at least " + std::to_string(kFirstVersionSize) +
+      return fail(KFORGE_ERROR_BAD_INPUT, "kforge_select_ext: struct_size is " +
+                                              std::to_string(problem->struct_size) + ", at least " +
+                                              std::to_string(kFirstVersionSize) +
                                               " expected (call kforge_problem_ext_init)");
     }
     kforge::Problem& scratch = thread_problem();

@@ -36,7 +36,8 @@ std::optional<HostMemory> cgroup_memory_room() {
   if (!self) return std::nullopt;
   std::optional<HostMemory> tightest;
   const auto tighten = [&tightest](std::optional<std::uint64_t> r, const char* file) {
-    if (r && (!tightest || *r < tightest->available_bytes)) tightest = HostMemory{*r, std::string("the cgroup limit (") + file + ")"};
+    if (r && (!tightest || *r < tightest->available_bytes))
+      tightest = HostMemory{*r, std::string("the cgroup limit (") + file + ")"};
   };
   if (const auto v2 = cgroup_path(*self, "")) {
     for (const std::string& dir : cgroup_path_with_ancestors(*v2)) {
@@ -69,12 +70,14 @@ std::optional<std::uint64_t> meminfo_available_bytes(const std::string& meminfo)
   return std::nullopt;
 }
 
-std::optional<std::uint64_t> cgroup_v2_memory_room(const std::string& memory_max, const std::string& memory_current) {
+std::optional<std::uint64_t> cgroup_v2_memory_room(const std::string& memory_max,
+                                                   const std::string& memory_current) {
   if (memory_max.rfind("max", 0) == 0) return std::nullopt;
   return room(parse_bytes(memory_max), parse_bytes(memory_current));
 }
 
-std::optional<std::uint64_t> cgroup_v1_memory_room(const std::string& limit_in_bytes, const std::string& usage_in_bytes) {
+std::optional<std::uint64_t> cgroup_v1_memory_room(const std::string& limit_in_bytes,
+                                                   const std::string& usage_in_bytes) {
   const auto limit = parse_bytes(limit_in_bytes);
   if (limit && *limit >= (std::uint64_t{1} << 62)) return std::nullopt;  // 0x7ffffffffffff000: unlimited
   return room(limit, parse_bytes(usage_in_bytes));
@@ -83,9 +86,11 @@ std::optional<std::uint64_t> cgroup_v1_memory_room(const std::string& limit_in_b
 std::optional<HostMemory> host_available_memory() {
   std::optional<HostMemory> best;
   if (const auto text = read_file("/proc/meminfo")) {
-    if (const auto available = meminfo_available_bytes(*text)) best = HostMemory{*available, "MemAvailable in /proc/meminfo"};
+    if (const auto available = meminfo_available_bytes(*text))
+      best = HostMemory{*available, "MemAvailable in /proc/meminfo"};
   }
-  if (auto cgroup = cgroup_memory_room(); cgroup && (!best || cgroup->available_bytes < best->available_bytes)) {
+  if (auto cgroup = cgroup_memory_room();
+      cgroup && (!best || cgroup->available_bytes < best->available_bytes)) {
     best = std::move(cgroup);
   }
   return best;

@@ -27,10 +27,12 @@ std::optional<std::uint64_t> meminfo_available_bytes(const std::string& meminfo)
 /// Room under a cgroup v2 limit: memory.max ("max" for none) less
 /// memory.current, 0 when over; nullopt where there is no limit or a file
 /// does not parse.
-std::optional<std::uint64_t> cgroup_v2_memory_room(const std::string& memory_max, const std::string& memory_current);
+std::optional<std::uint64_t> cgroup_v2_memory_room(const std::string& memory_max,
+                                                   const std::string& memory_current);
 
 /// The same from cgroup v1's memory.limit_in_bytes and memory.usage_in_bytes
 /// (a limit of 2^63 or more, rounded to pages, means none).
-std::optional<std::uint64_t> cgroup_v1_memory_room(const std::string& limit_in_bytes, const std::string& usage_in_bytes);
+std::optional<std::uint64_t> cgroup_v1_memory_room(const std::string& limit_in_bytes,
+                                                   const std::string& usage_in_bytes);
 
 }  // namespace kforge

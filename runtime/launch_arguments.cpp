@@ -10,18 +10,24 @@ namespace {
 
 std::string_view kind_name(KernelArg::Kind k) {
   switch (k) {
-    case KernelArg::Kind::kBuffer: return "a buffer";
-    case KernelArg::Kind::kInt32: return "an int32";
-    case KernelArg::Kind::kFloat32: return "a float32";
+    case KernelArg::Kind::kBuffer:
+      return "a buffer";
+    case KernelArg::Kind::kInt32:
+      return "an int32";
+    case KernelArg::Kind::kFloat32:
+      return "a float32";
   }
   return "an unknown kind";
 }
 
 KernelArg::Kind kind_of(OperatorArg::Kind k) {
   switch (k) {
-    case OperatorArg::Kind::kTensor: return KernelArg::Kind::kBuffer;
-    case OperatorArg::Kind::kInt32: return KernelArg::Kind::kInt32;
-    case OperatorArg::Kind::kFloat32: return KernelArg::Kind::kFloat32;
+    case OperatorArg::Kind::kTensor:
+      return KernelArg::Kind::kBuffer;
+    case OperatorArg::Kind::kInt32:
+      return KernelArg::Kind::kInt32;
+    case OperatorArg::Kind::kFloat32:
+      return KernelArg::Kind::kFloat32;
   }
   return KernelArg::Kind::kBuffer;
 }
@@ -44,8 +50,8 @@ Status check_launch_arguments(std::string_view op, const std::vector<ArgumentSpe
                               const std::vector<KernelArg>& args) {
   const std::string who = std::string(op) + " launch: ";
   if (args.size() != contract.size()) {
-    return Error::bad_input(who + std::to_string(args.size()) + " arguments given, " + std::string(op) + " takes " +
-                            std::to_string(contract.size()) + " (" + names(contract) + ")");
+    return Error::bad_input(who + std::to_string(args.size()) + " arguments given, " + std::string(op) +
+                            " takes " + std::to_string(contract.size()) + " (" + names(contract) + ")");
   }
   for (std::size_t i = 0; i < args.size(); ++i) {
     const ArgumentSpec& want = contract[i];

@@ -26,8 +26,10 @@ ProblemFootprint problem_footprint(const Operator& op, const Problem& p) {
     if (a.kind != OperatorArg::Kind::kTensor) continue;
     const std::uint64_t bytes = std::max<std::uint64_t>(a.bytes(), 4);  // the runner's smallest buffer
     tensors = saturating_add(tensors, bytes);
-    if (a.is_output) outputs = saturating_add(outputs, a.elements);
-    else inputs = saturating_add(inputs, a.elements);
+    if (a.is_output)
+      outputs = saturating_add(outputs, a.elements);
+    else
+      inputs = saturating_add(inputs, a.elements);
     if (bytes > f.largest_tensor_bytes) {
       f.largest_tensor_bytes = bytes;
       f.largest_tensor = a.name;
@@ -37,16 +39,20 @@ ProblemFootprint problem_footprint(const Operator& op, const Problem& p) {
   // Per run: its host tensors, reference (value and scale) and read-back
   // floats; once: the reference's widened inputs.
   const std::uint64_t per_run = saturating_add(tensors, saturating_product({outputs, 16 + 4}));
-  f.host_bytes = saturating_add(saturating_product({per_run, kValidationRuns}), saturating_product({inputs, 16}));
+  f.host_bytes =
+      saturating_add(saturating_product({per_run, kValidationRuns}), saturating_product({inputs, 16}));
   return f;
 }
 
 std::string memory_size(std::uint64_t bytes) {
   char text[64];
   const double b = static_cast<double>(bytes);
-  if (bytes >= (std::uint64_t{1} << 30)) std::snprintf(text, sizeof text, "%.1f GiB", b / (1u << 30));
-  else if (bytes >= (std::uint64_t{1} << 20)) std::snprintf(text, sizeof text, "%.1f MiB", b / (1u << 20));
-  else std::snprintf(text, sizeof text, "%llu bytes", static_cast<unsigned long long>(bytes));
+  if (bytes >= (std::uint64_t{1} << 30))
+    std::snprintf(text, sizeof text, "%.1f GiB", b / (1u << 30));
+  else if (bytes >= (std::uint64_t{1} << 20))
+    std::snprintf(text, sizeof text, "%.1f MiB", b / (1u << 20));
+  else
+    std::snprintf(text, sizeof text, "%llu bytes", static_cast<unsigned long long>(bytes));
   return text;
 }
 
@@ -56,10 +62,9 @@ Status check_problem_fits(const ProblemFootprint& f, const Problem& p, const Dev
   const std::string on = device.selector.empty() ? device.name : device.selector + " (" + device.name + ")";
   const auto max_alloc = static_cast<std::uint64_t>(device.max_alloc_bytes > 0 ? device.max_alloc_bytes : 0);
   if (max_alloc > 0 && f.largest_tensor_bytes > max_alloc) {
-    return Error::bad_input(who + "tensor " + f.largest_tensor + " needs " + memory_size(f.largest_tensor_bytes) +
-                            " of device memory in one buffer; " + on +
-                            " allows at most " + memory_size(max_alloc) +
-                            " per allocation");
+    return Error::bad_input(who + "tensor " + f.largest_tensor + " needs " +
+                            memory_size(f.largest_tensor_bytes) + " of device memory in one buffer; " + on +
+                            " allows at most " + memory_size(max_alloc) + " per allocation");
   }
   const auto global = static_cast<std::uint64_t>(device.global_mem_bytes > 0 ? device.global_mem_bytes : 0);
   if (global > 0 && f.device_bytes > global) {

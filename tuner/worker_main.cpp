@@ -149,10 +149,11 @@ int run_tuner_worker(int fd) {
   } catch (const std::bad_alloc&) {
     // What failed to allocate is unwound and freed by now, so the message
     // can be sent: the tuner reports it instead of a bare abort.
-    (void)channel.send(error_message(Error{ErrorCode::kResource,
-                                           "worker: out of host memory (std::bad_alloc); the problem's inputs, "
-                                           "references or a candidate need more memory than the host has",
-                                           {}}));
+    (void)channel.send(
+        error_message(Error{ErrorCode::kResource,
+                            "worker: out of host memory (std::bad_alloc); the problem's inputs, "
+                            "references or a candidate need more memory than the host has",
+                            {}}));
     return 4;
   }
 }

@@ -85,8 +85,8 @@ int main(int argc, char** argv) {
       if (!(fabs(c[i * N + j] - ref) <= 1e-4 * (1 + fabs(ref)))) ++bad;
     }
   }
-  printf("c: fused %s %s, %d wrong so far\n", kforge_selection_template(fused_sel), kforge_selection_config(fused_sel),
-         bad);
+  printf("c: fused %s %s, %d wrong so far\n", kforge_selection_template(fused_sel),
+         kforge_selection_config(fused_sel), bad);
 
   /* A row-wise max: reduce with kind=max. Arguments: rows, cols, X, out,
    * partials (64 floats per output), counters (zero on entry). */
@@ -111,8 +111,8 @@ int main(int argc, char** argv) {
   CHECK(kforge_buffer_create(lookup, sizeof(float) * ROWS, &dcounters));
   CHECK(kforge_buffer_write(lookup, dx, x, sizeof x));
   CHECK(kforge_buffer_write(lookup, dcounters, zeros, sizeof(float) * ROWS));
-  kforge_arg rargs[6] = {{KFORGE_ARG_INT32, NULL, ROWS, 0}, {KFORGE_ARG_INT32, NULL, COLS, 0},
-                         {KFORGE_ARG_BUFFER, dx, 0, 0},      {KFORGE_ARG_BUFFER, dout, 0, 0},
+  kforge_arg rargs[6] = {{KFORGE_ARG_INT32, NULL, ROWS, 0},    {KFORGE_ARG_INT32, NULL, COLS, 0},
+                         {KFORGE_ARG_BUFFER, dx, 0, 0},        {KFORGE_ARG_BUFFER, dout, 0, 0},
                          {KFORGE_ARG_BUFFER, dpartials, 0, 0}, {KFORGE_ARG_BUFFER, dcounters, 0, 0}};
   CHECK(kforge_launch(lookup, max_sel, rargs, 6, NULL));
   CHECK(kforge_buffer_read(lookup, dout, out, sizeof out));

@@ -1,7 +1,6 @@
 // Operator::arguments: every operator's contract, sized without allocating,
 // agrees with the workload it makes (names, kinds, dtypes, sizes, dims).
 #include <catch2/catch.hpp>
-
 #include <limits>
 #include <map>
 
@@ -62,21 +61,23 @@ TEST_CASE("every operator's arguments match its workloads", "[operator][argument
   check_against_workloads(normalized("layernorm", {{"rows", 3}, {"cols", 5}}));
   check_against_workloads(normalized("rmsnorm", {{"rows", 3}, {"cols", 5}}));
   check_against_workloads(normalized("reduce", {{"rows", 3}, {"cols", 5}}));
-  check_against_workloads(normalized("reduce", {{"rows", 3}, {"cols", 5}}, {{"axis", "all"}, {"kind", "max"}}));
+  check_against_workloads(
+      normalized("reduce", {{"rows", 3}, {"cols", 5}}, {{"axis", "all"}, {"kind", "max"}}));
   check_against_workloads(normalized("softmax", {{"rows", 3}, {"cols", 5}}));
   check_against_workloads(normalized("transpose", {{"rows", 3}, {"cols", 5}, {"batch", 2}}));
 }
 
 TEST_CASE("gemm's contract: dims fixed, bias accessed only with a bias epilogue", "[operator][arguments]") {
-  const auto plain = kforge::find_operator("gemm")->arguments(normalized("gemm", {{"M", 128}, {"N", 128}, {"K", 64}}));
+  const auto plain =
+      kforge::find_operator("gemm")->arguments(normalized("gemm", {{"M", 128}, {"N", 128}, {"K", 64}}));
   REQUIRE(plain.size() == 9);
   CHECK(plain[0].value == 128);
   CHECK_FALSE(plain[3].value.has_value());  // alpha is free
   CHECK(plain[7].name == "C");
   CHECK(plain[7].bytes() == 128 * 128 * 4);
   CHECK_FALSE(plain[8].accessed);
-  const auto fused =
-      kforge::find_operator("gemm")->arguments(normalized("gemm", {{"M", 128}, {"N", 128}, {"K", 64}}, {}, true));
+  const auto fused = kforge::find_operator("gemm")->arguments(
+      normalized("gemm", {{"M", 128}, {"N", 128}, {"K", 64}}, {}, true));
   CHECK(fused[8].accessed);
 }
 

@@ -118,15 +118,16 @@ struct GemmArgs {
   std::vector<kforge_buffer*> buffers;
   std::vector<kforge_arg> args;
   GemmArgs(kforge_lookup* l, std::size_t c_bytes) : lookup(l) {
-    for (std::size_t bytes : {std::size_t{128 * 64 * 4}, std::size_t{64 * 128 * 4}, c_bytes, std::size_t{128 * 4}}) {
+    for (std::size_t bytes :
+         {std::size_t{128 * 64 * 4}, std::size_t{64 * 128 * 4}, c_bytes, std::size_t{128 * 4}}) {
       kforge_buffer* b = nullptr;
       REQUIRE(kforge_buffer_create(lookup, bytes, &b) == KFORGE_OK);
       buffers.push_back(b);
     }
-    args = {{KFORGE_ARG_INT32, nullptr, 128, 0},        {KFORGE_ARG_INT32, nullptr, 128, 0},
-            {KFORGE_ARG_INT32, nullptr, 64, 0},         {KFORGE_ARG_FLOAT32, nullptr, 0, 1.0f},
-            {KFORGE_ARG_BUFFER, buffers[0], 0, 0},      {KFORGE_ARG_BUFFER, buffers[1], 0, 0},
-            {KFORGE_ARG_FLOAT32, nullptr, 0, 0.0f},     {KFORGE_ARG_BUFFER, buffers[2], 0, 0},
+    args = {{KFORGE_ARG_INT32, nullptr, 128, 0},    {KFORGE_ARG_INT32, nullptr, 128, 0},
+            {KFORGE_ARG_INT32, nullptr, 64, 0},     {KFORGE_ARG_FLOAT32, nullptr, 0, 1.0f},
+            {KFORGE_ARG_BUFFER, buffers[0], 0, 0},  {KFORGE_ARG_BUFFER, buffers[1], 0, 0},
+            {KFORGE_ARG_FLOAT32, nullptr, 0, 0.0f}, {KFORGE_ARG_BUFFER, buffers[2], 0, 0},
             {KFORGE_ARG_BUFFER, buffers[3], 0, 0}};
   }
   ~GemmArgs() {
@@ -147,8 +148,9 @@ TEST_CASE("C API launches are checked against the operator's arguments", "[c_api
   SECTION("a 1 KiB output where 64 KiB are needed") {
     GemmArgs g(k.lookup, 1024);
     CHECK(kforge_launch(k.lookup, sel, g.args.data(), g.args.size(), nullptr) == KFORGE_ERROR_BAD_INPUT);
-    CHECK(std::string(kforge_last_error()) ==
-          "gemm launch: argument 7 (C) needs 16384 elements of f32, 65536 bytes; the buffer holds 1024 bytes");
+    CHECK(
+        std::string(kforge_last_error()) ==
+        "gemm launch: argument 7 (C) needs 16384 elements of f32, 65536 bytes; the buffer holds 1024 bytes");
   }
   SECTION("eight arguments for nine") {
     GemmArgs g(k.lookup, 128 * 128 * 4);
@@ -160,7 +162,8 @@ TEST_CASE("C API launches are checked against the operator's arguments", "[c_api
     GemmArgs g(k.lookup, 128 * 128 * 4);
     g.args[3] = {KFORGE_ARG_INT32, nullptr, 1, 0};
     CHECK(kforge_launch(k.lookup, sel, g.args.data(), g.args.size(), nullptr) == KFORGE_ERROR_BAD_INPUT);
-    CHECK(std::string(kforge_last_error()) == "gemm launch: argument 3 (alpha) must be a float32, got an int32");
+    CHECK(std::string(kforge_last_error()) ==
+          "gemm launch: argument 3 (alpha) must be a float32, got an int32");
     g.args[3] = {KFORGE_ARG_FLOAT32, nullptr, 0, 1.0f};
     g.args[0].i32 = 4096;  // the buffers hold 128 rows
     CHECK(kforge_launch(k.lookup, sel, g.args.data(), g.args.size(), nullptr) == KFORGE_ERROR_BAD_INPUT);
@@ -185,7 +188,8 @@ TEST_CASE("C API launches are checked against the operator's arguments", "[c_api
   }
 }
 
-TEST_CASE("C callers select fused and attributed problems through kforge_problem_ext", "[c_api][opencl][ext]") {
+TEST_CASE("C callers select fused and attributed problems through kforge_problem_ext",
+          "[c_api][opencl][ext]") {
   kforge::test::TempDir dir;
   Opened k(dir.file("none.db"));
   const kforge_dim dims[] = {{"M", 128}, {"N", 128}, {"K", 64}};
@@ -210,7 +214,8 @@ TEST_CASE("C callers select fused and attributed problems through kforge_problem
   g.args[8].buffer = tiny;
   CHECK(kforge_launch(k.lookup, plain_sel, g.args.data(), g.args.size(), nullptr) == KFORGE_OK);
   CHECK(kforge_launch(k.lookup, fused_sel, g.args.data(), g.args.size(), nullptr) == KFORGE_ERROR_BAD_INPUT);
-  CHECK_THAT(std::string(kforge_last_error()), Catch::StartsWith("gemm launch: argument 8 (bias) needs 128 elements of f32"));
+  CHECK_THAT(std::string(kforge_last_error()),
+             Catch::StartsWith("gemm launch: argument 8 (bias) needs 128 elements of f32"));
   kforge_buffer_destroy(tiny);
 
   const kforge_dim rc[] = {{"rows", 4}, {"cols", 33}};

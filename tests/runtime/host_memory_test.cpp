@@ -6,8 +6,9 @@
 using namespace kforge;
 
 TEST_CASE("MemAvailable is read from /proc/meminfo text", "[host_memory]") {
-  CHECK(meminfo_available_bytes("MemTotal:       16318588 kB\nMemFree:  1 kB\nMemAvailable:    5242880 kB\n") ==
-        std::uint64_t{5242880} * 1024);
+  CHECK(
+      meminfo_available_bytes("MemTotal:       16318588 kB\nMemFree:  1 kB\nMemAvailable:    5242880 kB\n") ==
+      std::uint64_t{5242880} * 1024);
   CHECK_FALSE(meminfo_available_bytes("MemTotal: 16318588 kB\n").has_value());
   CHECK_FALSE(meminfo_available_bytes("MemAvailable: lots\n").has_value());
 }

@@ -148,9 +148,12 @@ TEST_CASE("a launch is checked against the operator's arguments before it runs",
   auto short_bias = std::move((*device)->allocate(16).value());
   std::vector<KernelArg> args;
   for (const auto& a : wl.args) {
-    if (a.kind == OperatorArg::Kind::kTensor) args.push_back(KernelArg::of(*bufs[a.tensor]));
-    else if (a.kind == OperatorArg::Kind::kInt32) args.push_back(KernelArg::of(a.i32));
-    else args.push_back(KernelArg::of(a.f32));
+    if (a.kind == OperatorArg::Kind::kTensor)
+      args.push_back(KernelArg::of(*bufs[a.tensor]));
+    else if (a.kind == OperatorArg::Kind::kInt32)
+      args.push_back(KernelArg::of(a.i32));
+    else
+      args.push_back(KernelArg::of(a.f32));
   }
   args[8] = KernelArg::of(*short_bias);
   auto launched = lookup->launch(sel, args);

@@ -48,24 +48,27 @@ TEST_CASE("M=N=K=200000 f32 is refused with the numbers, whatever the memory", "
     auto s = check_problem_fits(f, p, gpu(80 * kGiB, 20 * kGiB), std::nullopt);
     REQUIRE_FALSE(s.ok());
     CHECK(s.error().code == ErrorCode::kBadInput);
-    CHECK(s.error().message == "problem " + p.key() +
-                                   ": tensor A needs 149.0 GiB of device memory in one buffer; opencl:0 (Test GPU) "
-                                   "allows at most "
-                                   "20.0 GiB per allocation");
+    CHECK(s.error().message ==
+          "problem " + p.key() +
+              ": tensor A needs 149.0 GiB of device memory in one buffer; opencl:0 (Test GPU) "
+              "allows at most "
+              "20.0 GiB per allocation");
   }
   SECTION("all tensors more than the device holds") {
     auto s = check_problem_fits(f, p, gpu(400 * kGiB, 400 * kGiB), std::nullopt);
     REQUIRE_FALSE(s.ok());
-    CHECK(s.error().message == "problem " + p.key() +
-                                   ": needs 894.1 GiB of device memory (every tensor, for two validation runs); "
-                                   "opencl:0 (Test GPU) has 400.0 GiB");
+    CHECK(s.error().message ==
+          "problem " + p.key() +
+              ": needs 894.1 GiB of device memory (every tensor, for two validation runs); "
+              "opencl:0 (Test GPU) has 400.0 GiB");
   }
   SECTION("more than the host has") {
     auto s = check_problem_fits(f, p, gpu(2048 * kGiB, 2048 * kGiB),
                                 HostMemory{64 * kGiB, "MemAvailable in /proc/meminfo"});
     REQUIRE_FALSE(s.ok());
     CHECK_THAT(s.error().message, Catch::Contains("of host memory (inputs, double-precision references"));
-    CHECK_THAT(s.error().message, Catch::EndsWith("; 64.0 GiB are available (MemAvailable in /proc/meminfo)"));
+    CHECK_THAT(s.error().message,
+               Catch::EndsWith("; 64.0 GiB are available (MemAvailable in /proc/meminfo)"));
   }
 }
 
