@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bounded_json.hpp"
 #include "schema.hpp"
 #include "sql_functions.hpp"
 
@@ -471,7 +472,8 @@ Status Database::replace_timing(const ResultRecord& r) {
   KF_TRY_ASSIGN(tx, Transaction::begin(db_, path_));
   // The re-timing's clock record (r.resources_json's "clocks") replaces the
   // stored one; without one, stored clocks describe samples no longer stored.
-  const auto given = nlohmann::json::parse(r.resources_json.empty() ? "{}" : r.resources_json, nullptr, false);
+  const auto parsed = parse_json_bounded(r.resources_json.empty() ? "{}" : r.resources_json, "resources_json");
+  const nlohmann::json given = parsed.ok() ? parsed.value() : nlohmann::json();
   const bool clocks = given.is_object() && given.contains("clocks") && !given["clocks"].is_null();
   const std::string set_clocks =
       clocks ? "resources_json = json_set(CASE WHEN json_valid(resources_json) THEN resources_json ELSE '{}' END, "

@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <limits>
 
+#include "bounded_json.hpp"
+
 namespace kforge {
 
 namespace {
@@ -19,8 +21,9 @@ constexpr const char* kFormat = "kforge-tuning-export";
 /// kept as the original string otherwise.
 ojson embed(const std::string& text) {
   if (!text.empty() && (text.front() == '{' || text.front() == '[')) {
-    ojson j = ojson::parse(text, nullptr, false);
-    if (!j.is_discarded() && (j.is_object() || j.is_array())) return j;
+    // Text that does not parse within the depth bound is kept as it is.
+    auto j = parse_ordered_json_bounded(text, "column");
+    if (j.ok() && (j->is_object() || j->is_array())) return std::move(j).value();
   }
   return text;
 }
@@ -79,21 +82,21 @@ class Reader {
   Result<double> num(const json& obj, const std::string& where, const char* key) const {
     KF_TRY_ASSIGN(v, field(obj, where, key));
     if (v->is_null()) return std::numeric_limits<double>::quiet_NaN();
-    if (!v->is_number()) return fail(where + key, "expected a number, got " + v->dump());
+    if (!v->is_number()) return fail(where + key, "expected a number, got " + json_excerpt(*v));
     return v->get<double>();
   }
 
   Result<std::int64_t> integer(const json& obj, const std::string& where, const char* key) const {
     KF_TRY_ASSIGN(v, field(obj, where, key));
-    if (!v->is_number_integer()) return fail(where + key, "expected an integer, got " + v->dump());
+    if (!v->is_number_integer()) return fail(where + key, "expected an integer, got " + json_excerpt(*v));
     if (v->is_number_unsigned() && v->get<std::uint64_t>() > std::uint64_t(std::numeric_limits<std::int64_t>::max()))
-      return fail(where + key, "integer out of range: " + v->dump());
+      return fail(where + key, "integer out of range: " + json_excerpt(*v));
     return v->get<std::int64_t>();
   }
 
   Result<bool> boolean(const json& obj, const std::string& where, const char* key) const {
     KF_TRY_ASSIGN(v, field(obj, where, key));
-    if (!v->is_boolean()) return fail(where + key, "expected true or false, got " + v->dump());
+    if (!v->is_boolean()) return fail(where + key, "expected true or false, got " + json_excerpt(*v));
     return v->get<bool>();
   }
 
@@ -102,7 +105,7 @@ class Reader {
     KF_TRY_ASSIGN(v, field(obj, where, key));
     if (v->is_string()) return v->get<std::string>();
     if (v->is_object() || v->is_array()) return v->dump();
-    return fail(where + key, "expected an object, an array or a string, got " + v->dump());
+    return fail(where + key, "expected an object, an array or a string, got " + json_excerpt(*v));
   }
 
   Result<const json*> array(const json& obj, const char* key) const {
@@ -167,10 +170,10 @@ Result<ProblemRecord> read_problem(const Reader& rd, const json& j, const std::s
   KF_TRY_ASSIGN(key, rd.str(j, w, "key", false));
   KF_TRY_ASSIGN(op, rd.str(j, w, "op", false));
   KF_TRY_ASSIGN(dims, rd.field(j, w, "dims"));
-  if (!dims->is_object()) return rd.fail(w + "dims", "expected an object of dimensions, got " + dims->dump());
+  if (!dims->is_object()) return rd.fail(w + "dims", "expected an object of dimensions, got " + json_excerpt(*dims));
   for (const auto& item : dims->items()) {
     if (!item.value().is_number_integer()) {
-      return rd.fail(w + "dims." + item.key(), "expected an integer, got " + item.value().dump());
+      return rd.fail(w + "dims." + item.key(), "expected an integer, got " + json_excerpt(item.value()));
     }
   }
   KF_TRY_ASSIGN(dtype, rd.str(j, w, "dtype", false));
@@ -318,8 +321,8 @@ ojson to_interchange_json(const TuningSet& set, const std::string& exported_by) 
   }
   ojson problems = ojson::array();
   for (const auto& p : set.problems) {
-    ojson dims = ojson::parse(p.dims_json, nullptr, false);
-    if (dims.is_discarded() || !dims.is_object()) dims = ojson::object();
+    auto parsed = parse_ordered_json_bounded(p.dims_json, "problems.dims_json");
+    ojson dims = parsed.ok() && parsed->is_object() ? std::move(parsed).value() : ojson::object();
     problems.push_back({{"key", p.key}, {"op", p.op}, {"dims", dims}, {"dtype", p.dtype}, {"layout", p.layout}});
   }
   ojson sweeps = ojson::array();
@@ -377,15 +380,7 @@ ojson to_interchange_json(const TuningSet& set, const std::string& exported_by) 
 
 Result<TuningSet> parse_interchange_json(std::string_view text, const std::string& path) {
   Reader rd(path);
-  json doc = json::parse(text, nullptr, false);
-  if (doc.is_discarded()) {
-    try {
-      json again = json::parse(text);
-    } catch (const json::parse_error& e) {
-      return Error::bad_input(path + ": not valid JSON: " + e.what());
-    }
-    return Error::bad_input(path + ": not valid JSON");
-  }
+  KF_TRY_ASSIGN(doc, parse_json_bounded(text, path));
   if (!doc.is_object()) return Error::bad_input(path + ": expected a JSON object at the top level");
   KF_TRY_ASSIGN(version, rd.integer(doc, "", "schema_version"));
   if (version > kInterchangeSchemaVersion) {
@@ -402,7 +397,7 @@ Result<TuningSet> parse_interchange_json(std::string_view text, const std::strin
   set.source = path;
   set.source_schema_version = static_cast<int>(version);
   KF_TRY_ASSIGN(filters, rd.field(doc, "", "filters"));
-  if (!filters->is_object()) return rd.fail("filters", "expected an object, got " + filters->dump());
+  if (!filters->is_object()) return rd.fail("filters", "expected an object, got " + json_excerpt(*filters));
   KF_TRY(rd.known(*filters, "filters.", {"device", "op", "dtype", "layout", "problem"}));
   KF_TRY_ASSIGN(fdevice, rd.opt_str(*filters, "filters.", "device"));
   KF_TRY_ASSIGN(fop, rd.opt_str(*filters, "filters.", "op"));

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "bounded_json.hpp"
 #include "device_limits.hpp"
 #include "operator.hpp"
 #include "printable.hpp"
@@ -197,12 +198,7 @@ Result<json> parse_json(std::string_view text, const std::string& path) {
     }
     return true;
   };
-  json root;
-  try {
-    root = json::parse(text.begin(), text.end(), track);
-  } catch (const json::parse_error& e) {
-    return Error::bad_input(path + ": JSON syntax error at byte " + std::to_string(e.byte) + ": " + e.what());
-  }
+  KF_TRY_ASSIGN(root, parse_json_bounded(text, path, track));
   if (!duplicate.empty()) {
     return Error::bad_input(path + ": " + printable(duplicate) + ": field appears twice in one object");
   }

@@ -21,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bounded_json.hpp"
 #include "hash.hpp"
 
 namespace kforge {
@@ -121,8 +122,10 @@ std::optional<CompiledKernel> decode(const std::string& bytes, const BinaryCache
   const std::size_t body = r.pos();
   if (!r.u64(checksum) || r.pos() != bytes.size()) return std::nullopt;
   if (checksum != fnv1a(reinterpret_cast<const std::uint8_t*>(bytes.data()), body)) return std::nullopt;
-  auto h = nlohmann::json::parse(header, nullptr, false);
-  if (h.is_discarded() || !h.is_object() || h.value("key", "") != key.text()) return std::nullopt;
+  auto parsed = parse_json_bounded(header, "binary cache header");
+  if (!parsed.ok()) return std::nullopt;
+  nlohmann::json h = std::move(parsed).value();
+  if (!h.is_object() || h.value("key", "") != key.text()) return std::nullopt;
   CompiledKernel k;
   k.kernel_name = h.value("kernel_name", "");
   k.options = h.value("options", "");

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bounded_json.hpp"
 #include "lookup.hpp"
 #include "lookup_source.hpp"
 #include "printable.hpp"
@@ -156,7 +157,9 @@ Result<Selection> Lookup::select_uncached(const Problem& requested) {
       if (w.problem_key != key) {
         try {
           d = dims_log2_distance(problem.dims,
-                                 nlohmann::json::parse(w.dims_json).get<std::map<std::string, std::int64_t>>());
+                                 parse_json_bounded(w.dims_json, "problems.dims_json")
+                                     .value()
+                                     .get<std::map<std::string, std::int64_t>>());
         } catch (const std::exception&) {
           why << "  skipped an entry of " << tuned[i].source->path << " with unreadable dims '"
               << printable(w.dims_json) << "'\n";

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "arch_guard.hpp"
+#include "bounded_json.hpp"
 #include "builtin_templates.hpp"
 #include "operator.hpp"
 #include "tuning_facts.hpp"
@@ -78,9 +79,9 @@ ojson evidence_json(const TuningSet* set, const TemplateSource& t, const Capabil
       if (const ProblemRecord* p = set->problem(r->problem_key)) {
         dtypes.insert(p->dtype);
         layouts.insert(p->layout);
-        const auto j = nlohmann::json::parse(p->dims_json, nullptr, false);
-        if (j.is_object()) {
-          for (const auto& item : j.items()) {
+        const auto j = parse_json_bounded(p->dims_json, "problems.dims_json");
+        if (j.ok() && j->is_object()) {
+          for (const auto& item : j->items()) {
             if (!item.value().is_number_integer()) continue;
             const auto v = item.value().get<std::int64_t>();
             auto it = dims.find(item.key());

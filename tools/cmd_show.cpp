@@ -1,4 +1,7 @@
 // `kforge show`: what a tuning database holds: winners, and optionally every result.
+#include <iostream>
+
+#include "bounded_json.hpp"
 #include "commands.hpp"
 #include "database.hpp"
 
@@ -11,14 +14,21 @@ struct ShowOptions {
   std::string problem;
 };
 
+/// A JSON column of one row, or `fallback` with a warning naming the row when
+/// it does not parse (or nests too deep to write out again).
+nlohmann::json column_json(const std::string& text, const std::string& where, nlohmann::json fallback) {
+  if (text.empty()) return fallback;
+  auto parsed = parse_json_bounded(text, where);
+  if (parsed.ok()) return std::move(parsed).value();
+  std::cerr << "kforge: warning: " << parsed.error().message << "; shown as " << fallback.dump() << "\n";
+  return fallback;
+}
+
 nlohmann::json result_json(const ResultRecord& r) {
-  nlohmann::json samples = nlohmann::json::array();
-  try {
-    samples = nlohmann::json::parse(r.samples_json.empty() ? "[]" : r.samples_json);
-  } catch (const std::exception&) {
-  }
+  const std::string row = "results row " + std::to_string(r.id);
+  nlohmann::json samples = column_json(r.samples_json, row + " samples_json", nlohmann::json::array());
   // The clock record is stored in resources_json under "clocks" (docs/measurement.md, "Clocks").
-  const auto resources = nlohmann::json::parse(r.resources_json.empty() ? "{}" : r.resources_json, nullptr, false);
+  const auto resources = column_json(r.resources_json, row + " resources_json", nlohmann::json::object());
   const nlohmann::json clocks = resources.is_object() && resources.contains("clocks") ? resources["clocks"] : nullptr;
   return {{"id", r.id},           {"sweep_id", r.sweep_id},     {"device_key", r.device_key},
           {"problem", r.problem_key}, {"template", r.template_name}, {"template_hash", r.template_hash},
@@ -55,7 +65,7 @@ void add_show_command(CLI::App& app, CommonOptions& o) {
       j["devices"] = nlohmann::json::array();
       for (const auto& d : devices)
         j["devices"].push_back({{"key", d.key}, {"backend", d.backend}, {"vendor", d.vendor}, {"name", d.name},
-                                {"arch", d.arch}, {"info", nlohmann::json::parse(d.info_json, nullptr, false)}});
+                                {"arch", d.arch}, {"info", column_json(d.info_json, "devices row " + d.key + " info_json", nullptr)}});
       j["winners"] = nlohmann::json::array();
       for (const auto& w : winners)
         j["winners"].push_back({{"device_key", w.device_key}, {"problem", w.problem_key}, {"template", w.template_name},

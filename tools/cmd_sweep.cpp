@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 
+#include "bounded_json.hpp"
 #include "builtin_templates.hpp"
 #include "commands.hpp"
 #include "database.hpp"
@@ -104,8 +105,11 @@ std::int64_t finished_by(const std::vector<SweepRecord>& sweeps, const std::set<
   const nlohmann::json protocol_json = protocol.to_json();
   for (auto it = sweeps.rbegin(); it != sweeps.rend(); ++it) {
     if (it->finished_at.empty()) continue;
-    const auto settings = nlohmann::json::parse(it->settings_json, nullptr, false);
-    const auto device = nlohmann::json::parse(it->device_json, nullptr, false);
+    const auto settings_parsed = parse_json_bounded(it->settings_json, "sweeps.settings_json");
+    const auto device_parsed = parse_json_bounded(it->device_json, "sweeps.device_json");
+    if (!settings_parsed.ok() || !device_parsed.ok()) continue;  // a row this version cannot read finished nothing
+    const nlohmann::json& settings = settings_parsed.value();
+    const nlohmann::json& device = device_parsed.value();
     if (!settings.is_object() || !device.is_object() || settings.contains("only_config")) continue;
     if (device.value("hardware_key", "") != device_key) continue;
     const auto& b = t.budget;

@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bounded_json.hpp"
+
 namespace kforge::cli {
 
 namespace {
@@ -45,8 +47,7 @@ Result<std::vector<DeviceCeilings>> load_ceilings(const std::string& path) {
   if (!in) return Error::bad_input(path + ": cannot open ceilings file");
   std::stringstream text;
   text << in.rdbuf();
-  const auto j = nlohmann::json::parse(text.str(), nullptr, false);
-  if (j.is_discarded()) return Error::bad_input(path + ": not valid JSON");
+  KF_TRY_ASSIGN(j, parse_json_bounded(text.str(), path));
   if (!j.is_array()) return Error::bad_input(path + ": expected a JSON array of device ceilings");
   std::vector<DeviceCeilings> out;
   for (std::size_t i = 0; i < j.size(); ++i) {

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bounded_json.hpp"
 #include "config.hpp"
 #include "entry_check.hpp"
 #include "json_interchange.hpp"
@@ -256,9 +257,9 @@ namespace {
 /// Integer dims of a stored problem, by name; empty when malformed.
 std::map<std::string, std::int64_t> dims_of(const ProblemRecord& p) {
   std::map<std::string, std::int64_t> dims;
-  const auto j = nlohmann::json::parse(p.dims_json, nullptr, false);
-  if (!j.is_object()) return dims;
-  for (const auto& kv : j.items())
+  const auto j = parse_json_bounded(p.dims_json, "problems.dims_json");
+  if (!j.ok() || !j->is_object()) return dims;
+  for (const auto& kv : j->items())
     if (kv.value().is_number_integer()) dims[kv.key()] = kv.value().get<std::int64_t>();
   return dims;
 }

@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bounded_json.hpp"
+
 namespace kforge::cli {
 
 namespace {
@@ -67,8 +69,9 @@ TimingDistribution TimingDistribution::of(const ResultRecord& r) {
   d.median = r.median_ms;
   d.p20 = r.p20_ms;
   d.p80 = r.p80_ms;
-  const auto j = nlohmann::json::parse(r.samples_json.empty() ? "[]" : r.samples_json, nullptr, false);
-  if (j.is_array()) {
+  const auto parsed = parse_json_bounded(r.samples_json.empty() ? "[]" : r.samples_json, "results.samples_json");
+  if (parsed.ok() && parsed->is_array()) {
+    const nlohmann::json& j = parsed.value();
     for (const auto& x : j)
       if (x.is_number() && std::isfinite(x.get<double>()) && x.get<double>() > 0) d.samples.push_back(x.get<double>());
   }

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bounded_json.hpp"
 #include "builtin_templates.hpp"
 #include "operator.hpp"
 
@@ -17,9 +18,9 @@ std::optional<Problem> problem_of(const ProblemRecord& rec) {
   if (!op) return std::nullopt;
   Problem p;
   p.op = rec.op;
-  const auto dims = nlohmann::json::parse(rec.dims_json, nullptr, false);
-  if (dims.is_discarded() || !dims.is_object()) return std::nullopt;
-  for (const auto& item : dims.items()) {
+  const auto dims = parse_json_bounded(rec.dims_json, "problems.dims_json");
+  if (!dims.ok() || !dims->is_object()) return std::nullopt;
+  for (const auto& item : dims->items()) {
     if (!item.value().is_number_integer()) return std::nullopt;
     p.dims[item.key()] = item.value().get<std::int64_t>();
   }

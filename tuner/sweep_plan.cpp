@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bounded_json.hpp"
 #include "operator.hpp"
 #include "strategy.hpp"
 
@@ -50,14 +51,14 @@ Status check_keys(const Reporter& r, const std::string& path, const json& obj, c
 
 Result<std::int64_t> integer_at_least(const Reporter& r, const std::string& path, const json& v, std::int64_t min,
                                       std::int64_t max = std::numeric_limits<std::int32_t>::max()) {
-  if (!v.is_number_integer()) return r.at(path, v.dump() + " is not an integer");
+  if (!v.is_number_integer()) return r.at(path, json_excerpt(v) + " is not an integer");
   // Unsigned values above INT64_MAX read as negative through get<int64_t>.
   if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(max)) {
-    return r.at(path, v.dump() + " is larger than " + std::to_string(max));
+    return r.at(path, json_excerpt(v) + " is larger than " + std::to_string(max));
   }
   const auto x = v.get<std::int64_t>();
-  if (x < min) return r.at(path, v.dump() + " is less than " + std::to_string(min));
-  if (x > max) return r.at(path, v.dump() + " is larger than " + std::to_string(max));
+  if (x < min) return r.at(path, json_excerpt(v) + " is less than " + std::to_string(min));
+  if (x > max) return r.at(path, json_excerpt(v) + " is larger than " + std::to_string(max));
   return x;
 }
 
@@ -66,13 +67,13 @@ const std::vector<std::string> kBudgetKeys = {"strategy", "max_evals", "time_bud
 
 /// Applies the fields of a `budget` object over `b`.
 Status read_budget(const Reporter& r, const std::string& path, const json& j, SweepBudget& b) {
-  if (!j.is_object()) return r.at(path, j.dump() + " is not an object");
+  if (!j.is_object()) return r.at(path, json_excerpt(j) + " is not an object");
   KF_TRY(check_keys(r, path, j, kBudgetKeys));
   if (j.contains("strategy")) {
     const json& v = j["strategy"];
     const auto names = strategy_names();
     if (!v.is_string() || std::find(names.begin(), names.end(), v.get<std::string>()) == names.end()) {
-      return r.at(key_path(path, "strategy"), "unknown strategy " + v.dump() + " (known: " + join(names) + ")");
+      return r.at(key_path(path, "strategy"), "unknown strategy " + json_excerpt(v) + " (known: " + join(names) + ")");
     }
     b.strategy = v.get<std::string>();
   }
@@ -90,13 +91,13 @@ Status read_budget(const Reporter& r, const std::string& path, const json& j, Sw
   if (j.contains("time_budget_s")) {
     const json& v = j["time_budget_s"];
     if (!v.is_number() || v.get<double>() < 0) {
-      return r.at(key_path(path, "time_budget_s"), v.dump() + " is not a number of seconds >= 0");
+      return r.at(key_path(path, "time_budget_s"), json_excerpt(v) + " is not a number of seconds >= 0");
     }
     b.time_budget_s = v.get<double>();
   }
   if (j.contains("seed")) {
     const json& v = j["seed"];
-    if (!v.is_number_unsigned()) return r.at(key_path(path, "seed"), v.dump() + " is not an integer >= 0");
+    if (!v.is_number_unsigned()) return r.at(key_path(path, "seed"), json_excerpt(v) + " is not an integer >= 0");
     b.seed = v.get<std::uint64_t>();
   }
   if (b.max_reps < b.min_reps) {
@@ -122,14 +123,14 @@ Result<std::map<std::string, std::int64_t>> read_shape(const Reporter& r, const 
     std::map<std::string, std::int64_t> dims;
     for (const auto& [name, x] : v.items()) {
       if (!x.is_number_integer() || x.get<std::int64_t>() <= 0) {
-        return r.at(key_path(path, name), x.dump() + " is not a positive integer");
+        return r.at(key_path(path, name), json_excerpt(x) + " is not a positive integer");
       }
       dims[name] = x.get<std::int64_t>();
     }
     if (dims.empty()) return r.at(path, "{} names no dimension");
     return dims;
   }
-  return r.at(path, v.dump() + " is not a shape (\"M=64,N=64,K=64\" or {\"M\": 64, ...})");
+  return r.at(path, json_excerpt(v) + " is not a shape (\"M=64,N=64,K=64\" or {\"M\": 64, ...})");
 }
 
 Result<std::map<std::string, std::string>> read_attrs(const Reporter& r, const std::string& path, const json& v) {
@@ -141,14 +142,14 @@ Result<std::map<std::string, std::string>> read_attrs(const Reporter& r, const s
   if (v.is_object()) {
     std::string text;
     for (const auto& [name, x] : v.items()) {
-      if (!x.is_string()) return r.at(key_path(path, name), x.dump() + " is not a string");
+      if (!x.is_string()) return r.at(key_path(path, name), json_excerpt(x) + " is not a string");
       text += (text.empty() ? "" : ",") + name + "=" + x.get<std::string>();
     }
     auto attrs = parse_attrs(text);
-    if (!attrs.ok()) return r.at(path, v.dump() + ": " + attrs.error().message);
+    if (!attrs.ok()) return r.at(path, json_excerpt(v) + ": " + attrs.error().message);
     return std::move(attrs).value();
   }
-  return r.at(path, v.dump() + " is not attributes (\"kind=max\" or {\"kind\": \"max\"})");
+  return r.at(path, json_excerpt(v) + " is not attributes (\"kind=max\" or {\"kind\": \"max\"})");
 }
 
 /// A value of an entry's list field with its JSON path.
@@ -193,7 +194,7 @@ Result<Problem> normalized(const Reporter& r, const Operator& op, const Problem&
 
 Status expand_entry(const Reporter& r, const std::string& path, const json& e, const SweepBudget& plan_budget,
                     SweepPlan& plan, std::map<std::string, std::string>& planned_by) {
-  if (!e.is_object()) return r.at(path, e.dump().substr(0, 80) + " is not an object");
+  if (!e.is_object()) return r.at(path, json_excerpt(e) + " is not an object");
   KF_TRY(check_keys(r, path, e, kEntryKeys));
   if (!e.contains("op")) return r.at(key_path(path, "op"), "missing");
   const json& op_json = e["op"];
@@ -201,7 +202,7 @@ Status expand_entry(const Reporter& r, const std::string& path, const json& e, c
   if (!op) {
     std::vector<std::string> known;
     for (const auto* x : all_operators()) known.emplace_back(x->name());
-    return r.at(key_path(path, "op"), "unknown operator " + op_json.dump() + " (known: " + join(known) + ")");
+    return r.at(key_path(path, "op"), "unknown operator " + json_excerpt(op_json) + " (known: " + join(known) + ")");
   }
   SweepBudget budget = plan_budget;
   if (e.contains("budget")) KF_TRY(read_budget(r, key_path(path, "budget"), e["budget"], budget));
@@ -212,18 +213,18 @@ Status expand_entry(const Reporter& r, const std::string& path, const json& e, c
   KF_TRY_ASSIGN(dtypes, (read_list<Dtype>(r, path, e, "dtypes", Dtype::kF32,
                                           [&](const std::string& p, const json& v) -> Result<Dtype> {
                                             auto d = v.is_string() ? parse_dtype(v.get<std::string>()) : std::nullopt;
-                                            if (!d) return r.at(p, "unknown dtype " + v.dump() + " (f32, f16, bf16)");
+                                            if (!d) return r.at(p, "unknown dtype " + json_excerpt(v) + " (f32, f16, bf16)");
                                             return *d;
                                           })));
   KF_TRY_ASSIGN(layouts, (read_list<Layout>(r, path, e, "layouts", Layout{},
                                             [&](const std::string& p, const json& v) -> Result<Layout> {
                                               auto l = v.is_string() ? parse_layout(v.get<std::string>()) : std::nullopt;
-                                              if (!l) return r.at(p, "unknown layout " + v.dump() + " (NN, NT, TN, TT)");
+                                              if (!l) return r.at(p, "unknown layout " + json_excerpt(v) + " (NN, NT, TN, TT)");
                                               return *l;
                                             })));
   KF_TRY_ASSIGN(epilogues, (read_list<Epilogue>(r, path, e, "epilogues", Epilogue{},
                                                 [&](const std::string& p, const json& v) -> Result<Epilogue> {
-                                                  if (!v.is_string()) return r.at(p, v.dump() + " is not a string");
+                                                  if (!v.is_string()) return r.at(p, json_excerpt(v) + " is not a string");
                                                   auto ep = parse_epilogue(v.get<std::string>());
                                                   if (!ep.ok()) return r.at(p, ep.error().message);
                                                   return *ep;
@@ -237,7 +238,7 @@ Status expand_entry(const Reporter& r, const std::string& path, const json& e, c
   Problem base;
   base.op = std::string(op->name());
   const json& shapes_json = e["shapes"];
-  auto shown = [&](const json& list, std::size_t i) { return (list.is_array() ? list[i] : list).dump(); };
+  auto shown = [&](const json& list, std::size_t i) { return json_excerpt(list.is_array() ? list[i] : list); };
   for (std::size_t i = 0; i < shapes.size(); ++i) {
     Problem p = base;
     p.dims = shapes[i].value;
@@ -295,35 +296,28 @@ Status expand_entry(const Reporter& r, const std::string& path, const json& e, c
 
 Result<SweepPlan> parse_sweep_plan(std::string_view text, const std::string& file) {
   const Reporter r{file};
-  json root;
-  try {
-    root = json::parse(text);
-  } catch (const json::parse_error& e) {
-    std::string what = e.what();
-    if (auto pos = what.find("] "); pos != std::string::npos) what = what.substr(pos + 2);
-    return r.at("", "not valid JSON: " + what);
-  }
-  if (!root.is_object()) return r.at("", "a sweep plan is a JSON object, got " + root.dump().substr(0, 40));
+  KF_TRY_ASSIGN(root, parse_json_bounded(text, file));
+  if (!root.is_object()) return r.at("", "a sweep plan is a JSON object, got " + json_excerpt(root));
   KF_TRY(check_keys(r, "", root, kPlanKeys));
   if (!root.contains("schema_version")) return r.at("schema_version", "missing (this kforge reads 1)");
   const json& version = root["schema_version"];
   if (!version.is_number_integer() || version.get<std::int64_t>() < 1) {
-    return r.at("schema_version", version.dump() + " is not a version (this kforge reads 1)");
+    return r.at("schema_version", json_excerpt(version) + " is not a version (this kforge reads 1)");
   }
   if (version.get<std::int64_t>() > kSweepPlanVersion) {
-    return r.at("schema_version", version.dump() + " was written by a newer kforge (this one reads " +
+    return r.at("schema_version", json_excerpt(version) + " was written by a newer kforge (this one reads " +
                                       std::to_string(kSweepPlanVersion) + ")");
   }
   SweepPlan plan;
   plan.file = file;
   for (const char* key : {"name", "description"}) {
-    if (root.contains(key) && !root[key].is_string()) return r.at(key, root[key].dump() + " is not a string");
+    if (root.contains(key) && !root[key].is_string()) return r.at(key, json_excerpt(root[key]) + " is not a string");
   }
   if (root.contains("name")) plan.name = root["name"].get<std::string>();
   if (root.contains("budget")) KF_TRY(read_budget(r, "budget", root["budget"], plan.budget));
   if (!root.contains("entries")) return r.at("entries", "missing");
   const json& entries = root["entries"];
-  if (!entries.is_array()) return r.at("entries", entries.dump().substr(0, 40) + " is not an array");
+  if (!entries.is_array()) return r.at("entries", json_excerpt(entries) + " is not an array");
   if (entries.empty()) return r.at("entries", "[] plans nothing");
   std::map<std::string, std::string> planned_by;
   for (std::size_t i = 0; i < entries.size(); ++i) {

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "arch_guard.hpp"
+#include "bounded_json.hpp"
 #include "build_version.hpp"
 #include "builtin_templates.hpp"
 #include "finalist_retiming.hpp"
@@ -54,7 +55,7 @@ Result<std::vector<WarmStart>> nearby_winners(Database& db, const std::string& d
     if (w.problem_key == key || problem_family(w.problem_key) != family) continue;
     std::map<std::string, std::int64_t> dims;
     try {
-      dims = nlohmann::json::parse(w.dims_json).get<std::map<std::string, std::int64_t>>();
+      dims = parse_json_bounded(w.dims_json, "problems.dims_json").value().get<std::map<std::string, std::int64_t>>();
     } catch (const std::exception&) {
       continue;  // a row this version cannot read suggests nothing
     }

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <limits>
 
+#include "bounded_json.hpp"
+
 namespace kforge {
 
 namespace {
@@ -199,8 +201,9 @@ MessageChannel::Wait MessageChannel::receive(std::chrono::steady_clock::time_poi
     if (auto nl = buffer_.find('\n'); nl != std::string::npos) {
       std::string line = buffer_.substr(0, nl);
       buffer_.erase(0, nl + 1);
-      message = nlohmann::json::parse(line, nullptr, false);
-      if (message.is_discarded()) return Wait::kClosed;  // a garbled peer is as good as gone
+      auto parsed = parse_json_bounded(line, "worker message");
+      if (!parsed.ok()) return Wait::kClosed;  // a garbled peer is as good as gone
+      message = std::move(parsed).value();
       return Wait::kMessage;
     }
     const auto left = duration_cast<milliseconds>(deadline - steady_clock::now()).count();

@@ -99,7 +99,7 @@ TEST_CASE("Every bad field is one line naming the file, the JSON path and the va
   for (const auto* op : all_operators()) known_ops += (known_ops.empty() ? "" : ", ") + std::string(op->name());
 
   SECTION("file and document") {
-    CHECK(error_of("{").rfind("plan.json: not valid JSON: ", 0) == 0);
+    CHECK(error_of("{").rfind("plan.json: JSON syntax error at byte ", 0) == 0);
     CHECK(error_of("[1]") == "plan.json: a sweep plan is a JSON object, got [1]");
     CHECK(error_of(R"({"entries": []})") == "plan.json: schema_version: missing (this kforge reads 1)");
     CHECK(error_of(R"({"schema_version": 2, "entries": []})") ==
