@@ -212,6 +212,10 @@ Result<int> validate(sqlite3* db, const std::string& path, bool full_check) {
   auto version = check_rows(db, path, "PRAGMA user_version");
   if (!version) return version.error();
   const int v = std::stoi(version->at(0));
+  if (v < 0) {
+    return Error::bad_input(path + ": schema version " + std::to_string(v) +
+                            " is not a kforge schema version (0 to " + std::to_string(kSchemaVersion) + ")");
+  }
   if (v > kSchemaVersion) {
     return Error::bad_input(path + ": schema version " + std::to_string(v) +
                             " is newer than this kforge supports (" +
@@ -237,7 +241,14 @@ Status migrate(sqlite3* db, const std::string& path, int from, int target) {
       return Error::internal(path + ": cannot migrate schema version " + std::to_string(current) +
                              " to " + std::to_string(m.to_version));
     }
-    KF_TRY(exec(db, path, m.sql));
+    if (Status st = exec(db, path, m.sql); !st.ok()) {
+      // SQLITE_ERROR here is the SQL not fitting the tables (a column that
+      // exists already, a table that does not): the stored version is wrong.
+      if ((sqlite3_extended_errcode(db) & 0xff) != SQLITE_ERROR) return st.error();
+      return Error::bad_input(path + ": schema version " + std::to_string(current) +
+                              " does not describe its tables: migrating to " + std::to_string(m.to_version) +
+                              " failed (" + st.error().message + ")");
+    }
     KF_TRY_ASSIGN(after, user_version(db, path));
     if (after != m.to_version) {
       return Error::internal(path + ": migration to schema version " +
@@ -284,7 +295,13 @@ Result<DbHandle> connect(const std::string& path, Database::Mode mode, int targe
   namespace fs = std::filesystem;
   const bool read_only = mode != Database::Mode::kReadWrite;
   std::error_code ec;
+  // SQLite takes "" for a temporary database that is gone at close: nothing stored.
+  if (path.empty()) return Error::bad_input("database path is empty (give a file name)");
   if (read_only && !fs::exists(path, ec)) return Error::bad_input(path + ": no such database");
+  if (fs::exists(path, ec) && !fs::is_regular_file(path, ec)) {
+    return Error::bad_input(path + ": not a database file (" +
+                            (fs::is_directory(path, ec) ? "a directory" : "not a regular file") + ")");
+  }
   if (!read_only) {
     const fs::path dir = fs::path(path).parent_path();
     if (!dir.empty() && !fs::is_directory(dir, ec)) {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -157,6 +158,11 @@ Result<TuningSet> read_tuning_set(Database& db, const TuningFilter& filter) {
 }
 
 Result<TuningSet> load_tuning_set(const std::string& path, const TuningFilter& filter) {
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec)) {
+    return Error::bad_input(path + ": not a database file (" +
+                            (std::filesystem::is_directory(path, ec) ? "a directory" : "not a regular file") + ")");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return Error::bad_input(path + ": cannot open file");
   char head[16] = {};

@@ -37,6 +37,18 @@ void sql(const std::string& db, const std::string& statement) {
   REQUIRE(rc == SQLITE_OK);
 }
 
+std::int64_t count_rows(const std::string& db, const std::string& table) {
+  sqlite3* h = nullptr;
+  REQUIRE(sqlite3_open(db.c_str(), &h) == SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  REQUIRE(sqlite3_prepare_v2(h, ("SELECT count(*) FROM " + table).c_str(), -1, &st, nullptr) == SQLITE_OK);
+  REQUIRE(sqlite3_step(st) == SQLITE_ROW);
+  const std::int64_t n = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  sqlite3_close(h);
+  return n;
+}
+
 /// Exit 2 and one line on stderr that contains every one of `names`.
 void check_bad_input(const test::CommandResult& r, std::initializer_list<std::string> names) {
   INFO("stdout: " << r.out.substr(0, 500) << "\nstderr: " << r.err.substr(0, 2000));
@@ -99,4 +111,33 @@ TEST_CASE("deeply nested JSON in database columns: show and export warn or keep 
     INFO(format << ": " << r.err.substr(0, 2000));
     CHECK(r.exit_code == 0);
   }
+}
+
+TEST_CASE("a database path that is a device or a directory is bad input naming it", "[cli][input]") {
+  test::TempDir dir;
+  const std::string folder = dir.path().string();
+  for (const std::string& db : {std::string("/dev/null"), folder}) {
+    for (const std::string cmd : {"show", "export", "db verify", "tune --quiet --max-evals 1 --shape M=8,N=8,K=8"}) {
+      INFO(cmd << " --db " << db);
+      check_bad_input(test::run_kforge(cmd + " --db " + db), {db, "not a database file"});
+    }
+  }
+}
+
+TEST_CASE("a database whose user_version is 1 or -5 is bad input naming it, and stays as it was", "[cli][input]") {
+  test::TempDir dir;
+  const std::string source = dir.file("source.db");
+  test::build_fixture_db(source, test::Fixture::kBase);
+  const std::string file = dir.file("all.json");
+  REQUIRE(test::run_kforge("db export --db " + source + " --out " + file).exit_code == 0);
+  const int version = GENERATE(1, -5);
+  const std::string db = dir.file("v.db");
+  test::build_fixture_db(db, test::Fixture::kBase);
+  sql(db, "PRAGMA user_version = " + std::to_string(version));
+  const auto results = count_rows(db, "results");
+  for (const std::string& cmd : {"show --db " + db, "import " + file + " --db " + db, "db migrate --db " + db}) {
+    INFO(version << ": " << cmd);
+    check_bad_input(test::run_kforge(cmd), {"v.db", "schema version " + std::to_string(version)});
+  }
+  CHECK(count_rows(db, "results") == results);
 }
