@@ -2,8 +2,11 @@
 #include "cli_common.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "device_registry.hpp"
@@ -11,8 +14,38 @@
 
 namespace kforge::cli {
 
-void add_db_flag(CLI::App& cmd, CommonOptions& o) {
-  cmd.add_option("--db", o.db, "Tuning database (SQLite)")->capture_default_str();
+void add_db_flag(CLI::App& cmd, CommonOptions& o) { add_db_option(cmd, o, "Tuning database (SQLite)"); }
+
+CLI::Option* add_db_option(CLI::App& cmd, CommonOptions& o, const std::string& help) {
+  return cmd.add_option("--db", o.db, help)->check(non_empty_path())->capture_default_str();
+}
+
+CLI::Validator non_empty_path() {
+  return CLI::Validator(
+      [](const std::string& v) { return v.empty() ? std::string("empty path (give a file name)") : std::string(); },
+      "PATH");
+}
+
+CLI::Validator finite_at_least(double min, bool inclusive) {
+  const std::string bound = (inclusive ? ">= " : "> ") + fmt(min, 6);
+  return CLI::Validator(
+      [min, inclusive, bound](const std::string& v) {
+        double x = 0;
+        const bool number = CLI::detail::lexical_cast(v, x);
+        if (number && std::isfinite(x) && (inclusive ? x >= min : x > min)) return std::string();
+        return "'" + v + "' is not a finite number " + bound;
+      },
+      "NUMBER " + bound);
+}
+
+CLI::Validator integer_at_least(long long min) {
+  return CLI::Validator(
+      [min](const std::string& v) {
+        long long x = 0;
+        if (CLI::detail::lexical_cast(v, x) && x >= min) return std::string();
+        return "'" + v + "' is not an integer >= " + std::to_string(min);
+      },
+      "INT >= " + std::to_string(min));
 }
 
 namespace {
@@ -114,7 +147,69 @@ std::string& command_line() {
   return line;
 }
 
-void print_json(const nlohmann::json& j) { std::cout << j.dump(2) << std::endl; }
+void print_json(const nlohmann::json& j) {
+  if (j.is_object() && !j.contains("schema_version")) {
+    nlohmann::json versioned = j;
+    versioned["schema_version"] = kCliJsonSchemaVersion;
+    std::cout << versioned.dump(2) << std::endl;
+    return;
+  }
+  std::cout << j.dump(2) << std::endl;
+}
+
+namespace {
+
+/// Splits "a: b: c" at each ": ".
+std::vector<std::string> message_parts(const std::string& message) {
+  std::vector<std::string> parts;
+  std::size_t pos = 0;
+  for (;;) {
+    const auto next = message.find(": ", pos);
+    parts.push_back(message.substr(pos, next == std::string::npos ? std::string::npos : next - pos));
+    if (next == std::string::npos) break;
+    pos = next + 2;
+  }
+  return parts;
+}
+
+bool names_file(const std::string& s) {
+  if (s.empty() || s.rfind("--", 0) == 0 || s.find(' ') != std::string::npos) return false;
+  std::error_code ec;
+  return std::filesystem::exists(s, ec) || s.find('/') != std::string::npos || s.find('.') != std::string::npos;
+}
+
+bool names_field(const std::string& s) { return !s.empty() && s.find(' ') == std::string::npos; }
+
+/// The first 'quoted' or "quoted" text in `s`.
+std::optional<std::string> first_quoted(const std::string& s) {
+  const auto open = s.find_first_of("'\"");
+  if (open == std::string::npos) return std::nullopt;
+  const auto close = s.find(s[open], open + 1);
+  if (close == std::string::npos) return std::nullopt;
+  return s.substr(open + 1, close - open - 1);
+}
+
+}  // namespace
+
+nlohmann::json error_json(const std::string& message) {
+  nlohmann::json j = {{"error", message}, {"file", nullptr}, {"field", nullptr}, {"value", nullptr}};
+  const auto parts = message_parts(message);
+  std::size_t at = 0;
+  if (parts.size() > 1 && names_file(parts[0])) j["file"] = parts[at++];
+  if (parts.size() > at + 1 && names_field(parts[at])) j["field"] = parts[at++];
+  std::string rest;
+  for (std::size_t i = at; i < parts.size(); ++i) rest += (i > at ? ": " : "") + parts[i];
+  if (auto v = first_quoted(rest)) j["value"] = *v;
+  return j;
+}
+
+void print_error(const std::string& message, bool json) {
+  if (json) {
+    std::cerr << error_json(message).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  } else {
+    std::cerr << "kforge: error: " << message << "\n";
+  }
+}
 
 void print_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
   std::vector<std::size_t> w(header.size());

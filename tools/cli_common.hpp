@@ -17,6 +17,23 @@
 
 namespace kforge::cli {
 
+/// Exit codes besides 0 (docs/cli.md): bad input, any other failure, a
+/// comparison that found a regression, a tune in which no candidate passed.
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitBadInput = 2;
+inline constexpr int kExitRegression = 3;
+inline constexpr int kExitNoCandidatePassed = 4;
+
+/// Thrown by a command that has written its output and ends with `code`;
+/// main returns it once the command's objects are destroyed.
+struct ExitStatus {
+  int code;
+};
+
+/// Version of every JSON object the CLI writes to stdout (docs/cli.md); bump
+/// it when a field changes meaning or goes away.
+inline constexpr int kCliJsonSchemaVersion = 1;
+
 /// Flags shared by several commands; each command registers the ones it uses.
 struct CommonOptions {
   std::string db = "kforge.db";
@@ -32,6 +49,8 @@ struct CommonOptions {
 };
 
 void add_db_flag(CLI::App& cmd, CommonOptions& o);
+/// `--db` on `cmd` with its own help text; an empty path is rejected.
+CLI::Option* add_db_option(CLI::App& cmd, CommonOptions& o, const std::string& help);
 /// --device for commands that run on a device (tune, lookup, sweep).
 void add_device_flag(CLI::App& cmd, CommonOptions& o);
 /// --device for commands that read stored rows (export, report, compare):
@@ -58,7 +77,22 @@ std::unique_ptr<Device> open_device(const CommonOptions& o);
 /// The command line kforge was started with, recorded with each sweep.
 std::string& command_line();
 
+/// Validators that reject what CLI11's own accept or print unreadably: an
+/// empty path (SQLite would open a temporary database and keep nothing), NaN
+/// and infinity, and a bound printed as 309 digits.
+CLI::Validator non_empty_path();
+CLI::Validator finite_at_least(double min, bool inclusive = true);
+CLI::Validator integer_at_least(long long min);
+
+/// Writes `j` to stdout; an object gets `schema_version` (kCliJsonSchemaVersion)
+/// unless it has its own.
 void print_json(const nlohmann::json& j);
+/// The error edge: "kforge: error: MESSAGE", or with `json` one JSON object
+/// {"error", "file", "field", "value"} on stderr (docs/cli.md, "Errors").
+void print_error(const std::string& message, bool json);
+/// The file, field and value an error message names ("FILE: FIELD: ... 'VALUE'"),
+/// null where it names none.
+nlohmann::json error_json(const std::string& message);
 /// Fixed-width table on stdout: header row, then rows.
 void print_table(const std::vector<std::string>& header,
                  const std::vector<std::vector<std::string>>& rows);

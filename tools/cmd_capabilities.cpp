@@ -28,8 +28,7 @@ void add_capabilities_command(CLI::App& app, CommonOptions& o) {
       "when, and whether that version is current. Targets come from the database's devices, the guards'\n"
       "architectures and --target. Markdown by default, --json for tools (docs/capabilities.md).");
   auto s = std::make_shared<CapabilitiesOptions>();
-  cmd->add_option("--db", o.db, "Tuning database (or JSON export with --all-results) for the evidence")
-      ->capture_default_str();
+  add_db_option(*cmd, o, "Tuning database (or JSON export with --all-results) for the evidence");
   cmd->add_flag("--no-db", s->no_db, "Describe the templates only, without evidence");
   cmd->add_option("--target", s->targets, "Also describe this target: cuda:sm_NN, hip:gfxNNN, opencl[:ARCH]; repeatable");
   cmd->add_option("--only", s->only, "Only these templates (by name); repeatable");

@@ -31,8 +31,8 @@ void add_compare_command(CLI::App& app, CommonOptions& o) {
       "and the ratio lies outside the runs' own noise band (docs/compare.md). Exit code 3 when anything is\n"
       "slower beyond noise or lost its winner (every candidate failed), so CI can gate on it; 0 otherwise.");
   auto s = std::make_shared<CompareOptions>();
-  cmd->add_option("BASE", s->base, "Baseline: tuning database or JSON export")->required();
-  cmd->add_option("NEW", s->neu, "Candidate: tuning database or JSON export")->required();
+  cmd->add_option("BASE", s->base, "Baseline: tuning database or JSON export")->required()->check(non_empty_path());
+  cmd->add_option("NEW", s->neu, "Candidate: tuning database or JSON export")->required()->check(non_empty_path());
   add_device_filter_flag(*cmd, s->device);
   cmd->add_option("--op", s->op, "Only this operator");
   cmd->add_option("--dtype", s->dtype, "Only this dtype");
@@ -65,7 +65,7 @@ void add_compare_command(CLI::App& app, CommonOptions& o) {
       std::cout.flush();
       std::cerr << "kforge: regressed: " << c.count("slower") << " slower beyond noise, " << c.count("failed")
                 << " lost their winner\n";
-      std::exit(3);
+      throw ExitStatus{kExitRegression};
     }
   });
 }

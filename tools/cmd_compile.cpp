@@ -147,7 +147,7 @@ void add_compile_command(CLI::App& app, CommonOptions& o) {
   cmd->add_option("--config", c->config, "Compile only this configuration (canonical name)");
   cmd->add_option("--max-configs", c->max_configs, "At most this many configurations per template, spread "
                                                    "evenly over the valid space (0: all)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(integer_at_least(0));
   cmd->add_option("--out", c->out_dir, "Write each instance's source, binary (cubin + PTX, or code object) and log here");
   cmd->callback([&o, c] {
     const Target target = unwrap(parse_target(c->target));

@@ -78,7 +78,7 @@ void run_verify(const CommonOptions& o) {
                        {"winners", s.winners}});
     }
     print_json({{"database", o.db},
-                {"schema_version", report.schema_version},
+                {"database_schema_version", report.schema_version},
                 {"supported_schema_version", kSchemaVersion},
                 {"healthy", healthy},
                 {"counts",
@@ -195,8 +195,10 @@ void add_db_command(CLI::App& app, CommonOptions& o) {
   static std::vector<std::string> inputs;
   static std::string out;
   auto* merge = db.add_subcommand("merge", "Merge databases (e.g. sweep shards) into one, losing nothing");
-  merge->add_option("inputs", inputs, "Databases to merge, in order")->required();
-  merge->add_option("-o,--output", out, "The merged database (created, or added to)")->required();
+  merge->add_option("inputs", inputs, "Databases to merge, in order")->required()->check(non_empty_path());
+  merge->add_option("-o,--output", out, "The merged database (created, or added to)")
+      ->required()
+      ->check(non_empty_path());
   add_json_flag(*merge, o);
   merge->callback([&o] { run_merge(o, inputs, out); });
 

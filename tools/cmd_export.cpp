@@ -24,7 +24,19 @@ struct ExportOptions {
   bool include_stale = false;
   bool winners_only = false;  ///< db export: only the winners' results
   bool json = false;          ///< db export --json: accepted; JSON is its only format
+  bool summary = false;       ///< export --json: a JSON summary of what --out received
 };
+
+/// What `export --json` reports once the file is written (docs/cli.md).
+nlohmann::json export_summary(const CommonOptions& o, const ExportOptions& s, const TuningSet& set,
+                              std::size_t bytes, int stale_left_out) {
+  return {{"database", o.db},          {"out", s.out},
+          {"format", s.format},        {"bytes", bytes},
+          {"devices", set.devices.size()}, {"templates", set.templates.size()},
+          {"problems", set.problems.size()}, {"winners", set.winners.size()},
+          {"results", set.results.size()}, {"all_results", s.all_results},
+          {"stale_left_out", stale_left_out}};
+}
 
 std::optional<std::string> opt(const std::string& s) { return s.empty() ? std::nullopt : std::optional(s); }
 
@@ -59,7 +71,7 @@ void configure_export(CLI::App* cmd, CommonOptions& o, bool dump) {
   // Every flag writes into *s, which the callback keeps alive: CLI11 writes
   // through these references when it parses, after this function returned.
   auto s = std::make_shared<ExportOptions>();
-  cmd->add_option("--db", o.db, "Tuning database, or a JSON export to convert")->capture_default_str();
+  add_db_option(*cmd, o, "Tuning database, or a JSON export to convert");
   if (dump) {
     cmd->add_flag("--json", s->json, "The JSON interchange format (the only format of db export)");
     cmd->add_flag("--winners-only", s->winners_only, "Only the winners' results, not every evaluated candidate");
@@ -71,6 +83,7 @@ void configure_export(CLI::App* cmd, CommonOptions& o, bool dump) {
     cmd->add_flag("--include-stale", s->include_stale,
                   "Keep winners and results of template versions that are no longer current");
     cmd->add_option("--namespace", s->ns, "C++ namespace of the header format")->capture_default_str();
+    cmd->add_flag("--json", s->summary, "After writing --out, print a JSON summary of what it holds (docs/cli.md)");
   }
   cmd->add_option("--out", s->out, "Write to this file instead of stdout");
   add_device_filter_flag(*cmd, s->device);
@@ -86,6 +99,9 @@ void configure_export(CLI::App* cmd, CommonOptions& o, bool dump) {
       s->include_stale = true;
     }
     if (!is_identifier(s->ns)) throw ErrorException(Error::bad_input("--namespace: not a C++ namespace: '" + s->ns + "'"));
+    if (s->summary && (s->out.empty() || s->out == "-")) {
+      throw ErrorException(Error::bad_input("--json: the summary goes to stdout, so the export needs --out FILE"));
+    }
     TuningFilter filter;
     filter.device = device_filter(s->device);
     filter.op = opt(s->op);
@@ -95,8 +111,8 @@ void configure_export(CLI::App* cmd, CommonOptions& o, bool dump) {
     filter.all_results = s->all_results;
     TuningSet set = unwrap(load_tuning_set(o.db, filter));
     const TemplateCatalog catalog = make_catalog(o);
+    int dropped = 0;
     if (!s->include_stale) {
-      int dropped = 0;
       set = without_stale(std::move(set), catalog, dropped);
       if (dropped > 0) {
         std::cerr << "kforge: left out " << dropped << " winner" << (dropped == 1 ? "" : "s")
@@ -123,6 +139,7 @@ void configure_export(CLI::App* cmd, CommonOptions& o, bool dump) {
       else text = render_markdown(set, rows);
     }
     write_output(s->out, text);
+    if (s->summary) print_json(export_summary(o, *s, set, text.size(), dropped));
   });
 }
 

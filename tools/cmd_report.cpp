@@ -30,8 +30,7 @@ void add_report_command(CLI::App& app, CommonOptions& o) {
       "template's default configuration, and achieved throughput against the device's ceilings (a roofline)\n"
       "where they are known. Open the file in any browser. Details: docs/report.md.");
   auto s = std::make_shared<ReportCliOptions>();
-  cmd->add_option("--db", o.db, "Tuning database, or a JSON export (with --all-results for failures)")
-      ->capture_default_str();
+  add_db_option(*cmd, o, "Tuning database, or a JSON export (with --all-results for failures)");
   cmd->add_option("--out", s->out, "HTML file to write")->capture_default_str();
   add_device_filter_flag(*cmd, s->device);
   cmd->add_option("--op", s->op, "Only this operator");
@@ -41,6 +40,7 @@ void add_report_command(CLI::App& app, CommonOptions& o) {
   cmd->add_option("--ceilings", s->ceilings,
                   "JSON file of device peaks (fp32_gflops, fp16_gflops, bandwidth_gbs per device name match)");
   cmd->add_option("--title", s->title, "Page title");
+  add_json_flag(*cmd, o);
   cmd->callback([&o, s] {
     TuningFilter filter;
     filter.device = device_filter(s->device);
@@ -60,6 +60,11 @@ void add_report_command(CLI::App& app, CommonOptions& o) {
     if (!f) throw ErrorException(Error::bad_input(s->out + ": cannot write the report"));
     std::set<std::pair<std::string, std::string>> problems;
     for (const auto& r : set.results) problems.insert({r.device_key, r.problem_key});
+    if (o.json) {
+      print_json({{"database", o.db}, {"out", s->out}, {"tuned_problems", problems.size()},
+                  {"candidates", set.results.size()}, {"devices", set.devices.size()}, {"bytes", html.size()}});
+      return;
+    }
     std::cout << "wrote " << s->out << ": " << problems.size() << " tuned problem" << (problems.size() == 1 ? "" : "s") << ", "
               << set.results.size() << " candidates, " << html.size() / 1024 << " KiB\n";
   });

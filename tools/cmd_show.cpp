@@ -61,7 +61,7 @@ void add_show_command(CLI::App& app, CommonOptions& o) {
       results = unwrap(db->results(rf));
     }
     if (o.json) {
-      nlohmann::json j = {{"database", o.db}, {"schema_version", db->schema_version()}};
+      nlohmann::json j = {{"database", o.db}, {"database_schema_version", db->schema_version()}};
       j["devices"] = nlohmann::json::array();
       for (const auto& d : devices)
         j["devices"].push_back({{"key", d.key}, {"backend", d.backend}, {"vendor", d.vendor}, {"name", d.name},

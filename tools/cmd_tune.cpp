@@ -76,28 +76,35 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
   add_device_flag(*cmd, o);
   add_template_flag(*cmd, o);
   add_json_flag(*cmd, o);
-  cmd->add_option("--strategy", t->strategy, "Search strategy: exhaustive, random, annealing or model")->capture_default_str();
+  cmd->add_option("--strategy", t->strategy, "Search strategy: exhaustive, random, annealing or model")
+      ->check(CLI::IsMember(strategy_names()))
+      ->capture_default_str();
   cmd->add_option("--max-evals", t->max_evals, "Stop after this many candidates (0: whole space)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(integer_at_least(0));
   cmd->add_option("--no-improvement", t->no_improvement,
                   "Stop after this many candidates in a row without a faster one (0: never)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(integer_at_least(0));
   cmd->add_option("--time-budget", t->time_budget, "Stop starting candidates after this many seconds (0: none)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(finite_at_least(0));
   cmd->add_option("--seed", t->seed, "Seed for the strategy and the random inputs")->capture_default_str();
   cmd->add_option("--warm-start", t->warm_start,
                   "After the default, try the winners of up to this many nearest other problems of the same "
                   "family tuned on this device with the same template (0: none)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(integer_at_least(0))
       ->capture_default_str();
   cmd->add_option("--config", t->config, "Evaluate only this configuration (canonical name)");
   cmd->add_option("--only-template", t->only_template, "Tune only this template");
-  cmd->add_option("--min-reps", t->min_reps, "Timed repetitions at least")->capture_default_str();
-  cmd->add_option("--max-reps", t->max_reps, "Timed repetitions at most")->capture_default_str();
+  cmd->add_option("--min-reps", t->min_reps, "Timed repetitions at least")
+      ->check(integer_at_least(1))
+      ->capture_default_str();
+  auto* max_reps = cmd->add_option("--max-reps", t->max_reps, "Timed repetitions at most (raised to --min-reps "
+                                                              "when only that is given)")
+                       ->check(integer_at_least(1))
+                       ->capture_default_str();
   cmd->add_option("--cut-ratio", t->cut_ratio,
                   "Stop timing a candidate once 2 launches (its untimed validation launch and a timed one, or more) "
                   "are all more than this many times the best median so far (0: never)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(finite_at_least(0))
       ->capture_default_str();
   cmd->add_flag("--window-stop,!--no-window-stop", t->window_stop,
                 "Stop timing a candidate once its median's 95% interval lies above the finalist window of the best "
@@ -105,7 +112,11 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
                 "budget is spent)");
   cmd->add_flag("--quiet", t->quiet, "No progress output");
   add_runner_flags(*cmd, *runner);
-  cmd->callback([&o, t, runner] {
+  cmd->callback([&o, t, runner, max_reps] {
+    if (max_reps->count() > 0 && t->max_reps < t->min_reps) {
+      throw ErrorException(Error::bad_input("--max-reps: " + std::to_string(t->max_reps) +
+                                            " is less than --min-reps " + std::to_string(t->min_reps)));
+    }
     Problem problem = make_problem(o);
     TemplateCatalog catalog = make_catalog(o);
     auto device = open_device(o);
@@ -209,6 +220,7 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
       if (s.winner && s.default_result && s.default_result->status == CandidateStatus::kOk)
         j["speedup_vs_default"] = s.default_result->timing.median_ms / s.winner->timing.median_ms;
       print_json(j);
+      if (!s.winner) throw ExitStatus{kExitNoCandidatePassed};
       return;
     }
     for (const auto& [name, reason] : s.skipped_templates) std::cout << "\nskipped " << name << ": " << reason;
@@ -260,6 +272,7 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
       }
     }
     std::cout << "database: " << o.db << "\n";
+    if (!s.winner) throw ExitStatus{kExitNoCandidatePassed};
   });
 }
 

@@ -1,5 +1,6 @@
-// kforge: the command-line interface. Exit codes: 0 success, 2 bad input
-// (one-line error on stderr), 1 any other failure.
+// kforge: the command-line interface. Exit codes (cli_common.hpp): 0 success,
+// 2 bad input (one-line error on stderr), 3 a regression (compare), 4 no
+// candidate passed (tune), 1 any other failure.
 #include <iostream>
 #include <new>
 
@@ -15,7 +16,11 @@ int main(int argc, char** argv) {
   CLI::App app{"kforge: tune GPU/CPU kernel templates, store winners, look them up"};
   app.require_subcommand(1);
   app.set_version_flag("--version", version_line());
-  for (int i = 0; i < argc; ++i) cli::command_line() += (i ? " " : "") + std::string(argv[i]);
+  bool json = false;  // errors as JSON too; known before parsing, which may fail
+  for (int i = 0; i < argc; ++i) {
+    cli::command_line() += (i ? " " : "") + std::string(argv[i]);
+    json = json || std::string_view(argv[i]) == "--json";
+  }
   cli::CommonOptions options;
   cli::add_devices_command(app, options);
   cli::add_templates_command(app, options);
@@ -41,19 +46,21 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "kforge: error: " << e.what() << " (see --help)\n";
-    return 2;
+    cli::print_error(std::string(e.what()) + (json ? "" : " (see --help)"), json);
+    return cli::kExitBadInput;
+  } catch (const cli::ExitStatus& e) {
+    return e.code;
   } catch (const ErrorException& e) {
-    std::cerr << "kforge: error: " << e.error().message << "\n";
+    cli::print_error(e.error().message, json);
     const bool bad_input =
         e.error().code == ErrorCode::kBadInput || e.error().code == ErrorCode::kNotFound;
-    return bad_input ? 2 : 1;
+    return bad_input ? cli::kExitBadInput : cli::kExitFailure;
   } catch (const std::bad_alloc&) {
-    std::cerr << "kforge: error: out of host memory (std::bad_alloc)\n";
-    return 1;
+    cli::print_error("out of host memory (std::bad_alloc)", json);
+    return cli::kExitFailure;
   } catch (const std::exception& e) {
-    std::cerr << "kforge: error: " << e.what() << "\n";
-    return 1;
+    cli::print_error(e.what(), json);
+    return cli::kExitFailure;
   }
   return 0;
 }

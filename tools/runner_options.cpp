@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <climits>
+#include <cstdlib>
+#include <iostream>
 
 #include "binary_cache.hpp"
 #include "cli_common.hpp"
@@ -20,6 +22,20 @@ std::string self_executable() {
   return std::string(buf, static_cast<std::size_t>(n));
 }
 
+/// The binary cache directory to use: `--cache-dir` (bad input when unusable),
+/// else the default ($KFORGE_CACHE_DIR, ...), which when unusable costs a
+/// warning and a run without the disk cache, as for the runtime's lookup.
+std::string usable_cache_dir(const std::string& flag) {
+  const std::string dir = flag.empty() ? BinaryCache::default_dir() : flag;
+  auto cache = BinaryCache::open(dir);
+  if (cache.ok()) return dir;
+  if (!flag.empty()) throw ErrorException(Error::bad_input("--cache-dir: " + cache.error().message));
+  const char* env = std::getenv("KFORGE_CACHE_DIR");
+  std::cerr << "kforge: warning: " << cache.error().message
+            << (env && *env ? " (from KFORGE_CACHE_DIR)" : "") << "; compiling without the disk cache\n";
+  return "";
+}
+
 }  // namespace
 
 void add_runner_flags(CLI::App& cmd, RunnerOptions& r) {
@@ -31,10 +47,10 @@ void add_runner_flags(CLI::App& cmd, RunnerOptions& r) {
                  "recorded as timeout; grows with the best time so far, before any with the candidate's "
                  "first launch; once that launch runs (its code generated), what is left is 2 s plus the "
                  "timing budget plus 10x the expected launches (docs/measurement.md)")
-      ->check(CLI::PositiveNumber)
+      ->check(finite_at_least(0, false))
       ->capture_default_str();
   cmd.add_option("--compile-timeout", r.compile_timeout_s, "Seconds one candidate's compile may take")
-      ->check(CLI::PositiveNumber)
+      ->check(finite_at_least(0, false))
       ->capture_default_str();
   cmd.add_option("--cache-dir", r.cache_dir,
                  "On-disk binary cache shared with later runs and the runtime (default: $KFORGE_CACHE_DIR, "
@@ -65,7 +81,7 @@ void apply_runner_options(const RunnerOptions& r, TuneRequest& request) {
                             : r.compile_overlap == "off" ? TuneRequest::CompileOverlap::kOff
                                                          : TuneRequest::CompileOverlap::kAuto;
   request.fastest_first = !r.strategy_order;
-  if (!r.no_cache) request.cache_dir = r.cache_dir.empty() ? BinaryCache::default_dir() : r.cache_dir;
+  if (!r.no_cache) request.cache_dir = usable_cache_dir(r.cache_dir);
 }
 
 }  // namespace kforge::cli

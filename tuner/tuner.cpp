@@ -26,6 +26,7 @@
 #include "stop_condition.hpp"
 #include "strategy.hpp"
 #include "in_process_runner.hpp"
+#include "printable.hpp"
 #include "tuning_space.hpp"
 
 namespace kforge {
@@ -217,6 +218,38 @@ bool compile_overlaps(const TuneRequest& request, const std::string& device_type
   return device_type != "cpu";
 }
 
+namespace {
+
+/// What the run would reject anyway, checked before it writes anything, so
+/// that a rejected request leaves no unfinished sweep row.
+Status check_request(const TuneRequest& request, const Problem& problem) {
+  const auto names = strategy_names();
+  if (std::find(names.begin(), names.end(), request.strategy) == names.end()) {
+    std::string known;
+    for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+    return Error::bad_input("strategy: unknown strategy '" + printable(request.strategy) + "' (known: " + known + ")");
+  }
+  const MeasurementProtocol& p = request.protocol;
+  if (p.min_reps < 1) return Error::bad_input("min_reps: " + std::to_string(p.min_reps) + " is less than 1");
+  if (p.max_reps < p.min_reps) {
+    return Error::bad_input("max_reps: " + std::to_string(p.max_reps) + " is less than min_reps " +
+                            std::to_string(p.min_reps));
+  }
+  if (!std::isfinite(p.cut_ratio) || p.cut_ratio < 0) {
+    return Error::bad_input("cut_ratio: " + std::to_string(p.cut_ratio) + " is not a finite number >= 0");
+  }
+  if (request.only_config) {
+    KF_TRY_ASSIGN(cfg, Config::parse(*request.only_config));
+    for (const TemplateSource* tpl : request.templates) {
+      const auto& m = tpl->manifest;
+      if (m.supports(problem.dtype) && m.supports(problem.layout)) KF_TRY(m.check_declared(cfg));
+    }
+  }
+  return ok_status();
+}
+
+}  // namespace
+
 Result<TuneSummary> Tuner::run(const TuneRequest& request,
                                const std::function<void(const TuneEvent&)>& on_event) {
   const auto t0 = Clock::now();
@@ -225,6 +258,7 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
     return Error{ErrorCode::kUnsupported,
                  "no template implements " + problem.op + " for backend " + device_.info().backend, {}};
   }
+  KF_TRY(check_request(request, problem));
   const DeviceInfo& info = device_.info();
   // Before any row is written or any input generated: a problem that cannot
   // fit is refused with the numbers.

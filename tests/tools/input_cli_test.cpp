@@ -21,6 +21,7 @@ using nlohmann::json;
 namespace {
 
 const std::string kPlanted = std::string(KFORGE_TEST_DATA_DIR) + "/templates/gemm_naive_planted";
+const std::string kFast = " --min-reps 2 --max-reps 2 --quiet ";
 
 std::string nested(int depth) { return std::string(depth, '[') + std::string(depth, ']'); }
 
@@ -113,6 +114,53 @@ TEST_CASE("deeply nested JSON in database columns: show and export warn or keep 
   }
 }
 
+TEST_CASE("an empty database path is bad input for every command that takes one", "[cli][input]") {
+  test::TempDir dir;
+  const std::string file = dir.file("any.json");
+  test::write_file(file, "{}");
+  const std::vector<std::string> commands = {
+      "tune --quiet --max-evals 1 --db ''", "show --db ''", "lookup --db ''", "export --db ''",
+      "report --out " + dir.file("r.html") + " --db ''", "capabilities --db ''", "import " + file + " --db ''",
+      "sweep " + file + " --db ''", "db verify --db ''", "db migrate --db ''", "db merge '' -o " + dir.file("m.db"),
+      "db merge " + file + " -o ''", "compare '' " + file, "db export --db ''"};
+  for (const std::string& args : commands) {
+    INFO(args);
+    check_bad_input(test::run_kforge(args), {"empty path"});
+  }
+  CHECK_FALSE(std::filesystem::exists(dir.file("m.db")));
+}
+
+TEST_CASE("a tune in which no candidate passes validation exits 4", "[cli][input]") {
+  test::TempDir dir;
+  const std::string db = dir.file("t.db");
+  const std::string tune = "tune --template " + kPlanted + " --config BX8_BY4_FLAW1 --shape M=16,N=16,K=16 --db " +
+                           db + kFast;
+  auto r = test::run_kforge(tune + "--json");
+  INFO(r.out.substr(0, 2000) << r.err);
+  CHECK(r.exit_code == 4);
+  const json j = json::parse(r.out);
+  CHECK(j["winner"].is_null());
+  CHECK(j["schema_version"] == 1);
+  // Stored as wrong_result; the rerun reuses it, and still nothing passed.
+  auto again = test::run_kforge(tune);
+  INFO(again.out << again.err);
+  CHECK(again.exit_code == 4);
+  CHECK_THAT(again.out, Catch::Contains("no candidate passed validation"));
+}
+
+TEST_CASE("a manifest value 10**400 is bad input naming the manifest and the field", "[cli][input]") {
+  test::TempDir dir;
+  const auto tdir = dir.path() / "huge";
+  std::filesystem::copy(kPlanted, tdir);
+  auto m = test::read_file((tdir / "manifest.json").string());
+  m.replace(m.find("\"values\": [8, 16]"), 17, "\"values\": [8, 1" + std::string(400, '0') + "]");
+  test::write_file((tdir / "manifest.json").string(), m);
+  auto r = test::run_kforge("templates --template " + tdir.string());
+  check_bad_input(r, {"manifest.json", "parameters[0].values[1]", "out of range"});
+  CHECK_THAT(r.err, !Catch::Contains("out_of_range") && !Catch::Contains("json.exception"));
+  CHECK(r.err.size() < 300);
+}
+
 TEST_CASE("a database path that is a device or a directory is bad input naming it", "[cli][input]") {
   test::TempDir dir;
   const std::string folder = dir.path().string();
@@ -140,4 +188,110 @@ TEST_CASE("a database whose user_version is 1 or -5 is bad input naming it, and 
     check_bad_input(test::run_kforge(cmd), {"v.db", "schema version " + std::to_string(version)});
   }
   CHECK(count_rows(db, "results") == results);
+}
+
+TEST_CASE("an unusable KFORGE_CACHE_DIR costs a warning and the disk cache; an unusable --cache-dir is bad input",
+          "[cli][input]") {
+  test::TempDir dir;
+  const std::string not_a_dir = dir.file("plain-file");
+  test::write_file(not_a_dir, "x");
+  const std::string tune = "tune --shape M=8,N=8,K=8 --max-evals 1 --db " + dir.file("c.db") + kFast;
+  {
+    test::ScopedEnv cache("KFORGE_CACHE_DIR", not_a_dir);
+    auto r = test::run_kforge(tune + "--json");
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+    CHECK_THAT(r.err, Catch::Contains("warning") && Catch::Contains(not_a_dir) &&
+                          Catch::Contains("KFORGE_CACHE_DIR") && Catch::Contains("without the disk cache"));
+    CHECK(json::parse(r.out)["winner"].is_object());
+  }
+  check_bad_input(test::run_kforge(tune + "--cache-dir " + not_a_dir), {"--cache-dir", not_a_dir});
+}
+
+TEST_CASE("impossible tune flags are bad input before anything is stored, with readable bounds", "[cli][input]") {
+  test::TempDir dir;
+  const std::string fresh = dir.file("fresh.db");
+  for (const char* flags : {"--cut-ratio nan", "--cut-ratio inf", "--cut-ratio -1", "--min-reps -3", "--min-reps 0",
+                            "--min-reps 5 --max-reps 2", "--strategy nope", "--time-budget -1", "--time-budget nan",
+                            "--max-evals -1", "--launch-timeout 0", "--launch-timeout nan"}) {
+    auto r = test::run_kforge(std::string("tune --quiet --shape M=8,N=8,K=8 ") + flags + " --db " + fresh);
+    INFO(flags);
+    check_bad_input(r, {std::string(flags).substr(0, std::string(flags).find(' '))});
+    CHECK(r.err.size() < 200);  // no 309-digit bound
+    CHECK_THAT(r.err, !Catch::Contains("1797693134862315"));
+    CHECK_FALSE(std::filesystem::exists(fresh));
+  }
+}
+
+TEST_CASE("a rejected tune adds no sweep row", "[cli][input]") {
+  test::TempDir dir;
+  const std::string db = dir.file("keep.db");
+  test::build_fixture_db(db, test::Fixture::kBase);
+  const auto sweeps = count_rows(db, "sweeps");
+  for (const char* flags : {"--strategy nope", "--config garbage", "--config BX8_BY4_FLAW9", "--config BX8"}) {
+    auto r = test::run_kforge("tune --template " + kPlanted + " --shape M=8,N=8,K=8 " + flags + " --db " + db + kFast);
+    INFO(flags);
+    check_bad_input(r, {});
+    CHECK(count_rows(db, "sweeps") == sweeps);
+  }
+}
+
+TEST_CASE("export and report take --json: what they wrote, where, and counts", "[cli][input]") {
+  test::TempDir dir;
+  const std::string db = dir.file("f.db");
+  test::build_fixture_db(db, test::Fixture::kBase);
+  const std::string csv = dir.file("w.csv");
+  auto e = test::run_kforge("export --format csv --json --db " + db + " --out " + csv);
+  INFO(e.err);
+  REQUIRE(e.exit_code == 0);
+  const json ej = json::parse(e.out);
+  CHECK(ej["schema_version"] == 1);
+  CHECK(ej["out"] == csv);
+  CHECK(ej["format"] == "csv");
+  CHECK(ej["winners"].get<int>() > 0);
+  CHECK(ej["bytes"] == test::read_file(csv).size());
+  check_bad_input(test::run_kforge("export --json --db " + db), {"--json", "--out"});
+
+  const std::string html = dir.file("r.html");
+  auto r = test::run_kforge("report --json --db " + db + " --out " + html);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const json rj = json::parse(r.out);
+  CHECK(rj["schema_version"] == 1);
+  CHECK(rj["out"] == html);
+  CHECK(rj["tuned_problems"].get<int>() > 0);
+  CHECK(rj["bytes"] == test::read_file(html).size());
+
+  const json shown = json::parse(test::run_kforge("show --json --db " + db).out);
+  CHECK(shown["schema_version"] == 1);
+  CHECK(shown["database_schema_version"].get<int>() > 1);
+}
+
+TEST_CASE("with --json an error is one JSON object on stderr naming the file, field and value", "[cli][input]") {
+  test::TempDir dir;
+  auto error_of = [](const test::CommandResult& r) {
+    INFO(r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(line_count(r.err) == 1);
+    return json::parse(r.err);
+  };
+  const std::string folder = dir.path().string();
+  const json not_db = error_of(test::run_kforge("show --json --db " + folder));
+  CHECK(not_db["file"] == folder);
+  CHECK_THAT(not_db["error"].get<std::string>(), Catch::Contains("not a database file"));
+
+  const json flag = error_of(test::run_kforge("tune --json --cut-ratio nan --db " + dir.file("x.db")));
+  CHECK(flag["field"] == "--cut-ratio");
+  CHECK(flag["value"] == "nan");
+  CHECK(flag["file"].is_null());
+
+  const std::string plan = dir.file("plan.json");
+  test::write_file(plan, R"({"schema_version": 1, "entries": [{"op": "conv9", "shapes": ["M=8"]}]})");
+  const json in_plan = error_of(test::run_kforge("sweep --json --dry-run " + plan));
+  CHECK(in_plan["file"] == plan);
+  CHECK(in_plan["field"] == "entries[0].op");
+  CHECK(in_plan["value"] == "conv9");
+
+  const json unknown = error_of(test::run_kforge("show --json --no-such-flag"));
+  CHECK_THAT(unknown["error"].get<std::string>(), Catch::Contains("--no-such-flag"));
 }
