@@ -34,7 +34,7 @@ DeviceRecord v2_device(const HardwareIdentity& id) {
 
 }  // namespace
 
-TEST_CASE("a CPU's key does not change with its memory; a GPU's still tells memory apart", "[db][migrate]") {
+TEST_CASE("a CPU's key does not change with its memory, a GPU's still tells memory apart", "[db][migrate]") {
   const HardwareIdentity small = pocl_cpu(5'100'000'000), large = pocl_cpu(23'100'000'000);
   CHECK(small.key() == large.key());
   CHECK(small.key_before_v3() != large.key_before_v3());
