@@ -24,9 +24,11 @@ namespace {
 const std::string kPlanted = std::string(KFORGE_TEST_DATA_DIR) + "/templates/gemm_naive_planted";
 const std::string kFast = " --min-reps 2 --max-reps 2 --quiet ";
 
+/// The JSON of a command that ran to its end: exit 0, or 4 for a tune in
+/// which no candidate passed (planted faults; input_cli_test.cpp checks 4).
 json parse_json(const test::CommandResult& r) {
   INFO("stdout: " << r.out << "\nstderr: " << r.err);
-  REQUIRE(r.exit_code == 0);
+  REQUIRE((r.exit_code == 0 || r.exit_code == 4));
   return json::parse(r.out);
 }
 

@@ -190,7 +190,7 @@ TEST_CASE("a database whose user_version is 1 or -5 is bad input naming it, and 
   CHECK(count_rows(db, "results") == results);
 }
 
-TEST_CASE("an unusable KFORGE_CACHE_DIR costs a warning and the disk cache; an unusable --cache-dir is bad input",
+TEST_CASE("an unusable KFORGE_CACHE_DIR costs a warning and the disk cache, an unusable --cache-dir is bad input",
           "[cli][input]") {
   test::TempDir dir;
   const std::string not_a_dir = dir.file("plain-file");

@@ -124,7 +124,7 @@ TEST_CASE("isolation: a run whose every candidate timed out says so and names th
   const auto r = run_kforge("tune --template " + kFaulty + " --shape M=24,N=20,K=8 --config " +
                             faulty_config(8, 2) + " --launch-timeout 1 --no-cache --db " + tmp.file("t.db"));
   INFO(r.out << r.err);
-  REQUIRE(r.exit_code == 0);
+  REQUIRE(r.exit_code == 4);  // its only candidate fails
   CHECK_THAT(r.out, Catch::Contains("no candidate passed validation (1 timeout)") &&
                         Catch::Contains("raise --launch-timeout (now 1 s)"));
   // A wrong result is not a time limit: no such advice.
@@ -140,7 +140,7 @@ TEST_CASE("isolation: --in-process runs the good candidates without a worker", "
   const auto r = run_kforge("tune --template " + kFaulty + " --shape M=24,N=20,K=8 --config BX8_FLAW4 --db " + db +
                             " --in-process --no-cache --json");
   INFO(r.out << r.err);
-  REQUIRE(r.exit_code == 0);
+  REQUIRE(r.exit_code == 4);  // its only candidate fails
   const auto rows = results_by_config(db);
   REQUIRE(rows.count("BX8_FLAW4") == 1);
   CHECK(rows.at("BX8_FLAW4").status == "wrong_result");
@@ -259,7 +259,7 @@ TEST_CASE("isolation: a validated candidate that hangs while timed gets the run 
                             "--config BX8_BY4_FLAW0 --launch-timeout 8 --min-reps 2 --max-reps 3 --no-cache --json "
                             "--db " + db);
   INFO(r.out << r.err);
-  REQUIRE(r.exit_code == 0);
+  REQUIRE(r.exit_code == 4);  // its only candidate fails
   const auto rows = results_by_config(db);
   REQUIRE(rows.count("BX8_BY4_FLAW0") == 1);
   const ResultRecord& rec = rows.at("BX8_BY4_FLAW0");

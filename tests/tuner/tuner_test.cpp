@@ -65,12 +65,20 @@ TEST_CASE("a sweep records every candidate and catches the planted flaw", "[tune
 
   const char* layout = GENERATE("NN", "TT");
   auto req = request_for(*catalog, small_problem(layout));
-  int events = 0;
-  auto summary = tuner.run(req, [&](const TuneEvent&) { ++events; });
+  int events = 0, retimes = 0;
+  auto summary = tuner.run(req, [&](const TuneEvent& e) {
+    // Phases come between candidates; each candidate, the start and the end once.
+    if (e.kind == TuneEvent::Kind::kPhase) {
+      retimes += e.phase == TuneEvent::Phase::kRetime;
+    } else if (e.kind != TuneEvent::Kind::kLeaderChanged) {
+      ++events;
+    }
+  });
   REQUIRE(summary.ok());
   CHECK(summary->evaluated == 8);
   CHECK(summary->failed == 4);
   CHECK(events == 8 + 2);
+  CHECK(retimes == 1);
   for (const auto& o : summary->outcomes) {
     INFO(o.config << " " << o.reason);
     if (o.config.find("FLAW1") != std::string::npos) {
