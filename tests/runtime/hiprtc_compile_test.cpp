@@ -11,6 +11,7 @@
 #include "operator.hpp"
 #include "search_space.hpp"
 #include "target.hpp"
+#include "template_alone.hpp"
 #include "test_level.hpp"
 
 using namespace kforge;
@@ -127,4 +128,19 @@ TEST_CASE("without an AMD GPU there are no HIP devices and no error", "[hip][hip
   auto dev = open_hip_device(0);
   REQUIRE_FALSE(dev.ok());
   CHECK(dev.error().code == ErrorCode::kNotFound);
+}
+
+TEST_CASE("every HIP template compiles alone with its prelude and no defines", "[hip][hiprtc]") {
+  require_hiprtc();
+  auto builtins = builtin_templates();
+  REQUIRE(builtins.ok());
+  int compiled = 0;
+  for (const auto& tpl : *builtins) {
+    if (!tpl.manifest.supports_target("hip")) continue;
+    INFO(tpl.manifest.name);
+    auto out = hiprtc_compile(test::alone_source(tpl, "hip"), tpl.manifest.kernel, "gfx90a", "");
+    if (!out.ok()) FAIL(out.error().message << "\n" << out.error().context);
+    ++compiled;
+  }
+  CHECK(compiled >= 8);
 }

@@ -14,6 +14,7 @@
 #include "operator.hpp"
 #include "search_space.hpp"
 #include "target.hpp"
+#include "template_alone.hpp"
 #include "test_level.hpp"
 
 using namespace kforge;
@@ -146,6 +147,23 @@ TEST_CASE("every gemm_mma_sync configuration compiles for sm_80 and sm_90", "[cu
     }
   }
   WARN("NVRTC compiled " << compiled << " gemm_mma_sync configurations");
+}
+
+TEST_CASE("every CUDA template compiles alone with its prelude and no defines", "[cuda][nvrtc]") {
+  require_nvrtc();
+  auto builtins = builtin_templates();
+  REQUIRE(builtins.ok());
+  std::set<std::string> compiled;
+  for (const auto& tpl : *builtins) {
+    if (!tpl.manifest.supports_target("cuda")) continue;
+    INFO(tpl.manifest.name);
+    // sm_80: the oldest architecture any built-in arch guard asks for.
+    auto out = nvrtc_compile(test::alone_source(tpl, "cuda"), tpl.manifest.kernel, "sm_80", "");
+    if (!out.ok()) FAIL(out.error().message << "\n" << out.error().context);
+    compiled.insert(tpl.manifest.name);
+  }
+  CHECK(compiled.count("gemm_mma_sync") == 1);
+  CHECK(compiled.size() >= 9);
 }
 
 TEST_CASE("the CUDA prelude's epilogue compiles for every activation", "[cuda][nvrtc]") {

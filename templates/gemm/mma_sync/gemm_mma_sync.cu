@@ -16,10 +16,10 @@
 
 /* ---- tunable parameters ---- */
 #ifndef BM
-#define BM 128 /* rows of C per block */
+#define BM 64 /* rows of C per block */
 #endif
 #ifndef BN
-#define BN 128 /* columns of C per block */
+#define BN 64 /* columns of C per block */
 #endif
 #ifndef BK
 #define BK 32 /* depth of each staged tile */
@@ -31,7 +31,7 @@
 #define WN 2 /* warps along N */
 #endif
 #ifndef STAGES
-#define STAGES 3 /* shared-memory buffers in the cp.async pipeline */
+#define STAGES 2 /* shared-memory buffers in the cp.async pipeline */
 #endif
 
 #ifndef KF_KERNEL_NAME

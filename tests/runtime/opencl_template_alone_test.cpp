@@ -1,0 +1,28 @@
+// Every built-in template that targets OpenCL compiles alone through PoCL:
+// its prelude and source, no defines (STYLE.md: a kernel file compiles on its own).
+#include <catch2/catch.hpp>
+
+#include <set>
+
+#include "builtin_templates.hpp"
+#include "device_registry.hpp"
+#include "template_alone.hpp"
+
+using namespace kforge;
+
+TEST_CASE("every OpenCL template compiles alone with its prelude and no defines", "[opencl][templates]") {
+  auto dev = open_device("opencl:0");
+  REQUIRE(dev.ok());
+  auto builtins = builtin_templates();
+  REQUIRE(builtins.ok());
+  std::set<std::string> compiled;
+  for (const auto& tpl : *builtins) {
+    if (!tpl.manifest.supports_target("opencl")) continue;
+    INFO(tpl.manifest.name);
+    auto out = (*dev)->compiler().compile(test::alone_source(tpl, "opencl"), tpl.manifest.kernel, "");
+    if (!out.ok()) FAIL(out.error().message << "\n" << out.error().context);
+    compiled.insert(tpl.manifest.name);
+  }
+  CHECK(compiled.count("gemm_simt_tiled") == 1);
+  CHECK(compiled.size() >= 8);
+}
