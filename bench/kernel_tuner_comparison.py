@@ -7,10 +7,10 @@ parameter (a user-template copy, bench/restricted_template.py), so that both
 tools run every valid configuration of it (kforge: --strategy exhaustive;
 Kernel Tuner: brute_force). Kernel Tuner gets the source kforge's generator
 builds: the problem-type defines (KF_KERNEL_NAME, KF_DTYPE_F32, KF_TRANS_*,
-KF_BIAS, KF_ACTIVATION), templates/prelude/opencl.h and the template, with the
-tunables as tune_params, the manifest's launch geometry (block BN/TN x BM/TM,
-grid ceil(N/BN) x ceil(M/BM)) and constraints, and an answer check against
-numpy (the same alpha 1.5, beta 0 as kforge's workload).
+KF_BIAS, KF_ACTIVATION), templates/prelude/opencl.h and epilogue.h, and the
+template, with the tunables as tune_params, the manifest's launch geometry
+(block BN/TN x BM/TM, grid ceil(N/BN) x ceil(M/BM)) and constraints, and an
+answer check against numpy (the same alpha 1.5, beta 0 as kforge's workload).
 
 kforge runs twice: with an empty binary cache (cold) and again with that cache
 and a fresh database (warm); Kernel Tuner, which has no binary cache of its
@@ -71,8 +71,11 @@ def venv_python():
 def kernel_source(manifest, tpl_dir, params=None):
     """The source kforge's generator builds for the problem type (f32, NN, no
     epilogue), with `params` as defines where given (Kernel Tuner adds its own)."""
-    with open(os.path.join(ROOT, "templates", "prelude", "opencl.h")) as f:
-        prelude = f.read()
+    # kforge's prelude_text("opencl"): the backend's file, then the shared epilogue.
+    prelude = ""
+    for name in ("opencl.h", "epilogue.h"):
+        with open(os.path.join(ROOT, "templates", "prelude", name)) as f:
+            prelude += f.read()
     with open(os.path.join(tpl_dir, manifest["source"])) as f:
         body = f.read()
     defines = "".join(f"#define {k} {v}\n" for k, v in (params or {}).items())

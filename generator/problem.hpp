@@ -15,7 +15,8 @@
 namespace kforge {
 
 /// Elementwise activation of a fused epilogue. The integer values are the
-/// generator's `KF_ACTIVATION` and the manifest name `activation`.
+/// generator's `KF_ACTIVATION`, the manifest name `activation` and the prelude's
+/// `KF_ACTIVATION_<NAME>` (templates/prelude/epilogue.h).
 enum class Activation { kNone = 0, kRelu = 1, kGelu = 2, kSilu = 3 };
 
 std::string_view activation_name(Activation a);  ///< "none", "relu", "gelu", "silu"

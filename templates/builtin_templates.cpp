@@ -1,6 +1,8 @@
 // Looks up embedded templates and preludes.
 #include "builtin_templates.hpp"
 
+#include <functional>
+#include <map>
 #include <string>
 
 namespace kforge {
@@ -12,8 +14,24 @@ static std::string_view find_file(std::string_view path) {
   return {};
 }
 
+/// Every backend's prelude file followed by the shared epilogue, by backend.
+static std::map<std::string, std::string, std::less<>> composed_preludes() {
+  constexpr std::string_view kDir = "prelude/", kExt = ".h", kShared = "prelude/epilogue.h";
+  const std::string_view epilogue = find_file(kShared);
+  std::map<std::string, std::string, std::less<>> out;
+  for (const auto& f : embedded_template_files()) {
+    if (f.path == kShared || !f.path.starts_with(kDir) || !f.path.ends_with(kExt)) continue;
+    std::string text(f.text);
+    if (!text.empty() && text.back() != '\n') text += '\n';
+    out.emplace(f.path.substr(kDir.size(), f.path.size() - kDir.size() - kExt.size()), text + std::string(epilogue));
+  }
+  return out;
+}
+
 std::string_view prelude_text(std::string_view backend) {
-  return find_file("prelude/" + std::string(backend) + ".h");
+  static const auto preludes = composed_preludes();
+  auto it = preludes.find(backend);
+  return it == preludes.end() ? std::string_view() : std::string_view(it->second);
 }
 
 Result<std::vector<TemplateSource>> builtin_templates() {

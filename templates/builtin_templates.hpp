@@ -17,7 +17,9 @@ struct EmbeddedFile {
 
 std::span<const EmbeddedFile> embedded_template_files();
 
-/// The prelude for a backend ("opencl", "cuda", "hip"); empty when none exists.
+/// The prelude for a backend ("opencl", "cuda", "hip"): prelude/BACKEND.h
+/// followed by the epilogue all backends share (prelude/epilogue.h); empty
+/// when the backend has none.
 std::string_view prelude_text(std::string_view backend);
 
 /// Every built-in template (each OP/NAME/manifest.json with its source), parsed.

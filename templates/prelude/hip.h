@@ -99,24 +99,8 @@ typedef float kf_in_t;
 #define KF_LOAD_IN_VEC_8(d, p, i) KF_LOAD_IN_VEC_N_(d, p, i, 8)
 #define KF_LOAD_IN_VEC(dst, ptr, idx, n) KF_CAT(KF_LOAD_IN_VEC_, n)(dst, ptr, idx)
 
-/* ---- epilogue: bias and activation (the generator defines both) ---- */
-#ifndef KF_BIAS
-#define KF_BIAS 0 /* 1: add bias[n] before the activation */
-#endif
-#ifndef KF_ACTIVATION
-#define KF_ACTIVATION 0 /* 0 none, 1 relu, 2 gelu (erf), 3 silu */
-#endif
-
-KF_INLINE float kf_activation(float x) {
-#if KF_ACTIVATION == 1
-  return x < 0.0f ? 0.0f : x; /* NaN propagates */
-#elif KF_ACTIVATION == 2
-  return 0.5f * x * (1.0f + erff(x * 0.70710678118654752440f));
-#elif KF_ACTIVATION == 3
-  return x / (1.0f + expf(-x));
-#else
-  return x;
-#endif
-}
+/* ---- math the shared epilogue (epilogue.h, appended) reads ---- */
+#define KF_ERF(x) erff(x)
+#define KF_EXP(x) expf(x)
 
 #endif /* KF_PRELUDE_H */

@@ -99,25 +99,8 @@ typedef float kf_in_t;
  * (write partial; fence; take the ticket; the last group fences, then reads). */
 #define KF_GLOBAL_FENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)
 
-/* ---- epilogue: the generator defines KF_BIAS and KF_ACTIVATION per problem ---- */
-#ifndef KF_BIAS
-#define KF_BIAS 0 /* 1: add bias[j] before the activation */
-#endif
-#ifndef KF_ACTIVATION
-#define KF_ACTIVATION 0 /* 0 none, 1 relu, 2 gelu (erf form), 3 silu */
-#endif
-
-/* The activation KF_ACTIVATION selects; NaN propagates through every one. */
-KF_INLINE float kf_activation(float x) {
-#if KF_ACTIVATION == 1
-  return x < 0.0f ? 0.0f : x;
-#elif KF_ACTIVATION == 2
-  return 0.5f * x * (1.0f + erf(x * 0.70710678118654752f));
-#elif KF_ACTIVATION == 3
-  return x / (1.0f + exp(-x));
-#else
-  return x;
-#endif
-}
+/* ---- math the shared epilogue (epilogue.h, appended) reads ---- */
+#define KF_ERF(x) erf(x)
+#define KF_EXP(x) exp(x)
 
 #endif /* KF_PRELUDE_H */

@@ -63,7 +63,8 @@ TEST_CASE("every built-in template's in-file defaults equal its manifest's", "[t
     for (const Parameter& p : tpl.manifest.parameters) {
       INFO(tpl.manifest.name << " (" << tpl.manifest.source << "): " << p.name);
       auto it = defaults.find(p.name);
-      if (it == defaults.end()) FAIL("no `#ifndef " << p.name << "` / `#define " << p.name << " N` default in the source");
+      if (it == defaults.end())
+        FAIL("no `#ifndef " << p.name << "` / `#define " << p.name << " N` default in the source");
       CHECK(it->second == std::to_string(p.default_value));
     }
   }
