@@ -91,6 +91,7 @@ DeviceInfo describe(const DriverApi& api, std::size_t index) {
   d.global_mem_bytes = static_cast<std::int64_t>(mem);
   d.max_alloc_bytes = d.global_mem_bytes;  // no per-allocation limit below the memory
   d.local_mem_bytes = attribute(api, dev, cuda::kMaxSharedMemoryPerBlock);
+  d.max_shared_bytes = attribute(api, dev, cuda::kMaxSharedMemoryPerBlockOptin);
   d.cache_bytes = attribute(api, dev, cuda::kL2CacheSize);
   d.cache_line_bytes = 128;
   d.max_block_threads = attribute(api, dev, cuda::kMaxThreadsPerBlock);

@@ -18,6 +18,8 @@ DeviceLimits DeviceInfo::limits() const {
   DeviceLimits l;
   l.max_block_threads = max_block_threads;
   l.local_mem_bytes = local_mem_bytes;
+  // 0: recorded before the field existed, or a backend without opt-in.
+  l.max_shared_bytes = max_shared_bytes > 0 ? max_shared_bytes : local_mem_bytes;
   l.compute_units = compute_units;
   l.simd_width = simd_width;
   return l;
@@ -38,6 +40,7 @@ nlohmann::json DeviceInfo::to_json() const {
                         {"global_mem_bytes", global_mem_bytes},
                         {"max_alloc_bytes", max_alloc_bytes},
                         {"local_mem_bytes", local_mem_bytes},
+                        {"max_shared_bytes", max_shared_bytes},
                         {"cache_bytes", cache_bytes},
                         {"cache_line_bytes", cache_line_bytes},
                         {"max_block_threads", max_block_threads},
@@ -74,6 +77,7 @@ DeviceInfo DeviceInfo::from_json(const nlohmann::json& j) {
   get("global_mem_bytes", d.global_mem_bytes);
   get("max_alloc_bytes", d.max_alloc_bytes);
   get("local_mem_bytes", d.local_mem_bytes);
+  get("max_shared_bytes", d.max_shared_bytes);
   get("cache_bytes", d.cache_bytes);
   get("cache_line_bytes", d.cache_line_bytes);
   get("max_block_threads", d.max_block_threads);

@@ -26,6 +26,7 @@ struct DeviceInfo {
   /// limit); 0 when unknown. Not part of the hardware key.
   std::int64_t max_alloc_bytes = 0;
   std::int64_t local_mem_bytes = 0;
+  std::int64_t max_shared_bytes = 0;  ///< with opt-in (DeviceLimits); 0: local_mem_bytes
   std::int64_t cache_bytes = 0;       ///< last-level cache the device reports
   std::int64_t cache_line_bytes = 0;
   std::int64_t max_block_threads = 0;

@@ -79,6 +79,7 @@ DeviceInfo describe(const RuntimeApi& api, std::size_t index) {
   d.global_mem_bytes = static_cast<std::int64_t>(mem);
   d.max_alloc_bytes = d.global_mem_bytes;  // no per-allocation limit below the memory
   d.local_mem_bytes = attribute(api, dev, hip::kMaxSharedMemoryPerBlock);
+  d.max_shared_bytes = d.local_mem_bytes;  // LDS has no opt-in above the per-block limit
   d.cache_bytes = attribute(api, dev, hip::kL2CacheSize);
   d.cache_line_bytes = 128;
   d.max_block_threads = attribute(api, dev, hip::kMaxThreadsPerBlock);

@@ -339,6 +339,7 @@ DeviceInfo describe(const ClDeviceRef& ref, std::size_t index) {
   info.global_mem_bytes = bytes(CL_DEVICE_GLOBAL_MEM_SIZE);
   info.max_alloc_bytes = bytes(CL_DEVICE_MAX_MEM_ALLOC_SIZE);
   info.local_mem_bytes = bytes(CL_DEVICE_LOCAL_MEM_SIZE);
+  info.max_shared_bytes = info.local_mem_bytes;  // OpenCL has no opt-in
   info.cache_bytes = bytes(CL_DEVICE_GLOBAL_MEM_CACHE_SIZE);
   info.cache_line_bytes = device_value<cl_uint>(d, CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE);
   info.max_block_threads =

@@ -132,6 +132,7 @@ Result<Target> parse_target(const std::string& text) {
   d.device_type = "gpu";
   d.compute_units = r->typical_units;
   d.local_mem_bytes = r->shared_per_block_static;
+  d.max_shared_bytes = r->shared_per_block_optin;
   d.max_block_threads = r->max_threads_per_block;
   d.simd_width = r->simd_width;
   return t;

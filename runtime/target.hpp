@@ -56,7 +56,8 @@ struct Target {
   ArchResources resources;
   /// A DeviceInfo standing for the architecture: selector the target string,
   /// device_type "gpu", limits from `resources` (local_mem_bytes is the static
-  /// per-block limit, as a device of that architecture reports it), compute
+  /// per-block limit, as a device of that architecture reports it,
+  /// max_shared_bytes the opt-in one), compute
   /// units of the reference part, compiler fields left to the caller.
   DeviceInfo info;
 };

@@ -228,6 +228,18 @@ TEST_CASE("search space: env_for holds problem, device and configuration", "[sea
   CHECK(env.at("B") == 2);
 }
 
+TEST_CASE("search space: the device's shared memory with opt-in is max_shared_bytes", "[search_space]") {
+  const TemplateManifest m = parse(small_manifest());
+  kforge::DeviceLimits limits;
+  limits.local_mem_bytes = 48 * 1024;
+  limits.max_shared_bytes = 227 * 1024;
+  kforge::Env env = SearchSpace(m, kGemm, problem(100, 200, 300), limits).env_for(config(1, 2, 3));
+  CHECK(env.at("local_mem_bytes") == 48 * 1024);
+  CHECK(env.at("max_shared_bytes") == 227 * 1024);
+  // The baseline a manifest's default configuration is checked on: OpenCL 1.2's 32 KiB.
+  CHECK(kforge::DeviceLimits::baseline().max_shared_bytes == 32768);
+}
+
 TEST_CASE("search space: large products are never materialized", "[search_space]") {
   json j = small_manifest();
   json params = json::array();

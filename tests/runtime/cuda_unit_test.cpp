@@ -3,10 +3,13 @@
 #include <catch2/catch.hpp>
 
 #include "arch_guard.hpp"
+#include "builtin_templates.hpp"
 #include "cuda_backend.hpp"
 #include "cuda_ptxas_log.hpp"
 #include "dynamic_library.hpp"
 #include "occupancy.hpp"
+#include "operator.hpp"
+#include "search_space.hpp"
 #include "sticky_error.hpp"
 #include "target.hpp"
 
@@ -48,6 +51,50 @@ TEST_CASE("compile-only targets parse and describe their architecture", "[cuda][
   CHECK(bad_arch.error().message.find("--target: unknown architecture 'sm_91' for cuda (known: sm_75") == 0);
   CHECK_FALSE(parse_target("opencl:0").ok());
   CHECK_FALSE(parse_target("sm_90").ok());
+}
+
+TEST_CASE("a target's max_shared_bytes is its opt-in limit, and old records fall back", "[cuda][unit]") {
+  CHECK(parse_target("cuda:sm_80")->info.limits().max_shared_bytes == 163 * 1024);
+  CHECK(parse_target("cuda:sm_90")->info.limits().max_shared_bytes == 227 * 1024);
+  CHECK(parse_target("cuda:sm_90")->info.limits().local_mem_bytes == 48 * 1024);
+  CHECK(parse_target("hip:gfx90a")->info.limits().max_shared_bytes == 64 * 1024);
+  // A device recorded before the field existed reads as having no opt-in.
+  nlohmann::json old = parse_target("cuda:sm_90")->info.to_json();
+  old.erase("max_shared_bytes");
+  CHECK(DeviceInfo::from_json(old).limits().max_shared_bytes == 48 * 1024);
+}
+
+TEST_CASE("gemm_mma_sync's shared-memory constraint reads the target", "[cuda][unit]") {
+  auto builtins = builtin_templates();
+  REQUIRE(builtins.ok());
+  const TemplateSource* tpl = nullptr;
+  for (const auto& t : *builtins)
+    if (t.manifest.name == "gemm_mma_sync") tpl = &t;
+  REQUIRE(tpl != nullptr);
+  const Operator* op = find_operator("gemm");
+  REQUIRE(op != nullptr);
+  Problem p;
+  p.op = "gemm";
+  p.dims = {{"M", 96}, {"N", 96}, {"K", 96}, {"batch", 1}};
+  p.dtype = Dtype::kF16;
+  REQUIRE(op->normalize(p).ok());
+  p = *op->normalize(p);
+  auto count = [&](const DeviceLimits& limits) {
+    auto all = SearchSpace(tpl->manifest, *op, p, limits).enumerate();
+    REQUIRE(all.ok());
+    return all->size();
+  };
+  // The largest configuration (BM 128, BN 128, STAGES 4) needs 75776 bytes:
+  // within sm_80's and sm_90's opt-in, so both keep all 24 configurations,
+  // as under the former literal 96 KiB limit; 64 KiB of shared memory
+  // (sm_75's opt-in) prunes the 2 that need more.
+  DeviceLimits limits = parse_target("cuda:sm_80")->info.limits();
+  CHECK(count(limits) == 24);
+  CHECK(count(parse_target("cuda:sm_90")->info.limits()) == 24);
+  limits.max_shared_bytes = 98304;
+  CHECK(count(limits) == 24);
+  limits.max_shared_bytes = 64 * 1024;
+  CHECK(count(limits) == 22);
 }
 
 TEST_CASE("occupancy follows registers, shared memory and block size", "[cuda][unit]") {
