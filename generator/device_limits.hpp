@@ -28,7 +28,7 @@ struct DeviceLimits {
 };
 
 /// Names DeviceLimits::add_to defines, for manifest name checking.
-inline constexpr const char* kDeviceLimitNames[] = {"max_block_threads", "local_mem_bytes", "max_shared_bytes",
-                                                    "compute_units", "simd_width"};
+inline constexpr const char* kDeviceLimitNames[] = {"max_block_threads", "local_mem_bytes",
+                                                    "max_shared_bytes", "compute_units", "simd_width"};
 
 }  // namespace kforge
