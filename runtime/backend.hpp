@@ -105,6 +105,9 @@ struct KernelArg {
   static KernelArg of(float v) { KernelArg a; a.kind = Kind::kFloat32; a.f32 = v; return a; }
 };
 
+/// Called once a launched kernel runs (Device::launch).
+using OnRunning = std::function<void()>;
+
 class Device {
  public:
   virtual ~Device() = default;
@@ -116,29 +119,22 @@ class Device {
   virtual Status read(const Buffer& src, void* dst, std::size_t bytes) = 0;
   /// Launches and waits for completion. Returns the kernel's device time in
   /// milliseconds from profiling events (start to end of the kernel alone).
-  virtual Result<double> launch(Kernel& kernel, const std::vector<KernelArg>& args,
-                                const LaunchGeometry& geometry) = 0;
-  /// As launch(), and calls `on_running` on the calling thread once the
-  /// kernel runs: its machine code exists by then. PoCL generates a kernel's
-  /// machine code for its work-group size at its first launch, before the
-  /// command runs (seconds for a large kernel), so a supervisor can tell
-  /// that code generation from the kernel's own time. Where code exists once
-  /// the kernel is loaded (NVRTC, hipRTC), `on_running` comes first.
-  virtual Result<double> launch_watched(Kernel& kernel, const std::vector<KernelArg>& args,
-                                        const LaunchGeometry& geometry, const std::function<void()>& on_running) {
-    if (on_running) on_running();
-    return launch(kernel, args, geometry);
-  }
+  /// `on_running`, when set, is called on the calling thread once the kernel
+  /// runs: its machine code exists by then. PoCL generates a kernel's machine
+  /// code for its work-group size at its first launch, before the command
+  /// runs (seconds for a large kernel), so a supervisor can tell that code
+  /// generation from the kernel's own time. Where code exists once the
+  /// kernel is loaded (NVRTC, hipRTC), `on_running` comes first.
+  virtual Result<double> launch(Kernel& kernel, const std::vector<KernelArg>& args, const LaunchGeometry& geometry,
+                                const OnRunning& on_running = {}) = 0;
   /// Evicts the kernel's data from the caches so the next timed launch
-  /// starts cold: writes a buffer larger than the last-level cache ("fill"),
+  /// starts cold: writes a buffer larger than the last-level cache (kFill),
   /// or on a CPU device whose buffers are host memory, evicts those buffers
-  /// line by line ("evict", where they hold no more than a fill would write).
+  /// line by line (kEvict, where they hold no more than a fill would write).
   virtual Status flush_cache() = 0;
-  /// The bytes each fill writes (runtime/cache_flush.hpp), which a sweep
+  /// How flush_cache() flushes and how much each fill writes, which a sweep
   /// records with its protocol.
-  virtual std::size_t cache_flush_bytes() const { return kforge::cache_flush_bytes(info()); }
-  /// How flush_cache() flushes: "fill" or "evict" (recorded with a sweep).
-  virtual std::string cache_flush_method() const { return "fill"; }
+  virtual CacheFlush cache_flush() const { return {CacheFlushMethod::kFill, cache_flush_bytes(info())}; }
   /// Reads this device's clocks (owned by the device, made on first call), or
   /// nullptr where they cannot be read (no NVML, no cpufreq): not an error.
   virtual ClockReader* clock_reader() { return nullptr; }

@@ -18,6 +18,14 @@ bool is_amd_gpu(const DeviceInfo& info) {
 
 }  // namespace
 
+std::string_view flush_method_name(CacheFlushMethod m) {
+  switch (m) {
+    case CacheFlushMethod::kFill: return "fill";
+    case CacheFlushMethod::kEvict: return "evict";
+  }
+  return "fill";
+}
+
 std::int64_t memory_side_cache_bytes(const DeviceInfo& info) {
   if (!is_amd_gpu(info)) return 0;
   if (auto r = arch_resources("hip", info.arch)) return r->memory_side_cache_bytes;

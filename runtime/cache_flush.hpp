@@ -5,10 +5,25 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 #include "device_info.hpp"
 
 namespace kforge {
+
+/// How a device flushes its caches (Device::flush_cache).
+enum class CacheFlushMethod {
+  kFill,   ///< writes a buffer larger than the caches
+  kEvict,  ///< evicts the kernel's own buffers line by line (CPU devices, host memory)
+};
+/// The name a sweep records (settings "cache_flush_method"): "fill", "evict".
+std::string_view flush_method_name(CacheFlushMethod m);
+
+/// What one cache flush of a device does (Device::cache_flush).
+struct CacheFlush {
+  CacheFlushMethod method = CacheFlushMethod::kFill;
+  std::size_t bytes = 0;  ///< what each fill writes (cache_flush_bytes)
+};
 
 /// A cache between memory and the L2 that `info.cache_bytes` leaves out:
 /// AMD's Infinity Cache (MALL) on GPUs whose driver reports only the L2.

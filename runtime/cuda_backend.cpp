@@ -245,7 +245,9 @@ class CudaDevice final : public Device {
     return ok_status();
   }
 
-  Result<double> launch(Kernel& kernel, const std::vector<KernelArg>& args, const LaunchGeometry& g) override {
+  Result<double> launch(Kernel& kernel, const std::vector<KernelArg>& args, const LaunchGeometry& g,
+                        const OnRunning& on_running = {}) override {
+    if (on_running) on_running();  // the code exists once loaded
     for (int i = 0; i < 3; ++i) {
       if (g.block[i] < 1 || g.grid[i] < 1) {
         return Error::bad_input("launch geometry must be positive in every dimension (block " +
@@ -301,7 +303,7 @@ class CudaDevice final : public Device {
   Status flush_cache() override {
     KF_TRY(enter());
     if (!flush_buffer_) {
-      KF_TRY_ASSIGN(buf, allocate(cache_flush_bytes()));
+      KF_TRY_ASSIGN(buf, allocate(cache_flush().bytes));
       flush_buffer_ = std::move(buf);
     }
     ++flush_pattern_;

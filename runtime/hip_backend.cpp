@@ -200,7 +200,9 @@ class HipDevice final : public Device {
     return ok_status();
   }
 
-  Result<double> launch(Kernel& kernel, const std::vector<KernelArg>& args, const LaunchGeometry& g) override {
+  Result<double> launch(Kernel& kernel, const std::vector<KernelArg>& args, const LaunchGeometry& g,
+                        const OnRunning& on_running = {}) override {
+    if (on_running) on_running();  // the code exists once loaded
     for (int i = 0; i < 3; ++i) {
       if (g.block[i] < 1 || g.grid[i] < 1) return Error::bad_input("launch geometry must be positive in every dimension");
     }
@@ -251,7 +253,7 @@ class HipDevice final : public Device {
     KF_TRY(enter());
     if (!flush_buffer_) {
       // The L2 and, on CDNA 3, the Infinity Cache the L2 size leaves out.
-      KF_TRY_ASSIGN(buf, allocate(cache_flush_bytes()));
+      KF_TRY_ASSIGN(buf, allocate(cache_flush().bytes));
       flush_buffer_ = std::move(buf);
     }
     ++flush_pattern_;

@@ -701,18 +701,14 @@ class OpenClDevice final : public Device {
     return ok_status();
   }
 
-  Result<double> launch(Kernel& kernel, const std::vector<KernelArg>& args,
-                        const LaunchGeometry& geometry) override {
-    return launch_watched(kernel, args, geometry, {});
-  }
-  Result<double> launch_watched(Kernel& kernel, const std::vector<KernelArg>& args, const LaunchGeometry& geometry,
-                                const std::function<void()>& on_running) override;
+  Result<double> launch(Kernel& kernel, const std::vector<KernelArg>& args, const LaunchGeometry& geometry,
+                        const OnRunning& on_running = {}) override;
 
   Status flush_cache() override;
-  std::size_t cache_flush_bytes() const override {
-    return kforge::cache_flush_bytes(info_, static_cast<std::size_t>(max_alloc_bytes_));
+  CacheFlush cache_flush() const override {
+    return {evict_buffers_ ? CacheFlushMethod::kEvict : CacheFlushMethod::kFill,
+            cache_flush_bytes(info_, static_cast<std::size_t>(max_alloc_bytes_))};
   }
-  std::string cache_flush_method() const override { return evict_buffers_ ? "evict" : "fill"; }
 
   /// A CPU device runs on the host's cores: their clock (cpu_clock_reader.hpp).
   /// A GPU is found by its PCI address in NVML or ROCm SMI
@@ -846,7 +842,7 @@ Status OpenClDevice::check_geometry(const OpenClKernel& kernel, const LaunchGeom
 }
 
 /// Set by event callbacks (on one of the runtime's threads) once a command
-/// runs or ends; launch_watched() waits on it.
+/// runs or ends; launch() waits on it.
 struct RunningState {
   std::mutex mutex;
   std::condition_variable changed;
@@ -869,8 +865,8 @@ struct RunningState {
   }
 };
 
-Result<double> OpenClDevice::launch_watched(Kernel& kernel, const std::vector<KernelArg>& args,
-                                            const LaunchGeometry& geometry, const std::function<void()>& on_running) {
+Result<double> OpenClDevice::launch(Kernel& kernel, const std::vector<KernelArg>& args,
+                                    const LaunchGeometry& geometry, const OnRunning& on_running) {
   auto* k = dynamic_cast<OpenClKernel*>(&kernel);
   if (!k) return Error::bad_input("launch: kernel was not loaded by the OpenCL backend");
   KF_TRY(check_geometry(*k, geometry));
@@ -1002,7 +998,8 @@ Status OpenClDevice::flush_cache() {
   // fill larger than the caches does, at a cost that grows with the buffers
   // rather than the cache: on a host with a 260 MiB L3 the fill took 66 ms
   // a time. Buffers larger than the fill are cheaper to flush by filling.
-  if (evict_buffers_ && host_ranges_->bytes() <= cache_flush_bytes()) {
+  const CacheFlush flush = cache_flush();
+  if (flush.method == CacheFlushMethod::kEvict && host_ranges_->bytes() <= flush.bytes) {
     // No command may touch the buffers while they are evicted.
     if (cl_int err = clFinish(queue_.get()); err != CL_SUCCESS) {
       return cl_error(ErrorCode::kLaunch, "flush_cache: clFinish", err);
@@ -1011,7 +1008,7 @@ Status OpenClDevice::flush_cache() {
     return ok_status();
   }
   if (!flush_buffer_) {
-    const std::size_t bytes = cache_flush_bytes();
+    const std::size_t bytes = flush.bytes;
     cl_int err = CL_SUCCESS;
     flush_buffer_.reset(clCreateBuffer(context_.get(), CL_MEM_READ_WRITE, bytes, nullptr, &err));
     if (err != CL_SUCCESS) {

@@ -19,16 +19,12 @@ class ForwardingDevice : public Device {
   Result<std::unique_ptr<Buffer>> allocate(std::size_t bytes) override { return inner_.allocate(bytes); }
   Status write(Buffer& dst, const void* src, std::size_t n) override { return inner_.write(dst, src, n); }
   Status read(const Buffer& src, void* dst, std::size_t n) override { return inner_.read(src, dst, n); }
-  Result<double> launch(Kernel& k, const std::vector<KernelArg>& args, const LaunchGeometry& g) override {
-    return inner_.launch(k, args, g);
-  }
-  Result<double> launch_watched(Kernel& k, const std::vector<KernelArg>& args, const LaunchGeometry& g,
-                                const std::function<void()>& on_running) override {
-    return inner_.launch_watched(k, args, g, on_running);
+  Result<double> launch(Kernel& k, const std::vector<KernelArg>& args, const LaunchGeometry& g,
+                        const OnRunning& on_running = {}) override {
+    return inner_.launch(k, args, g, on_running);
   }
   Status flush_cache() override { return inner_.flush_cache(); }
-  std::size_t cache_flush_bytes() const override { return inner_.cache_flush_bytes(); }
-  std::string cache_flush_method() const override { return inner_.cache_flush_method(); }
+  CacheFlush cache_flush() const override { return inner_.cache_flush(); }
   ClockReader* clock_reader() override { return inner_.clock_reader(); }
 
  protected:

@@ -276,7 +276,7 @@ bool run_untimed(Device& device, const Problem& problem, const std::string& temp
   std::function<void()> on_running;
   if (on_phase && e.untimed_ms.empty()) on_running = [&] { on_phase("running"); };
   auto launched =
-      st_write.ok() ? device.launch_watched(kernel, w.args, geometry, on_running) : Result<double>(st_write.error());
+      st_write.ok() ? device.launch(kernel, w.args, geometry, on_running) : Result<double>(st_write.error());
   if (!launched.ok()) {
     std::tie(e.status, e.reason) = failure(launched.error());
     return false;
@@ -541,7 +541,7 @@ Result<bool> InProcessRunner::generate(const CandidateRef& c, const std::functio
   // where the measuring process finds it.
   LaunchGeometry one = inst.geometry;
   one.grid = {1, 1, 1};
-  return device_.launch_watched(**kernel, workloads_->runs[0].args, one, on_running).ok();
+  return device_.launch(**kernel, workloads_->runs[0].args, one, on_running).ok();
 }
 
 int InProcessRunner::compile_threads(int requested) {

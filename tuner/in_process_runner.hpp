@@ -53,7 +53,7 @@ class InProcessRunner final : public CandidateRunner {
   /// generates its machine code and caches it for the measuring process;
   /// the binary is not kept. False when `c` did not compile or the launch failed.
   /// `on_running`: called once that launch runs, its machine code generated
-  /// and cached (Device::launch_watched); what is left is one work-group's run.
+  /// and cached (Device::launch); what is left is one work-group's run.
   Result<bool> generate(const CandidateRef& c, const std::function<void()>& on_running = {});
 
   /// Threads for precompile: `requested` if > 0, else the core count capped

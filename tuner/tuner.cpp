@@ -286,8 +286,9 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
   // What a flush wrote depends on the device (runtime/cache_flush.hpp): kept
   // beside the protocol, which sweeps compare across devices' runs.
   if (request.protocol.flush_cache) {
-    settings["cache_flush_bytes"] = device_.cache_flush_bytes();
-    settings["cache_flush_method"] = device_.cache_flush_method();
+    const CacheFlush flush = device_.cache_flush();
+    settings["cache_flush_bytes"] = flush.bytes;
+    settings["cache_flush_method"] = std::string(flush_method_name(flush.method));
   }
   if (request.only_config) settings["only_config"] = *request.only_config;
   if (request.warm_start > 0) settings["warm_start"] = request.warm_start;

@@ -33,7 +33,7 @@ struct WorkerTimeouts {
   /// then, none): a large problem on a slow device is not cut at the floor.
   double launch_floor_s = 20;
   double launch_factor = 10;
-  /// Once a candidate's first launch runs (Device::launch_watched: its
+  /// Once a candidate's first launch runs (Device::launch: its
   /// machine code generated, on PoCL the part of a first launch no run time
   /// predicts), the floor of what is left of the launch phase, when a time
   /// is expected: run_floor_s + the timing budget + launch_factor x the

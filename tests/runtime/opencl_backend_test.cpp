@@ -147,7 +147,7 @@ TEST_CASE("a kernel compiles, loads, runs, is timed and computes", "[opencl][bac
     int calls = 0;
     const auto caller = std::this_thread::get_id();
     bool on_caller = false;
-    auto r = dev->launch_watched(*kernel.value(),
+    auto r = dev->launch(*kernel.value(),
                                  {KernelArg::of(std::int32_t{n}), KernelArg::of(a), KernelArg::of(*bx.value()),
                                   KernelArg::of(*by.value())},
                                  g, [&] {
@@ -162,7 +162,7 @@ TEST_CASE("a kernel compiles, loads, runs, is timed and computes", "[opencl][bac
     auto fresh = dev->load(compiled.value());
     REQUIRE(fresh.ok());
     calls = 0;
-    auto failed = dev->launch_watched(*fresh.value(), {KernelArg::of(std::int32_t{n})}, g, [&] { ++calls; });
+    auto failed = dev->launch(*fresh.value(), {KernelArg::of(std::int32_t{n})}, g, [&] { ++calls; });
     REQUIRE_FALSE(failed.ok());
     CHECK(failed.error().code == ErrorCode::kLaunch);
     CHECK(calls == 0);
@@ -261,7 +261,7 @@ TEST_CASE("a CPU device flushes by evicting its buffers, whose contents survive"
     WARN("not a CPU device on a CPU kforge evicts lines on: the fill is its flush");
     return;
   }
-  CHECK(dev->cache_flush_method() == "evict");
+  CHECK(dev->cache_flush().method == CacheFlushMethod::kEvict);
   // 1000 floats: the last cache line is partly the buffer's.
   const int n = 1000;
   std::vector<float> x(n), y(n);
@@ -274,7 +274,7 @@ TEST_CASE("a CPU device flushes by evicting its buffers, whose contents survive"
   REQUIRE(bx.ok());
   REQUIRE(by.ok());
   // The device uses the buffers' host memory in place: still evicting.
-  CHECK(dev->cache_flush_method() == "evict");
+  CHECK(dev->cache_flush().method == CacheFlushMethod::kEvict);
   REQUIRE(dev->write(**bx, x.data(), n * sizeof(float)).ok());
   REQUIRE(dev->write(**by, y.data(), n * sizeof(float)).ok());
   REQUIRE(dev->flush_cache().ok());
@@ -303,10 +303,10 @@ TEST_CASE("KFORGE_CPU_CACHE_FLUSH=fill keeps the fill on a CPU device", "[opencl
   ::setenv("KFORGE_CPU_CACHE_FLUSH", "fill", 1);
   auto dev = open_first();
   ::unsetenv("KFORGE_CPU_CACHE_FLUSH");
-  CHECK(dev->cache_flush_method() == "fill");
+  CHECK(dev->cache_flush().method == CacheFlushMethod::kFill);
   auto b = dev->allocate(4096);
   REQUIRE(b.ok());
-  CHECK(dev->cache_flush_method() == "fill");
+  CHECK(dev->cache_flush().method == CacheFlushMethod::kFill);
   REQUIRE(dev->flush_cache().ok());
 }
 

@@ -42,7 +42,8 @@ class ScriptedDevice final : public Device {
   Result<std::unique_ptr<Buffer>> allocate(std::size_t) override { return Error::internal("no"); }
   Status write(Buffer&, const void*, std::size_t) override { return ok_status(); }
   Status read(const Buffer&, void*, std::size_t) override { return ok_status(); }
-  Result<double> launch(Kernel& k, const std::vector<KernelArg>&, const LaunchGeometry&) override {
+  Result<double> launch(Kernel& k, const std::vector<KernelArg>&, const LaunchGeometry&,
+                        const OnRunning& = {}) override {
     log.push_back(k.name());
     auto& q = script[k.name()];
     const double t = q.front();

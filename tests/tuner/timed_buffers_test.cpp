@@ -29,13 +29,14 @@ class LaunchLog final : public test::ForwardingDevice {
     std::set<const Buffer*> buffers;
   };
   std::vector<Event> events;
-  Result<double> launch(Kernel& k, const std::vector<KernelArg>& args, const LaunchGeometry& g) override {
+  Result<double> launch(Kernel& k, const std::vector<KernelArg>& args, const LaunchGeometry& g,
+                        const OnRunning& on_running = {}) override {
     Event e;
     for (const auto& a : args) {
       if (a.kind == KernelArg::Kind::kBuffer) e.buffers.insert(a.buffer);
     }
     events.push_back(std::move(e));
-    return inner_.launch(k, args, g);
+    return inner_.launch(k, args, g, on_running);
   }
   Status flush_cache() override {
     events.push_back({true, {}});

@@ -23,12 +23,13 @@ namespace {
 class StickyOnMarker final : public test::ForwardingDevice {
  public:
   StickyOnMarker(Device& inner, std::string marker) : ForwardingDevice(inner), marker_(std::move(marker)) {}
-  Result<double> launch(Kernel& k, const std::vector<KernelArg>& args, const LaunchGeometry& g) override {
+  Result<double> launch(Kernel& k, const std::vector<KernelArg>& args, const LaunchGeometry& g,
+                        const OnRunning& on_running = {}) override {
     if (k.name().find(marker_) != std::string::npos) {
       return sticky_device_error(k.name() + " failed while running: CUDA_ERROR_ILLEGAL_ADDRESS",
                                  "an illegal memory access was encountered");
     }
-    return inner_.launch(k, args, g);
+    return inner_.launch(k, args, g, on_running);
   }
 
  private:
