@@ -7,6 +7,8 @@
 #include <fstream>
 
 #include "cuda_api.hpp"
+#include "gpu_launch.hpp"
+#include "launch_check.hpp"
 #include "nvml_api.hpp"
 #include "sticky_error.hpp"
 
@@ -51,13 +53,14 @@ std::string uuid_text(const cuda::CUuuid& u) {
   return buf;
 }
 
-/// A driver error as kforge's Error: sticky ones marked (sticky_error.hpp),
-/// resource refusals kResource, everything else `code`.
+DriverFailure failure_of(CUresult r) {
+  if (cuda::is_sticky(r)) return DriverFailure::kSticky;
+  if (r == cuda::kErrorLaunchOutOfResources || r == cuda::kErrorOutOfMemory) return DriverFailure::kOutOfResources;
+  return DriverFailure::kOther;
+}
+
 Error cuda_error(const DriverApi& api, const std::string& what, CUresult r, ErrorCode code = ErrorCode::kLaunch) {
-  const std::string text = what + ": " + cuda::error_text(api, r);
-  if (cuda::is_sticky(r)) return sticky_device_error(text, cuda::error_text(api, r));
-  if (r == cuda::kErrorLaunchOutOfResources || r == cuda::kErrorOutOfMemory) code = ErrorCode::kResource;
-  return Error{code, text, {}};
+  return driver_error(what, cuda::error_text(api, r), failure_of(r), code);
 }
 
 int attribute(const DriverApi& api, cuda::CUdevice dev, int attr) {
@@ -180,18 +183,21 @@ class CudaDevice final : public Device {
     if (api_.cuFuncGetAttribute(&v, cuda::kFuncLocalSizeBytes, fn) == cuda::kSuccess) res.private_mem_bytes = v;
     int static_shared = 0;
     api_.cuFuncGetAttribute(&static_shared, cuda::kFuncSharedSizeBytes, fn);
-    // Dynamic shared memory: a template that needs it defines the module
-    // global kf_dynamic_shared_bytes (KF_DYNAMIC_SHARED_BYTES in the prelude).
-    int dynamic_shared = 0;
-    cuda::CUdeviceptr gptr = 0;
-    std::size_t gsize = 0;
-    if (api_.cuModuleGetGlobal(&gptr, &gsize, module, "kf_dynamic_shared_bytes") == cuda::kSuccess &&
-        gsize == sizeof(int)) {
-      if (CUresult r = api_.cuMemcpyDtoH(&dynamic_shared, gptr, sizeof(int)); r != cuda::kSuccess) {
-        api_.cuModuleUnload(module);
-        return note(cuda_error(api_, "reading kf_dynamic_shared_bytes", r));
-      }
+    auto declared = module_dynamic_shared_bytes<cuda::CUdeviceptr>(
+        [&](cuda::CUdeviceptr* address, std::size_t* size) {
+          return api_.cuModuleGetGlobal(address, size, module, kDynamicSharedSymbol) == cuda::kSuccess;
+        },
+        [&](int* value, cuda::CUdeviceptr address) -> Status {
+          if (CUresult r = api_.cuMemcpyDtoH(value, address, sizeof(int)); r != cuda::kSuccess) {
+            return cuda_error(api_, std::string("reading ") + kDynamicSharedSymbol, r);
+          }
+          return ok_status();
+        });
+    if (!declared.ok()) {
+      api_.cuModuleUnload(module);
+      return note(declared.error());
     }
+    int dynamic_shared = *declared;
     if (dynamic_shared == 0 && compiled.resources.local_mem_bytes > static_shared) {
       // Not readable through the driver: what NVRTC recorded at compile time.
       dynamic_shared = static_cast<int>(compiled.resources.local_mem_bytes - static_shared);
@@ -222,10 +228,7 @@ class CudaDevice final : public Device {
   }
 
   Status write(Buffer& dst, const void* src, std::size_t bytes) override {
-    if (bytes > dst.size()) {
-      return Error::bad_input("write of " + std::to_string(bytes) + " bytes into a buffer of " +
-                              std::to_string(dst.size()));
-    }
+    KF_TRY(check_transfer_size(Transfer::kWrite, bytes, dst.size()));
     KF_TRY(enter());
     if (CUresult r = api_.cuMemcpyHtoD(static_cast<CudaBuffer&>(dst).ptr(), src, bytes); r != cuda::kSuccess) {
       return note(cuda_error(api_, "cuMemcpyHtoD", r));
@@ -234,10 +237,7 @@ class CudaDevice final : public Device {
   }
 
   Status read(const Buffer& src, void* dst, std::size_t bytes) override {
-    if (bytes > src.size()) {
-      return Error::bad_input("read of " + std::to_string(bytes) + " bytes from a buffer of " +
-                              std::to_string(src.size()));
-    }
+    KF_TRY(check_transfer_size(Transfer::kRead, bytes, src.size()));
     KF_TRY(enter());
     if (CUresult r = api_.cuMemcpyDtoH(dst, static_cast<const CudaBuffer&>(src).ptr(), bytes); r != cuda::kSuccess) {
       return note(cuda_error(api_, "cuMemcpyDtoH", r));
@@ -248,42 +248,16 @@ class CudaDevice final : public Device {
   Result<double> launch(Kernel& kernel, const std::vector<KernelArg>& args, const LaunchGeometry& g,
                         const OnRunning& on_running = {}) override {
     if (on_running) on_running();  // the code exists once loaded
-    for (int i = 0; i < 3; ++i) {
-      if (g.block[i] < 1 || g.grid[i] < 1) {
-        return Error::bad_input("launch geometry must be positive in every dimension (block " +
-                                std::to_string(g.block[0]) + "x" + std::to_string(g.block[1]) + "x" +
-                                std::to_string(g.block[2]) + ", grid " + std::to_string(g.grid[0]) + "x" +
-                                std::to_string(g.grid[1]) + "x" + std::to_string(g.grid[2]) + ")");
-      }
-    }
     auto& k = static_cast<CudaKernel&>(kernel);
-    const std::int64_t threads = g.block[0] * g.block[1] * g.block[2];
-    const ResourceReport res = k.resources();
-    if (res.max_block_threads > 0 && threads > res.max_block_threads) {
-      return Error{ErrorCode::kResource,
-                   k.name() + ": " + std::to_string(threads) + " threads per block exceed the kernel's limit of " +
-                       std::to_string(res.max_block_threads) + " (CUDA_ERROR_INVALID_VALUE at launch)",
-                   {}};
-    }
+    KF_TRY(check_launch_geometry(k, g, {}, {.block_threads = "CUDA_ERROR_INVALID_VALUE at launch"}));
     KF_TRY(enter());
-    std::vector<cuda::CUdeviceptr> ptrs(args.size());
-    std::vector<void*> params(args.size());
-    for (std::size_t i = 0; i < args.size(); ++i) {
-      switch (args[i].kind) {
-        case KernelArg::Kind::kBuffer:
-          ptrs[i] = static_cast<CudaBuffer*>(args[i].buffer)->ptr();
-          params[i] = &ptrs[i];
-          break;
-        case KernelArg::Kind::kInt32: params[i] = const_cast<std::int32_t*>(&args[i].i32); break;
-        case KernelArg::Kind::kFloat32: params[i] = const_cast<float*>(&args[i].f32); break;
-      }
-    }
+    auto params = PackedArgs<cuda::CUdeviceptr>::of<CudaBuffer>(args);
     KF_TRY(ensure_events());
     if (CUresult r = api_.cuEventRecord(start_, stream_); r != cuda::kSuccess) return note(cuda_error(api_, "cuEventRecord", r));
     CUresult r = api_.cuLaunchKernel(k.fn(), static_cast<unsigned>(g.grid[0]), static_cast<unsigned>(g.grid[1]),
                                      static_cast<unsigned>(g.grid[2]), static_cast<unsigned>(g.block[0]),
                                      static_cast<unsigned>(g.block[1]), static_cast<unsigned>(g.block[2]),
-                                     static_cast<unsigned>(k.dynamic_shared()), stream_, params.data(), nullptr);
+                                     static_cast<unsigned>(k.dynamic_shared()), stream_, params.params(), nullptr);
     if (r != cuda::kSuccess) {
       // Invalid value at launch: block or shared memory beyond what the device allows.
       return note(cuda_error(api_, "cuLaunchKernel(" + k.name() + ")", r,
@@ -331,14 +305,11 @@ class CudaDevice final : public Device {
   /// Makes the context current on this thread; after a sticky error every
   /// call fails with it again.
   Status enter() {
-    if (sticky_) return *sticky_;
+    KF_TRY(sticky_.check());
     if (CUresult r = api_.cuCtxSetCurrent(ctx_); r != cuda::kSuccess) return note(cuda_error(api_, "cuCtxSetCurrent", r));
     return ok_status();
   }
-  Error note(Error e) {
-    if (is_sticky_device_error(e)) sticky_ = e;
-    return e;
-  }
+  Error note(Error e) { return sticky_.note(std::move(e)); }
   Status ensure_events() {
     if (start_ && end_) return ok_status();
     if (CUresult r = api_.cuEventCreate(&start_, 0); r != cuda::kSuccess) return note(cuda_error(api_, "cuEventCreate", r));
@@ -356,7 +327,7 @@ class CudaDevice final : public Device {
   cuda::CUevent end_ = nullptr;
   std::unique_ptr<Buffer> flush_buffer_;
   unsigned flush_pattern_ = 0;
-  std::optional<Error> sticky_;
+  StickyError sticky_;
   std::unique_ptr<ClockReader> clocks_;
   bool clocks_tried_ = false;
 };

@@ -5,9 +5,10 @@
 #include <algorithm>
 #include <cstring>
 #include <fstream>
-#include <optional>
 
+#include "gpu_launch.hpp"
 #include "hip_api.hpp"
+#include "launch_check.hpp"
 #ifdef KFORGE_HAVE_ROCM_SMI
 #include "rocm_smi_api.hpp"
 #endif
@@ -32,11 +33,14 @@ std::string host_cpu() {
   return "unknown";
 }
 
+DriverFailure failure_of(hipError_t r) {
+  if (hip::is_sticky(r)) return DriverFailure::kSticky;
+  if (r == hip::kErrorLaunchOutOfResources || r == hip::kErrorOutOfMemory) return DriverFailure::kOutOfResources;
+  return DriverFailure::kOther;
+}
+
 Error hip_error(const RuntimeApi& api, const std::string& what, hipError_t r, ErrorCode code = ErrorCode::kLaunch) {
-  const std::string text = what + ": " + hip::error_text(api, r);
-  if (hip::is_sticky(r)) return sticky_device_error(text, hip::error_text(api, r));
-  if (r == hip::kErrorLaunchOutOfResources || r == hip::kErrorOutOfMemory) code = ErrorCode::kResource;
-  return Error{code, text, {}};
+  return driver_error(what, hip::error_text(api, r), failure_of(r), code);
 }
 
 int attribute(const RuntimeApi& api, int dev, int attr) {
@@ -156,16 +160,21 @@ class HipDevice final : public Device {
       api_.hipModuleUnload(module);
       return note(hip_error(api_, "no kernel '" + compiled.kernel_name + "' in the module", r, ErrorCode::kCompile));
     }
-    int dynamic_shared = 0;
-    void* gptr = nullptr;
-    std::size_t gsize = 0;
-    if (api_.hipModuleGetGlobal(&gptr, &gsize, module, "kf_dynamic_shared_bytes") == hip::kSuccess &&
-        gsize == sizeof(int)) {
-      if (hipError_t r = api_.hipMemcpyDtoH(&dynamic_shared, gptr, sizeof(int)); r != hip::kSuccess) {
-        api_.hipModuleUnload(module);
-        return note(hip_error(api_, "reading kf_dynamic_shared_bytes", r));
-      }
+    auto declared = module_dynamic_shared_bytes<void*>(
+        [&](void** address, std::size_t* size) {
+          return api_.hipModuleGetGlobal(address, size, module, kDynamicSharedSymbol) == hip::kSuccess;
+        },
+        [&](int* value, void* address) -> Status {
+          if (hipError_t r = api_.hipMemcpyDtoH(value, address, sizeof(int)); r != hip::kSuccess) {
+            return hip_error(api_, std::string("reading ") + kDynamicSharedSymbol, r);
+          }
+          return ok_status();
+        });
+    if (!declared.ok()) {
+      api_.hipModuleUnload(module);
+      return note(declared.error());
     }
+    const int dynamic_shared = *declared;
     ResourceReport res = compiled.resources;
     if (res.local_mem_bytes >= 0) res.local_mem_bytes += dynamic_shared;
     return std::unique_ptr<Kernel>(
@@ -182,8 +191,7 @@ class HipDevice final : public Device {
   }
 
   Status write(Buffer& dst, const void* src, std::size_t bytes) override {
-    if (bytes > dst.size())
-      return Error::bad_input("write of " + std::to_string(bytes) + " bytes into a buffer of " + std::to_string(dst.size()));
+    KF_TRY(check_transfer_size(Transfer::kWrite, bytes, dst.size()));
     KF_TRY(enter());
     if (hipError_t r = api_.hipMemcpyHtoD(static_cast<HipBuffer&>(dst).ptr(), const_cast<void*>(src), bytes);
         r != hip::kSuccess)
@@ -192,8 +200,7 @@ class HipDevice final : public Device {
   }
 
   Status read(const Buffer& src, void* dst, std::size_t bytes) override {
-    if (bytes > src.size())
-      return Error::bad_input("read of " + std::to_string(bytes) + " bytes from a buffer of " + std::to_string(src.size()));
+    KF_TRY(check_transfer_size(Transfer::kRead, bytes, src.size()));
     KF_TRY(enter());
     if (hipError_t r = api_.hipMemcpyDtoH(dst, static_cast<const HipBuffer&>(src).ptr(), bytes); r != hip::kSuccess)
       return note(hip_error(api_, "hipMemcpyDtoH", r));
@@ -203,37 +210,17 @@ class HipDevice final : public Device {
   Result<double> launch(Kernel& kernel, const std::vector<KernelArg>& args, const LaunchGeometry& g,
                         const OnRunning& on_running = {}) override {
     if (on_running) on_running();  // the code exists once loaded
-    for (int i = 0; i < 3; ++i) {
-      if (g.block[i] < 1 || g.grid[i] < 1) return Error::bad_input("launch geometry must be positive in every dimension");
-    }
     auto& k = static_cast<HipKernel&>(kernel);
-    const std::int64_t threads = g.block[0] * g.block[1] * g.block[2];
-    if (k.resources().max_block_threads > 0 && threads > k.resources().max_block_threads) {
-      return Error{ErrorCode::kResource,
-                   k.name() + ": " + std::to_string(threads) + " threads per block exceed the kernel's limit of " +
-                       std::to_string(k.resources().max_block_threads),
-                   {}};
-    }
+    KF_TRY(check_launch_geometry(k, g));
     KF_TRY(enter());
-    std::vector<void*> ptrs(args.size());
-    std::vector<void*> params(args.size());
-    for (std::size_t i = 0; i < args.size(); ++i) {
-      switch (args[i].kind) {
-        case KernelArg::Kind::kBuffer:
-          ptrs[i] = static_cast<HipBuffer*>(args[i].buffer)->ptr();
-          params[i] = &ptrs[i];
-          break;
-        case KernelArg::Kind::kInt32: params[i] = const_cast<std::int32_t*>(&args[i].i32); break;
-        case KernelArg::Kind::kFloat32: params[i] = const_cast<float*>(&args[i].f32); break;
-      }
-    }
+    auto params = PackedArgs<void*>::of<HipBuffer>(args);
     if (!start_ && api_.hipEventCreate(&start_) != hip::kSuccess) return Error{ErrorCode::kLaunch, "hipEventCreate failed", {}};
     if (!end_ && api_.hipEventCreate(&end_) != hip::kSuccess) return Error{ErrorCode::kLaunch, "hipEventCreate failed", {}};
     if (hipError_t r = api_.hipEventRecord(start_, stream_); r != hip::kSuccess) return note(hip_error(api_, "hipEventRecord", r));
     hipError_t r = api_.hipModuleLaunchKernel(k.fn(), static_cast<unsigned>(g.grid[0]), static_cast<unsigned>(g.grid[1]),
                                               static_cast<unsigned>(g.grid[2]), static_cast<unsigned>(g.block[0]),
                                               static_cast<unsigned>(g.block[1]), static_cast<unsigned>(g.block[2]),
-                                              static_cast<unsigned>(k.dynamic_shared()), stream_, params.data(), nullptr);
+                                              static_cast<unsigned>(k.dynamic_shared()), stream_, params.params(), nullptr);
     if (r != hip::kSuccess) {
       return note(hip_error(api_, "hipModuleLaunchKernel(" + k.name() + ")", r,
                             r == hip::kErrorInvalidValue ? ErrorCode::kResource : ErrorCode::kLaunch));
@@ -286,14 +273,11 @@ class HipDevice final : public Device {
 
  private:
   Status enter() {
-    if (sticky_) return *sticky_;
+    KF_TRY(sticky_.check());
     if (hipError_t r = api_.hipSetDevice(dev_); r != hip::kSuccess) return note(hip_error(api_, "hipSetDevice", r));
     return ok_status();
   }
-  Error note(Error e) {
-    if (is_sticky_device_error(e)) sticky_ = e;
-    return e;
-  }
+  Error note(Error e) { return sticky_.note(std::move(e)); }
 
   const RuntimeApi& api_;
   int dev_;
@@ -304,7 +288,7 @@ class HipDevice final : public Device {
   hip::hipEvent_t end_ = nullptr;
   std::unique_ptr<Buffer> flush_buffer_;
   int flush_pattern_ = 0;
-  std::optional<Error> sticky_;
+  StickyError sticky_;
   std::unique_ptr<ClockReader> clocks_;
   bool clocks_tried_ = false;
 };

@@ -3,6 +3,7 @@
 // that context fails, so the tuner must restart its worker process.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -24,5 +25,24 @@ inline Error sticky_device_error(const std::string& message, const std::string& 
 inline bool is_sticky_device_error(const Error& e) {
   return e.context.rfind(kStickyErrorMarker, 0) == 0;
 }
+
+/// A device's last sticky error, after which every call on its context
+/// fails with it again.
+class StickyError {
+ public:
+  /// The sticky error, or ok while there is none.
+  Status check() const {
+    if (error_) return *error_;
+    return ok_status();
+  }
+  /// Passes `e` on, remembering it when it is sticky.
+  Error note(Error e) {
+    if (is_sticky_device_error(e)) error_ = e;
+    return e;
+  }
+
+ private:
+  std::optional<Error> error_;
+};
 
 }  // namespace kforge
