@@ -53,6 +53,17 @@ struct CompiledKernel {
   }
 };
 
+/// How a compiler's machine code comes to be (Compiler::code_generation),
+/// which decides whether processes that generate it ahead pay off
+/// (tuner/tuner.hpp, code_generators).
+struct CodeGeneration {
+  /// Generated at a kernel's first launch, for its work-group size, rather
+  /// than at compile time (PoCL).
+  bool at_first_launch = false;
+  /// Kept in an on-disk cache that every process shares (PoCL's kernel cache).
+  bool cached_on_disk = false;
+};
+
 class Compiler {
  public:
   virtual ~Compiler() = default;
@@ -65,6 +76,9 @@ class Compiler {
   /// (compile_combined) than one program each: where every program pays a
   /// fixed front-end cost (PoCL; generator/program_combiner.hpp).
   virtual bool combines_programs() const { return false; }
+  /// How this compiler's machine code comes to be; NVRTC and hipRTC emit it
+  /// at compile time.
+  virtual CodeGeneration code_generation() const { return {}; }
   /// Builds `source`, the combined program of `instances`
   /// (combine_instances), as one program: one CompiledKernel per instance,
   /// in order, sharing it. An instance's binary, when asked for, is built

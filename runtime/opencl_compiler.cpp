@@ -5,7 +5,11 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <cstdlib>
 #include <memory>
+
+#include "opencl_backend.hpp"
+#include "opencl_device_info.hpp"
 
 namespace kforge::opencl {
 
@@ -182,9 +186,22 @@ Result<std::vector<CompiledKernel>> OpenClCompiler::compile_combined(const std::
   return out;
 }
 
+CodeGeneration OpenClCompiler::code_generation() const {
+  return name_ == kPoclCompiler ? pocl_code_generation() : CodeGeneration{};
+}
+
 std::string OpenClCompiler::full_options(const std::string& options) {
   if (contains(options, "-cl-std=")) return options;
   return options.empty() ? "-cl-std=CL1.2" : options + " -cl-std=CL1.2";
 }
 
 }  // namespace kforge::opencl
+
+namespace kforge {
+
+CodeGeneration pocl_code_generation() {
+  const char* cache = std::getenv("POCL_KERNEL_CACHE");
+  return {true, !(cache && std::string(cache) == "0")};
+}
+
+}  // namespace kforge

@@ -43,6 +43,8 @@ class OpenClCompiler final : public Compiler {
   /// Each program pays PoCL's front end (its OpenCL C header) once, however
   /// many kernels it holds; other OpenCL compilers also build per program.
   bool combines_programs() const override { return true; }
+  /// PoCL's, where this is PoCL; other drivers generate code at build time.
+  CodeGeneration code_generation() const override;
   Result<std::vector<CompiledKernel>> compile_combined(const std::string& source,
                                                        const std::vector<const Instance*>& instances,
                                                        const std::string& options) override;

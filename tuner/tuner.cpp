@@ -199,12 +199,11 @@ std::string rerun_command(const Problem& p, const std::string& template_name,
 
 Tuner::Tuner(Device& device, Database& db, const Operator& op) : device_(device), db_(db), op_(op) {}
 
-int code_generators(const TuneRequest& request, const DeviceInfo& info, bool batches) {
-  // PoCL builds one program at a time per process and generates a kernel's
-  // machine code at its first launch, caching it on disk for every process
-  // (unless POCL_KERNEL_CACHE=0); other compilers gain nothing from it.
-  const char* cache = std::getenv("POCL_KERNEL_CACHE");
-  if (!batches || info.compiler != "pocl" || (cache && std::string(cache) == "0")) return 0;
+int code_generators(const TuneRequest& request, const CodeGeneration& generation, bool batches) {
+  // A compiler that generates a kernel's machine code at its first launch
+  // (PoCL, one program at a time per process) and caches it on disk for
+  // every process gains from generating it ahead; others gain nothing.
+  if (!batches || !generation.at_first_launch || !generation.cached_on_disk) return 0;
   const int threads = InProcessRunner::compile_threads(request.compile_threads);
   return threads > 1 ? threads : 0;
 }
@@ -383,7 +382,7 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
       compiles_ahead ? per_thread * static_cast<std::size_t>(InProcessRunner::compile_threads(request.compile_threads)) : 0;
   // Code generators serve the worker only (they are worker processes).
   const int generators =
-      request.worker_command.empty() ? 0 : code_generators(request, info, compile_ahead > 0 && !overlap);
+      request.worker_command.empty() ? 0 : code_generators(request, device_.compiler().code_generation(), compile_ahead > 0 && !overlap);
 
   // Where candidates run: a supervised worker process, or this one.
   std::unique_ptr<CandidateRunner> runner;

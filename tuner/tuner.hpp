@@ -67,10 +67,12 @@ struct TuneRequest {
 bool compile_overlaps(const TuneRequest& request, const std::string& device_type);
 
 /// How many code-generator processes (RunnerSetup::code_generators) compile
-/// `request`'s batches between timed runs on a device described by `info`:
-/// one per compile thread on PoCL with its kernel cache on, when batches are
-/// compiled between timed runs (`batches`) and there is more than one thread.
-int code_generators(const TuneRequest& request, const DeviceInfo& info, bool batches);
+/// `request`'s batches between timed runs for a compiler whose machine code
+/// comes as `generation` says: one per compile thread where it is generated
+/// at the first launch and cached on disk (PoCL with its kernel cache on),
+/// when batches are compiled between timed runs (`batches`) and there is
+/// more than one thread.
+int code_generators(const TuneRequest& request, const CodeGeneration& generation, bool batches);
 
 struct CandidateOutcome {
   std::string template_name;

@@ -7,8 +7,10 @@
 #include <map>
 #include <set>
 
+#include "cuda_backend.hpp"
 #include "device_registry.hpp"
 #include "gemm_operator.hpp"
+#include "opencl_backend.hpp"
 #include "template_catalog.hpp"
 #include "test_util.hpp"
 #include "tuner.hpp"
@@ -367,21 +369,18 @@ TEST_CASE("compiling ahead while measuring gives every candidate the outcome it 
 
 TEST_CASE("code generators: on PoCL with its kernel cache, one per compile thread, when batches compile between "
           "timed runs", "[tuner]") {
-  DeviceInfo pocl;
-  pocl.compiler = "pocl";
-  DeviceInfo nvrtc;
-  nvrtc.compiler = "nvrtc";
+  const CodeGeneration nvrtc = make_nvrtc_compiler("sm_90")->code_generation();
   TuneRequest req;
   req.compile_threads = 2;
-  CHECK(code_generators(req, pocl, true) == 2);
-  CHECK(code_generators(req, pocl, false) == 0);  // overlapping, or no compiling ahead
+  CHECK(code_generators(req, pocl_code_generation(), true) == 2);
+  CHECK(code_generators(req, pocl_code_generation(), false) == 0);  // overlapping, or no compiling ahead
   CHECK(code_generators(req, nvrtc, true) == 0);  // compiles concurrently in threads already
   req.compile_threads = 1;
-  CHECK(code_generators(req, pocl, true) == 0);
+  CHECK(code_generators(req, pocl_code_generation(), true) == 0);
   req.compile_threads = 3;
   {
     const test::ScopedEnv no_cache("POCL_KERNEL_CACHE", "0");
-    CHECK(code_generators(req, pocl, true) == 0);  // nothing would carry the generated code across
+    CHECK(code_generators(req, pocl_code_generation(), true) == 0);  // nothing would carry the generated code across
   }
-  CHECK(code_generators(req, pocl, true) == 3);
+  CHECK(code_generators(req, pocl_code_generation(), true) == 3);
 }
