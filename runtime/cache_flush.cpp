@@ -11,7 +11,7 @@ namespace kforge {
 namespace {
 
 bool is_amd_gpu(const DeviceInfo& info) {
-  if (info.device_type != "gpu") return false;  // an AMD CPU under PoCL reports its own L3
+  if (info.device_type != DeviceType::kGpu) return false;  // an AMD CPU under PoCL reports its own L3
   return info.backend == "hip" || info.vendor.find("Advanced Micro Devices") != std::string::npos ||
          info.vendor == "AMD";
 }

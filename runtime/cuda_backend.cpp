@@ -88,7 +88,7 @@ DeviceInfo describe(const DriverApi& api, std::size_t index) {
   d.vendor = "NVIDIA";
   d.name = name;
   d.arch = "sm_" + std::to_string(major) + std::to_string(minor);
-  d.device_type = "gpu";
+  d.device_type = DeviceType::kGpu;
   d.compute_units = attribute(api, dev, cuda::kMultiprocessorCount);
   d.clock_mhz = attribute(api, dev, cuda::kClockRate) / 1000;
   d.global_mem_bytes = static_cast<std::int64_t>(mem);

@@ -6,12 +6,29 @@
 
 namespace kforge {
 
+std::string_view device_type_name(DeviceType t) {
+  switch (t) {
+    case DeviceType::kGpu: return "gpu";
+    case DeviceType::kCpu: return "cpu";
+    case DeviceType::kAccelerator: return "accelerator";
+    case DeviceType::kUnknown: break;
+  }
+  return "";
+}
+
+DeviceType parse_device_type(std::string_view name) {
+  for (DeviceType t : {DeviceType::kGpu, DeviceType::kCpu, DeviceType::kAccelerator}) {
+    if (device_type_name(t) == name) return t;
+  }
+  return DeviceType::kUnknown;
+}
+
 std::string DeviceInfo::hardware_key() const { return identity().key(); }
 
 HardwareIdentity DeviceInfo::identity() const {
   // Hardware only: driver, runtime and compiler versions are recorded per
   // sweep, so a driver update keeps the key.
-  return {backend, vendor, name, arch, device_type, compute_units, global_mem_bytes};
+  return {backend, vendor, name, arch, std::string(device_type_name(device_type)), compute_units, global_mem_bytes};
 }
 
 DeviceLimits DeviceInfo::limits() const {
@@ -34,7 +51,7 @@ nlohmann::json DeviceInfo::to_json() const {
                         {"vendor", vendor},
                         {"name", name},
                         {"arch", arch},
-                        {"device_type", device_type},
+                        {"device_type", std::string(device_type_name(device_type))},
                         {"compute_units", compute_units},
                         {"clock_mhz", clock_mhz},
                         {"global_mem_bytes", global_mem_bytes},
@@ -71,7 +88,9 @@ DeviceInfo DeviceInfo::from_json(const nlohmann::json& j) {
   get("vendor", d.vendor);
   get("name", d.name);
   get("arch", d.arch);
-  get("device_type", d.device_type);
+  std::string type;
+  get("device_type", type);
+  d.device_type = parse_device_type(type);
   get("compute_units", d.compute_units);
   get("clock_mhz", d.clock_mhz);
   get("global_mem_bytes", d.global_mem_bytes);

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -11,13 +12,21 @@
 
 namespace kforge {
 
+/// What kind of processor a device is.
+enum class DeviceType { kUnknown, kGpu, kCpu, kAccelerator };
+/// The name a fingerprint's JSON and the device list carry: "gpu", "cpu",
+/// "accelerator" ("" while unknown).
+std::string_view device_type_name(DeviceType t);
+/// The type a name stands for; kUnknown for any other name.
+DeviceType parse_device_type(std::string_view name);
+
 struct DeviceInfo {
   std::string selector;      ///< how the CLI names it: "opencl:0"
   std::string backend;       ///< "opencl", "cuda", "hip"
   std::string vendor;
   std::string name;
   std::string arch;          ///< sm_90, gfx90a, or the CPU's ISA (e.g. "x86_64-haswell")
-  std::string device_type;   ///< "gpu", "cpu", "accelerator"
+  DeviceType device_type = DeviceType::kUnknown;
   std::int64_t compute_units = 0;
   std::int64_t clock_mhz = 0;
   std::int64_t global_mem_bytes = 0;

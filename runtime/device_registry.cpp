@@ -36,8 +36,8 @@ constexpr BackendEntry kBackends[] = {
 /// GPU through its native backend (CUDA, HIP), then a GPU through OpenCL,
 /// then an accelerator, then a CPU.
 int type_rank(const DeviceInfo& d) {
-  if (d.device_type == "gpu") return d.backend == "opencl" ? 2 : 3;
-  if (d.device_type == "accelerator") return 1;
+  if (d.device_type == DeviceType::kGpu) return d.backend == "opencl" ? 2 : 3;
+  if (d.device_type == DeviceType::kAccelerator) return 1;
   return 0;
 }
 

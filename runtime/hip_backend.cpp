@@ -77,7 +77,7 @@ DeviceInfo describe(const RuntimeApi& api, std::size_t index) {
   d.vendor = "AMD";
   d.name = name;
   d.arch = gfx_arch(api, dev);
-  d.device_type = "gpu";
+  d.device_type = DeviceType::kGpu;
   d.compute_units = attribute(api, dev, hip::kMultiprocessorCount);
   d.clock_mhz = attribute(api, dev, hip::kClockRate) / 1000;
   d.global_mem_bytes = static_cast<std::int64_t>(mem);

@@ -30,7 +30,7 @@ OpenClDevice::OpenClDevice(DeviceInfo info, cl_device_id device, ContextHandle c
   // cache flush can evict just them (flush_cache). KFORGE_CPU_CACHE_FLUSH=fill
   // keeps the fill, e.g. to compare the two.
   const char* method = std::getenv("KFORGE_CPU_CACHE_FLUSH");
-  evict_buffers_ = info_.device_type == "cpu" && host_cache_eviction_available() &&
+  evict_buffers_ = info_.device_type == DeviceType::kCpu && host_cache_eviction_available() &&
                    !(method && std::string_view(method) == "fill");
 }
 
@@ -73,7 +73,7 @@ Status OpenClDevice::read(const Buffer& src, void* dst, std::size_t bytes) {
 ClockReader* OpenClDevice::clock_reader() {
   if (!clocks_tried_) {
     clocks_tried_ = true;
-    if (info_.device_type == "cpu") {
+    if (info_.device_type == DeviceType::kCpu) {
       if (auto r = make_cpu_clock_reader(); r.ok()) clocks_ = std::move(r).value();
     } else if (auto pci = device_pci_address(device_, device_string(device_, CL_DEVICE_EXTENSIONS))) {
       const auto vendor = device_value<cl_uint>(device_, CL_DEVICE_VENDOR_ID);

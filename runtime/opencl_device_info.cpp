@@ -47,10 +47,10 @@ std::string host_machine() {
   return uname(&u) == 0 ? std::string(u.machine) : std::string("unknown");
 }
 
-std::string device_type_name(cl_device_type t) {
-  if (t & CL_DEVICE_TYPE_GPU) return "gpu";
-  if (t & CL_DEVICE_TYPE_CPU) return "cpu";
-  return "accelerator";  // CL_DEVICE_TYPE_ACCELERATOR and CL_DEVICE_TYPE_CUSTOM
+DeviceType device_type_of(cl_device_type t) {
+  if (t & CL_DEVICE_TYPE_GPU) return DeviceType::kGpu;
+  if (t & CL_DEVICE_TYPE_CPU) return DeviceType::kCpu;
+  return DeviceType::kAccelerator;  // CL_DEVICE_TYPE_ACCELERATOR and CL_DEVICE_TYPE_CUSTOM
 }
 
 /// PoCL names CPU devices "pthread-<llvm cpu>-<host model name>" (or
@@ -68,7 +68,7 @@ std::string pocl_cpu_name(const std::string& device_name, const std::string& hos
 
 std::string device_arch(cl_device_id d, const DeviceInfo& info, const std::string& extensions,
                         bool is_pocl) {
-  if (info.device_type == "cpu") {
+  if (info.device_type == DeviceType::kCpu) {
     std::string cpu = is_pocl ? pocl_cpu_name(info.name, info.host_cpu) : info.name;
     return host_machine() + "-" + cpu;
   }
@@ -88,9 +88,9 @@ std::string device_arch(cl_device_id d, const DeviceInfo& info, const std::strin
   return info.name;
 }
 
-std::int64_t device_simd_width(cl_device_id d, const std::string& device_type,
+std::int64_t device_simd_width(cl_device_id d, DeviceType device_type,
                                const std::string& extensions) {
-  if (device_type == "cpu") return 1;
+  if (device_type == DeviceType::kCpu) return 1;
   if (contains(extensions, "cl_nv_device_attribute_query")) {
     if (auto w = device_value<cl_uint>(d, CL_DEVICE_WARP_SIZE_NV); w > 0) return w;
   }
@@ -168,7 +168,7 @@ DeviceInfo describe(const ClDeviceRef& ref, std::size_t index) {
   info.backend = "opencl";
   info.vendor = trim(device_string(d, CL_DEVICE_VENDOR));
   info.name = trim(device_string(d, CL_DEVICE_NAME));
-  info.device_type = device_type_name(device_value<cl_device_type>(d, CL_DEVICE_TYPE));
+  info.device_type = device_type_of(device_value<cl_device_type>(d, CL_DEVICE_TYPE));
   info.compute_units = device_value<cl_uint>(d, CL_DEVICE_MAX_COMPUTE_UNITS);
   info.clock_mhz = device_value<cl_uint>(d, CL_DEVICE_MAX_CLOCK_FREQUENCY);
   auto bytes = [d](cl_device_info what) {

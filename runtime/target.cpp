@@ -129,7 +129,7 @@ Result<Target> parse_target(const std::string& text) {
   d.vendor = t.backend == "cuda" ? "NVIDIA" : "AMD";
   d.name = t.arch + " (compile-only target, " + r->reference_part + ")";
   d.arch = t.arch;
-  d.device_type = "gpu";
+  d.device_type = DeviceType::kGpu;
   d.compute_units = r->typical_units;
   d.local_mem_bytes = r->shared_per_block_static;
   d.max_shared_bytes = r->shared_per_block_optin;

@@ -208,13 +208,13 @@ int code_generators(const TuneRequest& request, const CodeGeneration& generation
   return threads > 1 ? threads : 0;
 }
 
-bool compile_overlaps(const TuneRequest& request, const std::string& device_type) {
+bool compile_overlaps(const TuneRequest& request, DeviceType device_type) {
   switch (request.compile_overlap) {
     case TuneRequest::CompileOverlap::kOn: return true;
     case TuneRequest::CompileOverlap::kOff: return false;
     case TuneRequest::CompileOverlap::kAuto: break;
   }
-  return device_type != "cpu";
+  return device_type != DeviceType::kCpu;
 }
 
 namespace {

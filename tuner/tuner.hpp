@@ -62,9 +62,8 @@ struct TuneRequest {
   bool fastest_first = true;
 };
 
-/// Whether `request` compiles while measuring on a device of `device_type`
-/// ("gpu", "cpu", "accelerator").
-bool compile_overlaps(const TuneRequest& request, const std::string& device_type);
+/// Whether `request` compiles while measuring on a device of `device_type`.
+bool compile_overlaps(const TuneRequest& request, DeviceType device_type);
 
 /// How many code-generator processes (RunnerSetup::code_generators) compile
 /// `request`'s batches between timed runs for a compiler whose machine code

@@ -15,7 +15,7 @@ DeviceInfo device(const std::string& backend, const std::string& vendor, const s
   DeviceInfo d;
   d.backend = backend;
   d.vendor = vendor;
-  d.device_type = type;
+  d.device_type = parse_device_type(type);
   d.arch = arch;
   d.cache_bytes = cache_bytes;
   d.global_mem_bytes = std::int64_t{64} << 30;

@@ -27,8 +27,8 @@ TEST_CASE("a CPU device tuned at one memory size answers exact at another", "[lo
   TempDir dir;
   auto device = open_device("auto");
   REQUIRE(device.ok());
-  if ((*device)->info().device_type != "cpu") {
-    WARN("SKIPPED: needs a CPU OpenCL device (PoCL); this one is " << (*device)->info().device_type);
+  if ((*device)->info().device_type != DeviceType::kCpu) {
+    WARN("SKIPPED: needs a CPU OpenCL device (PoCL); this one is " << device_type_name((*device)->info().device_type));
     return;
   }
   const std::string db = tuned_copy(**device, dir);

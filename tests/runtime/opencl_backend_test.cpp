@@ -257,7 +257,7 @@ TEST_CASE("flush_cache runs repeatedly", "[opencl][backend]") {
 
 TEST_CASE("a CPU device flushes by evicting its buffers, whose contents survive", "[opencl][backend]") {
   auto dev = open_first();
-  if (dev->info().device_type != "cpu" || !host_cache_eviction_available()) {
+  if (dev->info().device_type != DeviceType::kCpu || !host_cache_eviction_available()) {
     WARN("not a CPU device on a CPU kforge evicts lines on: the fill is its flush");
     return;
   }

@@ -15,7 +15,8 @@ void require_fingerprint_filled(const DeviceInfo& d) {
   CHECK_FALSE(d.vendor.empty());
   CHECK_FALSE(d.name.empty());
   CHECK_FALSE(d.arch.empty());
-  CHECK((d.device_type == "gpu" || d.device_type == "cpu" || d.device_type == "accelerator"));
+  CHECK((d.device_type == DeviceType::kGpu || d.device_type == DeviceType::kCpu ||
+         d.device_type == DeviceType::kAccelerator));
   CHECK(d.compute_units > 0);
   CHECK(d.clock_mhz > 0);
   CHECK(d.global_mem_bytes > 0);
@@ -46,7 +47,7 @@ TEST_CASE("OpenCL devices are listed with a full fingerprint", "[opencl][devices
 
 TEST_CASE("PoCL devices name their CPU ISA and compiler", "[opencl][devices]") {
   for (const auto& d : list_opencl_devices()) {
-    if (d.compiler != "pocl" || d.device_type != "cpu") continue;
+    if (d.compiler != "pocl" || d.device_type != DeviceType::kCpu) continue;
     INFO(d.to_json().dump());
     // "x86_64-haswell": machine, dash, LLVM CPU name; never the raw device name.
     CHECK(d.arch.find('-') != std::string::npos);
@@ -79,8 +80,8 @@ TEST_CASE("hardware_key is stable and covers hardware identity only", "[opencl][
   other = d;
   other.global_mem_bytes += 1;
   // A CPU device's global memory is the host's current memory: not its identity.
-  CHECK((other.hardware_key() == key) == (d.device_type == "cpu"));
-  other.device_type = d.device_type == "cpu" ? "gpu" : "cpu";
+  CHECK((other.hardware_key() == key) == (d.device_type == DeviceType::kCpu));
+  other.device_type = d.device_type == DeviceType::kCpu ? DeviceType::kGpu : DeviceType::kCpu;
   CHECK(other.hardware_key() != key);
 }
 
@@ -100,7 +101,7 @@ TEST_CASE("DeviceInfo JSON round trip keeps every field", "[opencl][devices]") {
   x.vendor = "NVIDIA Corporation";
   x.name = "NVIDIA H100";
   x.arch = "sm_90";
-  x.device_type = "gpu";
+  x.device_type = DeviceType::kGpu;
   x.compute_units = 132;
   x.clock_mhz = 1980;
   x.global_mem_bytes = 85'000'000'000;
@@ -133,7 +134,7 @@ TEST_CASE("device selectors", "[opencl][devices]") {
     REQUIRE(dev.ok());
     CHECK(dev.value()->info().backend == "opencl");
     for (const auto& d : devices) {
-      if (d.device_type == "gpu") CHECK(dev.value()->info().device_type == "gpu");
+      if (d.device_type == DeviceType::kGpu) CHECK(dev.value()->info().device_type == DeviceType::kGpu);
     }
   }
   SECTION("opencl:0 opens the first device") {

@@ -347,8 +347,8 @@ TEST_CASE("compiling ahead while measuring gives every candidate the outcome it 
   GemmOperator gemm;
   // Auto: never on a CPU device, whose kernels share the cores with the compiler.
   TuneRequest automatic;
-  CHECK_FALSE(compile_overlaps(automatic, "cpu"));
-  CHECK(compile_overlaps(automatic, "gpu"));
+  CHECK_FALSE(compile_overlaps(automatic, DeviceType::kCpu));
+  CHECK(compile_overlaps(automatic, DeviceType::kGpu));
   std::map<TuneRequest::CompileOverlap, std::set<std::pair<std::string, std::string>>> outcomes;
   for (auto mode : {TuneRequest::CompileOverlap::kOff, TuneRequest::CompileOverlap::kOn}) {
     auto db = Database::open(dir.file(mode == TuneRequest::CompileOverlap::kOn ? "on.db" : "off.db"),
