@@ -69,8 +69,10 @@ int main(int argc, char** argv) {
   if (!dev.ok()) return fail(dev.error().message);
   Device& device = **dev;
   const CacheFlush flush = device.cache_flush();
-  nlohmann::ordered_json out{{"device", device.info().name}, {"method", std::string(flush_method_name(flush.method))},
-                             {"cache_flush_bytes", flush.bytes}, {"cache_bytes", device.info().cache_bytes}};
+  nlohmann::ordered_json out{{"device", device.info().name},
+                             {"method", std::string(flush_method_name(flush.method))},
+                             {"cache_flush_bytes", flush.bytes},
+                             {"cache_bytes", device.info().cache_bytes}};
 
   // Reads every float4 of `in` once and writes a quarter as much.
   const char* src =

@@ -139,8 +139,8 @@ class Device {
   /// runs (seconds for a large kernel), so a supervisor can tell that code
   /// generation from the kernel's own time. Where code exists once the
   /// kernel is loaded (NVRTC, hipRTC), `on_running` comes first.
-  virtual Result<double> launch(Kernel& kernel, const std::vector<KernelArg>& args, const LaunchGeometry& geometry,
-                                const OnRunning& on_running = {}) = 0;
+  virtual Result<double> launch(Kernel& kernel, const std::vector<KernelArg>& args,
+                                const LaunchGeometry& geometry, const OnRunning& on_running = {}) = 0;
   /// Evicts the kernel's data from the caches so the next timed launch
   /// starts cold: writes a buffer larger than the last-level cache (kFill),
   /// or on a CPU device whose buffers are host memory, evicts those buffers

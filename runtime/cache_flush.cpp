@@ -19,11 +19,7 @@ bool is_amd_gpu(const DeviceInfo& info) {
 }  // namespace
 
 std::string_view flush_method_name(CacheFlushMethod m) {
-  switch (m) {
-    case CacheFlushMethod::kFill: return "fill";
-    case CacheFlushMethod::kEvict: return "evict";
-  }
-  return "fill";
+  return m == CacheFlushMethod::kEvict ? "evict" : "fill";
 }
 
 std::int64_t memory_side_cache_bytes(const DeviceInfo& info) {

@@ -55,7 +55,8 @@ std::string uuid_text(const cuda::CUuuid& u) {
 
 DriverFailure failure_of(CUresult r) {
   if (cuda::is_sticky(r)) return DriverFailure::kSticky;
-  if (r == cuda::kErrorLaunchOutOfResources || r == cuda::kErrorOutOfMemory) return DriverFailure::kOutOfResources;
+  if (r == cuda::kErrorLaunchOutOfResources || r == cuda::kErrorOutOfMemory)
+    return DriverFailure::kOutOfResources;
   return DriverFailure::kOther;
 }
 
@@ -254,10 +255,11 @@ class CudaDevice final : public Device {
     auto params = PackedArgs<cuda::CUdeviceptr>::of<CudaBuffer>(args);
     KF_TRY(ensure_events());
     if (CUresult r = api_.cuEventRecord(start_, stream_); r != cuda::kSuccess) return note(cuda_error(api_, "cuEventRecord", r));
-    CUresult r = api_.cuLaunchKernel(k.fn(), static_cast<unsigned>(g.grid[0]), static_cast<unsigned>(g.grid[1]),
-                                     static_cast<unsigned>(g.grid[2]), static_cast<unsigned>(g.block[0]),
-                                     static_cast<unsigned>(g.block[1]), static_cast<unsigned>(g.block[2]),
-                                     static_cast<unsigned>(k.dynamic_shared()), stream_, params.params(), nullptr);
+    CUresult r =
+        api_.cuLaunchKernel(k.fn(), static_cast<unsigned>(g.grid[0]), static_cast<unsigned>(g.grid[1]),
+                            static_cast<unsigned>(g.grid[2]), static_cast<unsigned>(g.block[0]),
+                            static_cast<unsigned>(g.block[1]), static_cast<unsigned>(g.block[2]),
+                            static_cast<unsigned>(k.dynamic_shared()), stream_, params.params(), nullptr);
     if (r != cuda::kSuccess) {
       // Invalid value at launch: block or shared memory beyond what the device allows.
       return note(cuda_error(api_, "cuLaunchKernel(" + k.name() + ")", r,

@@ -1,19 +1,16 @@
 // DeviceInfo: hardware key, limits for manifest expressions, JSON round trip.
 #include "device_info.hpp"
 
+#include <cstddef>
 #include <string>
 #include <type_traits>
 
 namespace kforge {
 
 std::string_view device_type_name(DeviceType t) {
-  switch (t) {
-    case DeviceType::kGpu: return "gpu";
-    case DeviceType::kCpu: return "cpu";
-    case DeviceType::kAccelerator: return "accelerator";
-    case DeviceType::kUnknown: break;
-  }
-  return "";
+  // In the enum's order.
+  constexpr std::string_view kNames[] = {"", "gpu", "cpu", "accelerator"};
+  return kNames[static_cast<std::size_t>(t)];
 }
 
 DeviceType parse_device_type(std::string_view name) {
@@ -28,7 +25,8 @@ std::string DeviceInfo::hardware_key() const { return identity().key(); }
 HardwareIdentity DeviceInfo::identity() const {
   // Hardware only: driver, runtime and compiler versions are recorded per
   // sweep, so a driver update keeps the key.
-  return {backend, vendor, name, arch, std::string(device_type_name(device_type)), compute_units, global_mem_bytes};
+  return {backend,       vendor,          name, arch, std::string(device_type_name(device_type)),
+          compute_units, global_mem_bytes};
 }
 
 DeviceLimits DeviceInfo::limits() const {

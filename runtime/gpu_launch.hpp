@@ -40,8 +40,12 @@ class PackedArgs {
           p.pointers_[i] = static_cast<BufferT*>(args[i].buffer)->ptr();
           p.params_[i] = &p.pointers_[i];
           break;
-        case KernelArg::Kind::kInt32: p.params_[i] = const_cast<std::int32_t*>(&args[i].i32); break;
-        case KernelArg::Kind::kFloat32: p.params_[i] = const_cast<float*>(&args[i].f32); break;
+        case KernelArg::Kind::kInt32:
+          p.params_[i] = const_cast<std::int32_t*>(&args[i].i32);
+          break;
+        case KernelArg::Kind::kFloat32:
+          p.params_[i] = const_cast<float*>(&args[i].f32);
+          break;
       }
     }
     return p;

@@ -35,7 +35,8 @@ std::string host_cpu() {
 
 DriverFailure failure_of(hipError_t r) {
   if (hip::is_sticky(r)) return DriverFailure::kSticky;
-  if (r == hip::kErrorLaunchOutOfResources || r == hip::kErrorOutOfMemory) return DriverFailure::kOutOfResources;
+  if (r == hip::kErrorLaunchOutOfResources || r == hip::kErrorOutOfMemory)
+    return DriverFailure::kOutOfResources;
   return DriverFailure::kOther;
 }
 
@@ -217,10 +218,11 @@ class HipDevice final : public Device {
     if (!start_ && api_.hipEventCreate(&start_) != hip::kSuccess) return Error{ErrorCode::kLaunch, "hipEventCreate failed", {}};
     if (!end_ && api_.hipEventCreate(&end_) != hip::kSuccess) return Error{ErrorCode::kLaunch, "hipEventCreate failed", {}};
     if (hipError_t r = api_.hipEventRecord(start_, stream_); r != hip::kSuccess) return note(hip_error(api_, "hipEventRecord", r));
-    hipError_t r = api_.hipModuleLaunchKernel(k.fn(), static_cast<unsigned>(g.grid[0]), static_cast<unsigned>(g.grid[1]),
-                                              static_cast<unsigned>(g.grid[2]), static_cast<unsigned>(g.block[0]),
-                                              static_cast<unsigned>(g.block[1]), static_cast<unsigned>(g.block[2]),
-                                              static_cast<unsigned>(k.dynamic_shared()), stream_, params.params(), nullptr);
+    hipError_t r = api_.hipModuleLaunchKernel(
+        k.fn(), static_cast<unsigned>(g.grid[0]), static_cast<unsigned>(g.grid[1]),
+        static_cast<unsigned>(g.grid[2]), static_cast<unsigned>(g.block[0]),
+        static_cast<unsigned>(g.block[1]), static_cast<unsigned>(g.block[2]),
+        static_cast<unsigned>(k.dynamic_shared()), stream_, params.params(), nullptr);
     if (r != hip::kSuccess) {
       return note(hip_error(api_, "hipModuleLaunchKernel(" + k.name() + ")", r,
                             r == hip::kErrorInvalidValue ? ErrorCode::kResource : ErrorCode::kLaunch));
@@ -277,7 +279,9 @@ class HipDevice final : public Device {
     if (hipError_t r = api_.hipSetDevice(dev_); r != hip::kSuccess) return note(hip_error(api_, "hipSetDevice", r));
     return ok_status();
   }
-  Error note(Error e) { return sticky_.note(std::move(e)); }
+  Error note(Error e) {
+    return sticky_.note(std::move(e));
+  }
 
   const RuntimeApi& api_;
   int dev_;

@@ -24,7 +24,7 @@ Status check_launch_geometry(const Kernel& kernel, const LaunchGeometry& g, cons
     }
     if (limits.max_block_dims[i] > 0 && g.block[i] > limits.max_block_dims[i]) {
       return resource("block dimension " + std::to_string(i) + " exceeds the device's " +
-                      std::to_string(limits.max_block_dims[i]),
+                          std::to_string(limits.max_block_dims[i]),
                       names.block_dims);
     }
     threads *= g.block[i];
@@ -32,12 +32,12 @@ Status check_launch_geometry(const Kernel& kernel, const LaunchGeometry& g, cons
   const ResourceReport res = kernel.resources();
   if (res.max_block_threads > 0 && threads > res.max_block_threads) {
     return resource(std::to_string(threads) + " threads per block exceed the kernel's limit of " +
-                    std::to_string(res.max_block_threads),
+                        std::to_string(res.max_block_threads),
                     names.block_threads);
   }
   if (limits.local_mem_bytes > 0 && res.local_mem_bytes > limits.local_mem_bytes) {
     return resource(std::to_string(res.local_mem_bytes) + " bytes of local memory exceed the device's " +
-                    std::to_string(limits.local_mem_bytes),
+                        std::to_string(limits.local_mem_bytes),
                     names.local_mem);
   }
   return ok_status();

@@ -34,8 +34,8 @@ struct LaunchRefusalNames {
 /// device's dimensions, more threads than the kernel allows, or more local
 /// memory than the device has. The message names the kernel and the
 /// geometry, then the refusal and the API's name for it.
-Status check_launch_geometry(const Kernel& kernel, const LaunchGeometry& g, const DeviceLaunchLimits& limits = {},
-                             const LaunchRefusalNames& names = {});
+Status check_launch_geometry(const Kernel& kernel, const LaunchGeometry& g,
+                             const DeviceLaunchLimits& limits = {}, const LaunchRefusalNames& names = {});
 
 /// Which way a transfer goes (Device::write, Device::read).
 enum class Transfer { kWrite, kRead };

@@ -14,7 +14,8 @@ namespace kforge {
 const char* cl_error_name(int code) {
   switch (code) {
 #define KF_CL_ERROR(name) \
-  case name: return #name;
+  case name:              \
+    return #name;
     KF_CL_ERROR(CL_SUCCESS)
     KF_CL_ERROR(CL_DEVICE_NOT_FOUND)
     KF_CL_ERROR(CL_DEVICE_NOT_AVAILABLE)
@@ -77,11 +78,16 @@ const char* cl_error_name(int code) {
     KF_CL_ERROR(CL_PLATFORM_NOT_FOUND_KHR)
 #undef KF_CL_ERROR
     // OpenCL 2.0+ codes, by value: the 1.2 headers kforge targets lack the names.
-    case -69: return "CL_INVALID_PIPE_SIZE";
-    case -70: return "CL_INVALID_DEVICE_QUEUE";
-    case -71: return "CL_INVALID_SPEC_ID";
-    case -72: return "CL_MAX_SIZE_RESTRICTION_EXCEEDED";
-    default: return "CL_UNKNOWN_ERROR";
+    case -69:
+      return "CL_INVALID_PIPE_SIZE";
+    case -70:
+      return "CL_INVALID_DEVICE_QUEUE";
+    case -71:
+      return "CL_INVALID_SPEC_ID";
+    case -72:
+      return "CL_MAX_SIZE_RESTRICTION_EXCEEDED";
+    default:
+      return "CL_UNKNOWN_ERROR";
   }
 }
 
@@ -103,7 +109,8 @@ namespace {
 
 /// A string property through `query` (clGetPlatformInfo, clGetDeviceInfo).
 template <typename Handle, typename Info>
-std::string info_string(cl_int (*query)(Handle, Info, std::size_t, void*, std::size_t*), Handle h, Info what) {
+std::string info_string(cl_int (*query)(Handle, Info, std::size_t, void*, std::size_t*), Handle h,
+                        Info what) {
   std::size_t size = 0;
   if (query(h, what, 0, nullptr, &size) != CL_SUCCESS || size == 0) return {};
   std::string s(size, '\0');
@@ -118,7 +125,9 @@ std::string platform_string(cl_platform_id p, cl_platform_info what) {
   return info_string(clGetPlatformInfo, p, what);
 }
 
-std::string device_string(cl_device_id d, cl_device_info what) { return info_string(clGetDeviceInfo, d, what); }
+std::string device_string(cl_device_id d, cl_device_info what) {
+  return info_string(clGetDeviceInfo, d, what);
+}
 
 std::string trim(std::string s) {
   auto not_space = [](unsigned char c) { return !std::isspace(c); };

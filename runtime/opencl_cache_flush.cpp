@@ -16,19 +16,23 @@ CacheFlush OpenClDevice::cache_flush() const {
 
 Result<std::unique_ptr<Buffer>> OpenClDevice::allocate_in_host_memory(std::size_t bytes) {
   constexpr std::size_t kPage = 4096;
-  const std::size_t cl_bytes = std::max<std::size_t>(bytes, 1);  // a zero-byte buffer is legal here, not in OpenCL
+  const std::size_t cl_bytes =
+      std::max<std::size_t>(bytes, 1);  // a zero-byte buffer is legal here, not in OpenCL
   void* host = std::aligned_alloc(kPage, (cl_bytes + kPage - 1) / kPage * kPage);
-  if (!host) return Error{ErrorCode::kResource, "host memory of " + std::to_string(bytes) + " bytes for a buffer", {}};
+  if (!host)
+    return Error{ErrorCode::kResource, "host memory of " + std::to_string(bytes) + " bytes for a buffer", {}};
   std::memset(host, 0, std::min<std::size_t>(cl_bytes, 16));
   cl_int err = CL_SUCCESS;
-  MemHandle mem(clCreateBuffer(context_.get(), CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, cl_bytes, host, &err));
+  MemHandle mem(
+      clCreateBuffer(context_.get(), CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, cl_bytes, host, &err));
   if (err != CL_SUCCESS) {
     std::free(host);
-    return cl_error(ErrorCode::kResource, "clCreateBuffer of " + std::to_string(bytes) + " bytes in host memory",
-                    err);
+    return cl_error(ErrorCode::kResource,
+                    "clCreateBuffer of " + std::to_string(bytes) + " bytes in host memory", err);
   }
   // The memory is freed once OpenCL is done with the buffer, not before.
-  err = clSetMemObjectDestructorCallback(mem.get(), [](cl_mem, void* p) { std::free(p); }, host);
+  err = clSetMemObjectDestructorCallback(
+      mem.get(), [](cl_mem, void* p) { std::free(p); }, host);
   if (err != CL_SUCCESS) {
     mem.reset();
     std::free(host);  // no command used it
@@ -80,8 +84,8 @@ Status OpenClDevice::flush_cache() {
   // took 5.0 ms with 4 bytes against 1.9 ms with 16 (bench/flush_fill.py).
   const cl_uint pattern[4] = {flush_pattern_, flush_pattern_, flush_pattern_, flush_pattern_};
   cl_event raw_event = nullptr;
-  cl_int err = clEnqueueFillBuffer(queue_.get(), flush_buffer_.get(), pattern, sizeof pattern, 0, flush_bytes_, 0,
-                                   nullptr, &raw_event);
+  cl_int err = clEnqueueFillBuffer(queue_.get(), flush_buffer_.get(), pattern, sizeof pattern, 0,
+                                   flush_bytes_, 0, nullptr, &raw_event);
   EventHandle event(raw_event);
   if (err != CL_SUCCESS) {
     return cl_error(ErrorCode::kLaunch, "flush_cache: clEnqueueFillBuffer", err);

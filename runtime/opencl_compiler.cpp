@@ -4,8 +4,8 @@
 
 #include <chrono>
 #include <cstdint>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 
 #include "opencl_backend.hpp"
@@ -17,14 +17,12 @@ namespace {
 
 std::string build_log(cl_program program, cl_device_id device) {
   std::size_t size = 0;
-  if (clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size) !=
-          CL_SUCCESS ||
+  if (clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size) != CL_SUCCESS ||
       size == 0) {
     return {};
   }
   std::string log(size, '\0');
-  if (clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, size, log.data(), nullptr) !=
-      CL_SUCCESS) {
+  if (clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, size, log.data(), nullptr) != CL_SUCCESS) {
     return {};
   }
   log.resize(std::strlen(log.c_str()));
@@ -71,8 +69,8 @@ Result<ProgramHandle> program_of_source(cl_context context, const std::string& s
 
 /// The binary of `source` built alone (its kernel `kernel_name` checked).
 Result<std::vector<std::uint8_t>> program_binary_of(cl_context context, cl_device_id device,
-                                                   const std::string& source, const std::string& kernel_name,
-                                                   const std::string& options) {
+                                                    const std::string& source, const std::string& kernel_name,
+                                                    const std::string& options) {
   KF_TRY_ASSIGN(program, program_of_source(context, source));
   std::string log;
   KF_TRY(build_and_create(program.get(), device, kernel_name, options, log));
@@ -84,41 +82,39 @@ Result<std::vector<std::uint8_t>> program_binary_of(cl_context context, cl_devic
 ResourceReport kernel_resources(cl_kernel kernel, cl_device_id device) {
   ResourceReport r;
   cl_ulong local_mem = 0;
-  if (clGetKernelWorkGroupInfo(kernel, device, CL_KERNEL_LOCAL_MEM_SIZE, sizeof local_mem,
-                               &local_mem, nullptr) == CL_SUCCESS) {
+  if (clGetKernelWorkGroupInfo(kernel, device, CL_KERNEL_LOCAL_MEM_SIZE, sizeof local_mem, &local_mem,
+                               nullptr) == CL_SUCCESS) {
     r.local_mem_bytes = static_cast<std::int64_t>(local_mem);
   }
   cl_ulong private_mem = 0;
-  if (clGetKernelWorkGroupInfo(kernel, device, CL_KERNEL_PRIVATE_MEM_SIZE, sizeof private_mem,
-                               &private_mem, nullptr) == CL_SUCCESS) {
+  if (clGetKernelWorkGroupInfo(kernel, device, CL_KERNEL_PRIVATE_MEM_SIZE, sizeof private_mem, &private_mem,
+                               nullptr) == CL_SUCCESS) {
     r.private_mem_bytes = static_cast<std::int64_t>(private_mem);
   }
   std::size_t wg = 0;
-  if (clGetKernelWorkGroupInfo(kernel, device, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg,
-                               nullptr) == CL_SUCCESS) {
+  if (clGetKernelWorkGroupInfo(kernel, device, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, nullptr) ==
+      CL_SUCCESS) {
     r.max_block_threads = static_cast<std::int64_t>(wg);
   }
   return r;
 }
 
-Result<KernelHandle> build_and_create(cl_program program, cl_device_id device,
-                                      const std::string& kernel_name, const std::string& options,
-                                      std::string& log) {
+Result<KernelHandle> build_and_create(cl_program program, cl_device_id device, const std::string& kernel_name,
+                                      const std::string& options, std::string& log) {
   cl_int err = clBuildProgram(program, 1, &device, options.c_str(), nullptr, nullptr);
   log = build_log(program, device);
   if (err != CL_SUCCESS) {
     std::string line = first_error_line(log);
     if (line.empty()) line = cl_error_text(err);
-    return Error{ErrorCode::kCompile, "build failed for " + kernel_name + ": " + line,
-                 log.empty() ? "clBuildProgram returned " + cl_error_text(err) +
-                                   "; options: " + options
-                             : log};
+    return Error{
+        ErrorCode::kCompile, "build failed for " + kernel_name + ": " + line,
+        log.empty() ? "clBuildProgram returned " + cl_error_text(err) + "; options: " + options : log};
   }
   KernelHandle kernel(clCreateKernel(program, kernel_name.c_str(), &err));
   if (err != CL_SUCCESS) {
     return Error{ErrorCode::kCompile,
-                 "build failed for " + kernel_name + ": clCreateKernel returned " +
-                     cl_error_text(err) + " (no kernel of that name in the source?)",
+                 "build failed for " + kernel_name + ": clCreateKernel returned " + cl_error_text(err) +
+                     " (no kernel of that name in the source?)",
                  log};
   }
   return kernel;
@@ -132,8 +128,7 @@ Result<CompiledKernel> OpenClCompiler::compile(const std::string& source, const 
   out.options = full_options(options);
 
   KF_TRY_ASSIGN(program, program_of_source(context_, source));
-  KF_TRY_ASSIGN(kernel, build_and_create(program.get(), device_, kernel_name, out.options,
-                                         out.log));
+  KF_TRY_ASSIGN(kernel, build_and_create(program.get(), device_, kernel_name, out.options, out.log));
   out.resources = kernel_resources(kernel.get(), device_);
   // The binary is fetched only when asked for (binary cache, runtime):
   // PoCL generates machine code to hand one out, which costs more than the
@@ -146,9 +141,8 @@ Result<CompiledKernel> OpenClCompiler::compile(const std::string& source, const 
   return out;
 }
 
-Result<std::vector<CompiledKernel>> OpenClCompiler::compile_combined(const std::string& source,
-                                                                     const std::vector<const Instance*>& instances,
-                                                                     const std::string& options) {
+Result<std::vector<CompiledKernel>> OpenClCompiler::compile_combined(
+    const std::string& source, const std::vector<const Instance*>& instances, const std::string& options) {
   if (instances.empty()) return Error::bad_input("compile_combined: no instances");
   const auto start = std::chrono::steady_clock::now();
   const std::string full = full_options(options);

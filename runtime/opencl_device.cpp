@@ -38,11 +38,10 @@ Result<std::unique_ptr<Buffer>> OpenClDevice::allocate(std::size_t bytes) {
   if (evict_buffers_) return allocate_in_host_memory(bytes);
   cl_int err = CL_SUCCESS;
   // A zero-byte buffer is legal here (an empty tensor); OpenCL is not.
-  MemHandle mem(clCreateBuffer(context_.get(), CL_MEM_READ_WRITE, std::max<std::size_t>(bytes, 1),
-                               nullptr, &err));
+  MemHandle mem(
+      clCreateBuffer(context_.get(), CL_MEM_READ_WRITE, std::max<std::size_t>(bytes, 1), nullptr, &err));
   if (err != CL_SUCCESS) {
-    return cl_error(ErrorCode::kResource, "clCreateBuffer of " + std::to_string(bytes) + " bytes",
-                    err);
+    return cl_error(ErrorCode::kResource, "clCreateBuffer of " + std::to_string(bytes) + " bytes", err);
   }
   return std::unique_ptr<Buffer>(std::make_unique<OpenClBuffer>(std::move(mem), bytes));
 }
@@ -121,8 +120,8 @@ Result<std::unique_ptr<Kernel>> OpenClDevice::load(const CompiledKernel& compile
   const std::size_t size = compiled.binary.size();
   cl_int binary_status = CL_SUCCESS;
   cl_int err = CL_SUCCESS;
-  ProgramHandle program(clCreateProgramWithBinary(context_.get(), 1, &device_, &size, &data,
-                                                  &binary_status, &err));
+  ProgramHandle program(
+      clCreateProgramWithBinary(context_.get(), 1, &device_, &size, &data, &binary_status, &err));
   if (err != CL_SUCCESS || binary_status != CL_SUCCESS) {
     return cl_error(ErrorCode::kCompile, "load of " + name + ": clCreateProgramWithBinary",
                     err != CL_SUCCESS ? err : binary_status);
@@ -185,8 +184,7 @@ Status set_kernel_args(const OpenClKernel& k, const std::vector<KernelArg>& args
       case KernelArg::Kind::kBuffer: {
         auto* buf = a.buffer ? dynamic_cast<OpenClBuffer*>(a.buffer) : nullptr;
         if (!buf) {
-          return Error::bad_input(where + ": argument " + std::to_string(i) +
-                                  " is not an OpenCL buffer");
+          return Error::bad_input(where + ": argument " + std::to_string(i) + " is not an OpenCL buffer");
         }
         cl_mem mem = buf->mem();
         err = clSetKernelArg(k.handle(), index, sizeof mem, &mem);
@@ -204,8 +202,7 @@ Status set_kernel_args(const OpenClKernel& k, const std::vector<KernelArg>& args
       }
     }
     if (err != CL_SUCCESS) {
-      return cl_error(ErrorCode::kLaunch, where + ": clSetKernelArg(" + std::to_string(i) + ")",
-                      err);
+      return cl_error(ErrorCode::kLaunch, where + ": clSetKernelArg(" + std::to_string(i) + ")", err);
     }
   }
   return ok_status();
@@ -217,8 +214,9 @@ Result<double> OpenClDevice::launch(Kernel& kernel, const std::vector<KernelArg>
                                     const LaunchGeometry& geometry, const OnRunning& on_running) {
   auto* k = dynamic_cast<OpenClKernel*>(&kernel);
   if (!k) return Error::bad_input("launch: kernel was not loaded by the OpenCL backend");
-  KF_TRY(check_launch_geometry(*k, geometry, {max_item_sizes_, info_.local_mem_bytes},
-                              {"CL_INVALID_WORK_ITEM_SIZE", "CL_INVALID_WORK_GROUP_SIZE", "CL_OUT_OF_RESOURCES"}));
+  KF_TRY(check_launch_geometry(
+      *k, geometry, {max_item_sizes_, info_.local_mem_bytes},
+      {"CL_INVALID_WORK_ITEM_SIZE", "CL_INVALID_WORK_GROUP_SIZE", "CL_OUT_OF_RESOURCES"}));
   const std::string where = "launch of " + k->name();
 
   KF_TRY(set_kernel_args(*k, args, where));
@@ -230,8 +228,8 @@ Result<double> OpenClDevice::launch(Kernel& kernel, const std::vector<KernelArg>
     global[i] = static_cast<std::size_t>(geometry.grid[i] * geometry.block[i]);
   }
   cl_event raw_event = nullptr;
-  cl_int err = clEnqueueNDRangeKernel(queue_.get(), k->handle(), 3, nullptr, global, local, 0,
-                                      nullptr, &raw_event);
+  cl_int err =
+      clEnqueueNDRangeKernel(queue_.get(), k->handle(), 3, nullptr, global, local, 0, nullptr, &raw_event);
   EventHandle event(raw_event);
   if (err != CL_SUCCESS) {
     const bool resource = err == CL_INVALID_WORK_GROUP_SIZE || err == CL_INVALID_WORK_ITEM_SIZE ||
@@ -249,15 +247,13 @@ Result<double> OpenClDevice::launch(Kernel& kernel, const std::vector<KernelArg>
   cl_int status = CL_COMPLETE;
   clGetEventInfo(raw_event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr);
   if (err != CL_SUCCESS || status < 0) {
-    Error e = cl_error(ErrorCode::kLaunch, where + ": kernel execution failed",
-                       status < 0 ? status : err);
+    Error e = cl_error(ErrorCode::kLaunch, where + ": kernel execution failed", status < 0 ? status : err);
     e.context = geometry_text(geometry);
     return e;
   }
   cl_ulong start = 0;
   cl_ulong end = 0;
-  err = clGetEventProfilingInfo(raw_event, CL_PROFILING_COMMAND_START, sizeof start, &start,
-                                nullptr);
+  err = clGetEventProfilingInfo(raw_event, CL_PROFILING_COMMAND_START, sizeof start, &start, nullptr);
   if (err == CL_SUCCESS) {
     err = clGetEventProfilingInfo(raw_event, CL_PROFILING_COMMAND_END, sizeof end, &end, nullptr);
   }
@@ -272,24 +268,22 @@ namespace kforge {
 Result<std::unique_ptr<Device>> open_opencl_device(std::size_t index) {
   const auto refs = opencl::enumerate_devices();
   if (index >= refs.size()) {
-    return Error::not_found("no device opencl:" + std::to_string(index) + ": " +
-                            std::to_string(refs.size()) + " OpenCL device(s) present");
+    return Error::not_found("no device opencl:" + std::to_string(index) + ": " + std::to_string(refs.size()) +
+                            " OpenCL device(s) present");
   }
   const opencl::ClDeviceRef& ref = refs[index];
   DeviceInfo info = opencl::describe(ref, index);
-  cl_context_properties props[] = {CL_CONTEXT_PLATFORM,
-                                   reinterpret_cast<cl_context_properties>(ref.platform), 0};
+  cl_context_properties props[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(ref.platform),
+                                   0};
   cl_int err = CL_SUCCESS;
   opencl::ContextHandle context(clCreateContext(props, 1, &ref.device, nullptr, nullptr, &err));
   if (err != CL_SUCCESS) {
-    return opencl::cl_error(ErrorCode::kLaunch, "opencl:" + std::to_string(index) + ": clCreateContext",
-                    err);
+    return opencl::cl_error(ErrorCode::kLaunch, "opencl:" + std::to_string(index) + ": clCreateContext", err);
   }
-  opencl::QueueHandle queue(
-      clCreateCommandQueue(context.get(), ref.device, CL_QUEUE_PROFILING_ENABLE, &err));
+  opencl::QueueHandle queue(clCreateCommandQueue(context.get(), ref.device, CL_QUEUE_PROFILING_ENABLE, &err));
   if (err != CL_SUCCESS) {
-    return opencl::cl_error(ErrorCode::kLaunch,
-                    "opencl:" + std::to_string(index) + ": clCreateCommandQueue", err);
+    return opencl::cl_error(ErrorCode::kLaunch, "opencl:" + std::to_string(index) + ": clCreateCommandQueue",
+                            err);
   }
   return std::unique_ptr<Device>(std::make_unique<opencl::OpenClDevice>(
       std::move(info), ref.device, std::move(context), std::move(queue)));

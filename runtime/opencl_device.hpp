@@ -21,10 +21,7 @@ namespace kforge::opencl {
 class OpenClKernel final : public Kernel {
  public:
   OpenClKernel(std::string name, ProgramHandle program, KernelHandle kernel, ResourceReport res)
-      : name_(std::move(name)),
-        program_(std::move(program)),
-        kernel_(std::move(kernel)),
-        resources_(res) {}
+      : name_(std::move(name)), program_(std::move(program)), kernel_(std::move(kernel)), resources_(res) {}
   const std::string& name() const override { return name_; }
   ResourceReport resources() const override { return resources_; }
   cl_kernel handle() const { return kernel_.get(); }

@@ -2,9 +2,8 @@
 // width, compiler and versions from the platform and device queries.
 #include "opencl_device_info.hpp"
 
-#include <sys/utsname.h>
-
 #include <CL/cl_ext.h>
+#include <sys/utsname.h>
 
 #include <array>
 #include <cstdint>
@@ -23,7 +22,6 @@ namespace {
 constexpr cl_device_info kPciBusIdNv = 0x4008;
 constexpr cl_device_info kPciSlotIdNv = 0x4009;
 constexpr cl_device_info kPciDomainIdNv = 0x400A;
-
 
 /// Host CPU model from /proc/cpuinfo ("model name"); the machine name where absent.
 const std::string& host_cpu_model() {
@@ -66,8 +64,7 @@ std::string pocl_cpu_name(const std::string& device_name, const std::string& hos
   return rest.substr(0, rest.find('-'));
 }
 
-std::string device_arch(cl_device_id d, const DeviceInfo& info, const std::string& extensions,
-                        bool is_pocl) {
+std::string device_arch(cl_device_id d, const DeviceInfo& info, const std::string& extensions, bool is_pocl) {
   if (info.device_type == DeviceType::kCpu) {
     std::string cpu = is_pocl ? pocl_cpu_name(info.name, info.host_cpu) : info.name;
     return host_machine() + "-" + cpu;
@@ -88,8 +85,7 @@ std::string device_arch(cl_device_id d, const DeviceInfo& info, const std::strin
   return info.name;
 }
 
-std::int64_t device_simd_width(cl_device_id d, DeviceType device_type,
-                               const std::string& extensions) {
+std::int64_t device_simd_width(cl_device_id d, DeviceType device_type, const std::string& extensions) {
   if (device_type == DeviceType::kCpu) return 1;
   if (contains(extensions, "cl_nv_device_attribute_query")) {
     if (auto w = device_value<cl_uint>(d, CL_DEVICE_WARP_SIZE_NV); w > 0) return w;
@@ -128,7 +124,8 @@ std::optional<PciBusAddress> device_pci_address(cl_device_id d, const std::strin
     cl_uint bus = 0, slot = 0, domain = 0;
     if (clGetDeviceInfo(d, kPciBusIdNv, sizeof bus, &bus, nullptr) == CL_SUCCESS &&
         clGetDeviceInfo(d, kPciSlotIdNv, sizeof slot, &slot, nullptr) == CL_SUCCESS) {
-      const bool has_domain = clGetDeviceInfo(d, kPciDomainIdNv, sizeof domain, &domain, nullptr) == CL_SUCCESS;
+      const bool has_domain =
+          clGetDeviceInfo(d, kPciDomainIdNv, sizeof domain, &domain, nullptr) == CL_SUCCESS;
       return pci_from_nv(bus, slot, has_domain ? std::optional<std::uint32_t>(domain) : std::nullopt);
     }
   }
@@ -191,8 +188,7 @@ DeviceInfo describe(const ClDeviceRef& ref, std::size_t index) {
   info.compiler = is_pocl ? kPoclCompiler : platform_name;
   // PoCL's platform version names PoCL and its LLVM; other drivers compile
   // OpenCL C inside the driver, so the driver version is the compiler's.
-  info.compiler_version =
-      is_pocl ? pocl_compiler_version(info.runtime_version) : info.driver_version;
+  info.compiler_version = is_pocl ? pocl_compiler_version(info.runtime_version) : info.driver_version;
   info.host_cpu = host_cpu_model();
   info.arch = device_arch(d, info, extensions, is_pocl);
   return info;

@@ -25,8 +25,9 @@ void add_devices_command(CLI::App& app, CommonOptions& o) {
     }
     std::vector<std::vector<std::string>> rows;
     for (const auto& d : devices) {
-      rows.push_back({d.selector, d.backend, std::string(device_type_name(d.device_type)), d.name, d.arch, std::to_string(d.compute_units),
-                      std::to_string(d.global_mem_bytes >> 20) + " MiB", d.compiler + " " + d.compiler_version});
+      rows.push_back({d.selector, d.backend, std::string(device_type_name(d.device_type)), d.name, d.arch,
+                      std::to_string(d.compute_units), std::to_string(d.global_mem_bytes >> 20) + " MiB",
+                      d.compiler + " " + d.compiler_version});
     }
     print_table({"selector", "backend", "type", "name", "arch", "CUs", "memory", "compiler"}, rows);
   });

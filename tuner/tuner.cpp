@@ -382,7 +382,9 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
       compiles_ahead ? per_thread * static_cast<std::size_t>(InProcessRunner::compile_threads(request.compile_threads)) : 0;
   // Code generators serve the worker only (they are worker processes).
   const int generators =
-      request.worker_command.empty() ? 0 : code_generators(request, device_.compiler().code_generation(), compile_ahead > 0 && !overlap);
+      request.worker_command.empty()
+          ? 0
+          : code_generators(request, device_.compiler().code_generation(), compile_ahead > 0 && !overlap);
 
   // Where candidates run: a supervised worker process, or this one.
   std::unique_ptr<CandidateRunner> runner;

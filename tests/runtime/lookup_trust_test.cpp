@@ -28,7 +28,8 @@ TEST_CASE("a CPU device tuned at one memory size answers exact at another", "[lo
   auto device = open_device("auto");
   REQUIRE(device.ok());
   if ((*device)->info().device_type != DeviceType::kCpu) {
-    WARN("SKIPPED: needs a CPU OpenCL device (PoCL); this one is " << device_type_name((*device)->info().device_type));
+    WARN("SKIPPED: needs a CPU OpenCL device (PoCL); this one is "
+         << device_type_name((*device)->info().device_type));
     return;
   }
   const std::string db = tuned_copy(**device, dir);

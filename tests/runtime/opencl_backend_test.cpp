@@ -148,12 +148,12 @@ TEST_CASE("a kernel compiles, loads, runs, is timed and computes", "[opencl][bac
     const auto caller = std::this_thread::get_id();
     bool on_caller = false;
     auto r = dev->launch(*kernel.value(),
-                                 {KernelArg::of(std::int32_t{n}), KernelArg::of(a), KernelArg::of(*bx.value()),
-                                  KernelArg::of(*by.value())},
-                                 g, [&] {
-                                   ++calls;
-                                   on_caller = std::this_thread::get_id() == caller;
-                                 });
+                         {KernelArg::of(std::int32_t{n}), KernelArg::of(a), KernelArg::of(*bx.value()),
+                          KernelArg::of(*by.value())},
+                         g, [&] {
+                           ++calls;
+                           on_caller = std::this_thread::get_id() == caller;
+                         });
     REQUIRE(r.ok());
     CHECK(r.value() > 0.0);
     CHECK(calls == 1);

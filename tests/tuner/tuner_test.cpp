@@ -1,8 +1,9 @@
 // The tuner on PoCL: a planted wrong variant is caught and named, every
 // candidate is stored with its status, a rerun reuses what is stored.
-#include <catch2/catch.hpp>
+#include "tuner.hpp"
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <map>
 #include <set>
@@ -13,7 +14,6 @@
 #include "opencl_backend.hpp"
 #include "template_catalog.hpp"
 #include "test_util.hpp"
-#include "tuner.hpp"
 
 using namespace kforge;
 
@@ -172,7 +172,8 @@ TEST_CASE("a sweep records every candidate and catches the planted flaw", "[tune
   const auto reported = static_cast<std::size_t>((*device)->info().cache_bytes);
   CHECK(settings.value("cache_flush_bytes", std::size_t{0}) == std::max(2 * reported, std::size_t{32} << 20));
   // and how it flushed: PoCL's buffers are host memory, evicted line by line.
-  CHECK(settings.value("cache_flush_method", std::string()) == flush_method_name((*device)->cache_flush().method));
+  CHECK(settings.value("cache_flush_method", std::string()) ==
+        flush_method_name((*device)->cache_flush().method));
   CHECK(settings.value("cache_flush_method", std::string()) == "evict");
 
   // A rerun of the same sweep evaluates nothing again.
@@ -380,7 +381,8 @@ TEST_CASE("code generators: on PoCL with its kernel cache, one per compile threa
   req.compile_threads = 3;
   {
     const test::ScopedEnv no_cache("POCL_KERNEL_CACHE", "0");
-    CHECK(code_generators(req, pocl_code_generation(), true) == 0);  // nothing would carry the generated code across
+    CHECK(code_generators(req, pocl_code_generation(), true) ==
+          0);  // nothing would carry the generated code across
   }
   CHECK(code_generators(req, pocl_code_generation(), true) == 3);
 }
