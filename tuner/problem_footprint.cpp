@@ -73,7 +73,7 @@ Status check_problem_fits(const ProblemFootprint& f, const Problem& p, const Dev
                             memory_size(global));
   }
   if (host) {
-    const bool cpu = device.device_type == "cpu";
+    const bool cpu = device.device_type == DeviceType::kCpu;
     const std::uint64_t needed = cpu ? saturating_add(f.host_bytes, f.device_bytes) : f.host_bytes;
     if (needed > host->available_bytes) {
       return Error::bad_input(who + "needs " + memory_size(needed) +

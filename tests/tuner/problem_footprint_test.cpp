@@ -19,7 +19,7 @@ DeviceInfo gpu(std::int64_t global, std::int64_t max_alloc) {
   DeviceInfo d;
   d.selector = "opencl:0";
   d.name = "Test GPU";
-  d.device_type = "gpu";
+  d.device_type = DeviceType::kGpu;
   d.global_mem_bytes = global;
   d.max_alloc_bytes = max_alloc;
   return d;
@@ -78,7 +78,7 @@ TEST_CASE("a CPU device's buffers count against the host's memory", "[footprint]
   DeviceInfo cpu = gpu(64 * kGiB, 16 * kGiB);
   const HostMemory host{f.host_bytes + f.device_bytes / 2, "the cgroup limit (memory.max)"};
   CHECK(check_problem_fits(f, p, cpu, host).ok());  // a GPU's buffers are its own
-  cpu.device_type = "cpu";
+  cpu.device_type = DeviceType::kCpu;
   auto s = check_problem_fits(f, p, cpu, host);
   REQUIRE_FALSE(s.ok());
   CHECK_THAT(s.error().message, Catch::Contains("and the CPU device's buffers); "));
