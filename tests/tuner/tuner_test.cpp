@@ -222,8 +222,8 @@ TEST_CASE("a batch is validated first and timed fastest first, so its slow candi
           "[tuner][opencl]") {
   // gemm_repeat: REP8 does 8 times REP1's work. The strategy proposes the
   // default (BX8_REP8, never cut: the speedup's baseline), then BX4_REP8,
-  // which in that order has only another REP8 to be cut against and is
-  // timed in full; fastest first, the REP1 come first and cut both other REP8.
+  // which in that order has only another REP8 to be cut against; fastest
+  // first, the REP1 come first and cut both other REP8.
   test::TempDir dir;
   auto device = open_device("auto");
   REQUIRE(device.ok());
@@ -254,8 +254,9 @@ TEST_CASE("a batch is validated first and timed fastest first, so its slow candi
       CHECK(stop["BX16_REP8"] == "cut");
     } else {
       CHECK(s->outcomes[0].config == "BX8_REP8");
+      // Timed before any REP1: only the default, of the same work, can cut
+      // it, which a loaded host sometimes does; whether it does is timing.
       CHECK(s->outcomes[1].config == "BX4_REP8");
-      CHECK(stop["BX4_REP8"] != "cut");
     }
     CHECK(stop["BX8_REP8"] != "cut");  // the default, either way
     REQUIRE(s->winner);
