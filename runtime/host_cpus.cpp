@@ -13,14 +13,6 @@
 namespace kforge {
 namespace {
 
-std::optional<std::string> read_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 std::optional<double> parse_number(const std::string& text) {
   std::istringstream in(text);
   double v = 0;
@@ -36,7 +28,7 @@ std::optional<int> cpus_of(double quota, double period) {
 /// The tightest quota on the process's cgroup or any ancestor: a limit set
 /// on a parent applies to every child.
 std::optional<int> cgroup_cpu_limit() {
-  const auto self = read_file("/proc/self/cgroup");
+  const auto self = read_host_file("/proc/self/cgroup");
   if (!self) return std::nullopt;
   std::optional<int> limit;
   const auto tighten = [&limit](std::optional<int> l) {
@@ -45,7 +37,7 @@ std::optional<int> cgroup_cpu_limit() {
   if (const auto v2 = cgroup_path(*self, "")) {
     for (const char* mount : {"/sys/fs/cgroup", "/sys/fs/cgroup/unified"}) {
       for (const std::string& dir : cgroup_path_with_ancestors(*v2)) {
-        if (const auto max = read_file(std::string(mount) + dir + "/cpu.max")) tighten(cgroup_v2_cpu_limit(*max));
+        if (const auto max = read_host_file(std::string(mount) + dir + "/cpu.max")) tighten(cgroup_v2_cpu_limit(*max));
       }
     }
   }
@@ -53,7 +45,7 @@ std::optional<int> cgroup_cpu_limit() {
     for (const char* mount : {"/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpu,cpuacct"}) {
       for (const std::string& dir : cgroup_path_with_ancestors(*v1)) {
         const std::string base = std::string(mount) + dir + "/cpu.cfs_";
-        const auto quota = read_file(base + "quota_us"), period = read_file(base + "period_us");
+        const auto quota = read_host_file(base + "quota_us"), period = read_host_file(base + "period_us");
         if (quota && period) tighten(cgroup_v1_cpu_limit(*quota, *period));
       }
     }
@@ -118,6 +110,14 @@ int usable_cpus() {
   if (sched_getaffinity(0, sizeof(mask), &mask) == 0) cpus = std::min(cpus, std::max(1, CPU_COUNT(&mask)));
   if (const auto quota = cgroup_cpu_limit()) cpus = std::min(cpus, *quota);
   return std::max(1, cpus);
+}
+
+std::optional<std::string> read_host_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
 }
 
 }  // namespace kforge

@@ -2,21 +2,12 @@
 #include "host_memory.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <sstream>
 
 #include "host_cpus.hpp"
 
 namespace kforge {
 namespace {
-
-std::optional<std::string> read_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 std::optional<std::uint64_t> parse_bytes(const std::string& text) {
   std::istringstream in(text);
@@ -32,7 +23,7 @@ std::optional<std::uint64_t> room(std::optional<std::uint64_t> limit, std::optio
 
 /// The least room under any cgroup limit on this process, with the file that sets it.
 std::optional<HostMemory> cgroup_memory_room() {
-  const auto self = read_file("/proc/self/cgroup");
+  const auto self = read_host_file("/proc/self/cgroup");
   if (!self) return std::nullopt;
   std::optional<HostMemory> tightest;
   const auto tighten = [&tightest](std::optional<std::uint64_t> r, const char* file) {
@@ -42,14 +33,14 @@ std::optional<HostMemory> cgroup_memory_room() {
   if (const auto v2 = cgroup_path(*self, "")) {
     for (const std::string& dir : cgroup_path_with_ancestors(*v2)) {
       const std::string base = "/sys/fs/cgroup" + dir + "/memory.";
-      const auto max = read_file(base + "max"), current = read_file(base + "current");
+      const auto max = read_host_file(base + "max"), current = read_host_file(base + "current");
       if (max && current) tighten(cgroup_v2_memory_room(*max, *current), "memory.max");
     }
   }
   if (const auto v1 = cgroup_path(*self, "memory")) {
     for (const std::string& dir : cgroup_path_with_ancestors(*v1)) {
       const std::string base = "/sys/fs/cgroup/memory" + dir + "/memory.";
-      const auto limit = read_file(base + "limit_in_bytes"), usage = read_file(base + "usage_in_bytes");
+      const auto limit = read_host_file(base + "limit_in_bytes"), usage = read_host_file(base + "usage_in_bytes");
       if (limit && usage) tighten(cgroup_v1_memory_room(*limit, *usage), "memory.limit_in_bytes");
     }
   }
@@ -85,7 +76,7 @@ std::optional<std::uint64_t> cgroup_v1_memory_room(const std::string& limit_in_b
 
 std::optional<HostMemory> host_available_memory() {
   std::optional<HostMemory> best;
-  if (const auto text = read_file("/proc/meminfo")) {
+  if (const auto text = read_host_file("/proc/meminfo")) {
     if (const auto available = meminfo_available_bytes(*text))
       best = HostMemory{*available, "MemAvailable in /proc/meminfo"};
   }
