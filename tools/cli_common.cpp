@@ -108,9 +108,10 @@ Problem make_problem(const CommonOptions& o) {
   p.op = o.op;
   const Operator* op = find_operator(o.op);
   if (!op) {
-    std::string known;
-    for (const auto* x : all_operators()) known += (known.empty() ? "" : ", ") + std::string(x->name());
-    throw ErrorException(Error::bad_input("--op: unknown operator '" + o.op + "' (known: " + known + ")"));
+    std::vector<std::string> known;
+    for (const auto* x : all_operators()) known.emplace_back(x->name());
+    throw ErrorException(
+        Error::bad_input("--op: unknown operator '" + o.op + "' (known: " + join_names(known) + ")"));
   }
   p.dims = o.shape.empty() ? op->default_dims() : unwrap(parse_dims(o.shape));
   auto d = parse_dtype(o.dtype);

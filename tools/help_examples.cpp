@@ -1,6 +1,8 @@
 // The examples table and the --help footers built from it.
 #include "help_examples.hpp"
 
+#include <sstream>
+
 namespace kforge::cli {
 
 const std::vector<HelpExamples>& help_examples() {
@@ -49,21 +51,12 @@ std::string footer(const HelpExamples& e) {
   return out;
 }
 
-/// The subcommand at `path` ("db merge"), or nullptr.
+/// The subcommand at `path` ("db merge"). A path that names none throws
+/// CLI11's OptionNotFound: the table is out of step with the commands.
 CLI::App* find_subcommand(CLI::App& app, const std::string& path) {
   CLI::App* at = &app;
-  std::size_t start = 0;
-  while (at && start <= path.size()) {
-    const std::size_t space = path.find(' ', start);
-    const std::string name = path.substr(start, space == std::string::npos ? std::string::npos : space - start);
-    CLI::App* next = nullptr;
-    for (CLI::App* sub : at->get_subcommands([](CLI::App*) { return true; })) {
-      if (sub->get_name() == name) next = sub;
-    }
-    at = next;
-    if (space == std::string::npos) break;
-    start = space + 1;
-  }
+  std::istringstream words(path);
+  for (std::string name; words >> name;) at = at->get_subcommand(name);
   return at;
 }
 
@@ -71,7 +64,7 @@ CLI::App* find_subcommand(CLI::App& app, const std::string& path) {
 
 void add_help_examples(CLI::App& app) {
   for (const auto& e : help_examples()) {
-    if (CLI::App* sub = find_subcommand(app, e.path)) sub->footer(footer(e));
+    find_subcommand(app, e.path)->footer(footer(e));
   }
 }
 
