@@ -591,8 +591,8 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
       }
       if (!batch.empty()) emit_phase(TuneEvent::Phase::kCompile, batch.size());
       auto pre = batch.empty() ? Result<PrecompileReport>(PrecompileReport{}) : runner->precompile(batch);
-      compiled_ahead += batch.size();
       if (pre.ok()) {
+        compiled_ahead += batch.size();
         summary.compile_s += pre->wall_s;
         summary.generated_ahead += pre->generated;
         summary.compiled_combined += pre->combined;
