@@ -1,5 +1,5 @@
-// A bounded tuning space: a counting walk that stores nothing decides
-// whether the valid space is small enough to take whole; a large one is
+// A bounded tuning space: one walk, bounded in configurations kept and in
+// steps, takes a small valid space whole; a large one is
 // sampled (rejection sampling, SearchSpace::sample) or, for the exhaustive
 // strategy under a budget, cut to the budget's length of its order.
 #include "tuning_space.hpp"
@@ -105,13 +105,18 @@ Result<TuningSpace> uniform_sample(const SearchSpace& space, std::string_view st
 Result<TuningSpace> make_tuning_space(const SearchSpace& space, std::string_view strategy, int max_evals,
                                       const std::vector<Config>& firsts, std::uint64_t seed,
                                       const TuningSpaceLimits& limits) {
-  KF_TRY_ASSIGN(count, space.count_at_most(limits.max_walked, limits.max_nodes));
-  if (count.complete) {
-    KF_TRY_ASSIGN(all, space.enumerate());
-    TuningSpace out;
-    out.configs = std::move(all);
-    return out;
-  }
+  // One bounded walk keeps what it visits: a small space is then whole
+  // (in enumerate()'s order) without being walked a second time.
+  TuningSpace whole;
+  KF_TRY_ASSIGN(count, space.for_each(
+                           [&](const Config& c) {
+                             if (whole.configs.size() >= limits.max_walked) return false;
+                             whole.configs.push_back(c);
+                             return true;
+                           },
+                           limits.max_nodes));
+  if (count.complete) return whole;
+  whole.configs.clear();
   const std::string size = size_text(space, count, limits);
   if (strategy == "exhaustive") return budget_prefix(space, max_evals, size);
   return uniform_sample(space, strategy, max_evals, firsts, seed, size, limits);
