@@ -130,6 +130,16 @@ Result<EnumerationStats> SearchSpace::for_each(const std::function<bool(const Co
   return walker.run();
 }
 
+Result<const FieldExpr*> SearchSpace::failed_problem_check() const {
+  KF_TRY_ASSIGN(problem, op_.normalize(problem_));
+  const Env env = env_for(Config{});
+  for (const FieldExpr* fe : make_plan(manifest_).unbound) {
+    KF_TRY_ASSIGN(holds, all_hold({fe}, env, manifest_, Config{}, problem));
+    if (!holds) return fe;
+  }
+  return static_cast<const FieldExpr*>(nullptr);
+}
+
 Result<std::vector<Config>> SearchSpace::enumerate() const {
   std::vector<Config> out;
   KF_TRY(for_each([&](const Config& c) {

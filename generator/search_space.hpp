@@ -54,6 +54,10 @@ class SearchSpace {
   Result<std::vector<Config>> neighbors(const Config& c) const;
   /// Declared values and every constraint hold for `c`.
   Result<bool> is_valid(const Config& c) const;
+  /// The first constraint or envelope expression that reads no parameter
+  /// and fails for this problem on this device (then no configuration is
+  /// valid); nullptr when each holds.
+  Result<const FieldExpr*> failed_problem_check() const;
   /// Product of the number of declared values of every parameter; 2^64 - 1
   /// where it overflows (cartesian_size.hpp gives it exactly).
   std::uint64_t cartesian_size() const;

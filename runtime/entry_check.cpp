@@ -1,7 +1,7 @@
 // The usability rules of one (template, configuration) entry.
 #include "entry_check.hpp"
 
-#include "arch_guard.hpp"
+#include "can_implement.hpp"
 #include "builtin_templates.hpp"
 #include "printable.hpp"
 #include "search_space.hpp"
@@ -68,19 +68,17 @@ EntryCheck EntryChecker::check(std::string_view template_name, std::string_view 
     c.reason = std::move(reason);
     return c;
   };
-  if (m.op != problem.op) {
-    return fail(EntryVerdict::kWrongOperator, m.name + " implements " + m.op + ", not " + problem.op);
-  }
-  if (!m.supports_target(device_.backend)) {
-    return fail(EntryVerdict::kGuard, m.name + " does not target " + device_.backend);
-  }
-  if (auto guard = check_arch_guard(m, device_.backend, device_.arch); !guard.ok()) {
-    return fail(EntryVerdict::kGuard, "guard: " + guard.error().message);
-  }
-  if (!m.supports(problem.dtype) || !m.supports(problem.layout)) {
-    return fail(EntryVerdict::kUnsupported, m.name + " does not declare " +
-                                                std::string(dtype_name(problem.dtype)) + " " +
-                                                problem.layout.name());
+  auto fit = can_implement(m, op, problem, device_);
+  if (!fit.ok()) return fail(EntryVerdict::kNotValid, fit.error().message);
+  switch (fit->gap) {
+    case ImplementGap::kNone: break;
+    case ImplementGap::kWrongOperator: return fail(EntryVerdict::kWrongOperator, fit->reason);
+    case ImplementGap::kNotTargeted: return fail(EntryVerdict::kGuard, fit->reason);
+    case ImplementGap::kGuard: return fail(EntryVerdict::kGuard, "guard: " + fit->reason);
+    case ImplementGap::kUnsupported: return fail(EntryVerdict::kUnsupported, fit->reason);
+    case ImplementGap::kEnvelope:
+      return fail(EntryVerdict::kNotValid, "not valid for this problem on this device (constraints or envelope): " +
+                                               fit->reason);
   }
   const Config cfg = Config::parse(config).value();  // parsed by check_stored
   auto valid = SearchSpace(m, op, problem, device_.limits()).is_valid(cfg);

@@ -14,7 +14,7 @@
 #include <set>
 #include <sstream>
 
-#include "arch_guard.hpp"
+#include "can_implement.hpp"
 #include "bounded_json.hpp"
 #include "build_version.hpp"
 #include "builtin_templates.hpp"
@@ -313,11 +313,12 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
   std::size_t total = 0;
   for (const TemplateSource* tpl : request.templates) {
     const auto& m = tpl->manifest;
-    if (!m.supports(problem.dtype) || !m.supports(problem.layout)) continue;
-    // A target-specific template whose guard fails here is never compiled
-    // nor launched; the portable templates are tuned instead.
-    if (Status guard = check_arch_guard(m, info.backend, info.arch); !guard.ok()) {
-      skipped.emplace_back(m.name, guard.error().message);
+    // A template that cannot implement the problem here is never compiled
+    // nor launched; one that merely lacks the dtype or layout is not named.
+    KF_TRY_ASSIGN(fit, can_implement(m, op_, problem, info));
+    if (fit.gap == ImplementGap::kUnsupported) continue;
+    if (!fit.ok()) {
+      skipped.emplace_back(m.name, fit.reason);
       continue;
     }
     TemplateState st;

@@ -275,28 +275,43 @@ TEST_CASE("isolation: a validated candidate that hangs while timed gets the run 
 
 namespace kforge::test {
 
+namespace {
+/// Tunes `variant` beside the planted template on `shape`: the variant must
+/// be the one template skipped, with a reason holding `reason`, and the
+/// planted template the winner.
+void check_skipped_beside_planted(const TempDir& tmp, const std::string& variant, const std::string& name,
+                                  const std::string& shape, const std::string& reason) {
+  const auto r = run_kforge("tune --template " + variant + " --template " + kPlanted + " --shape " + shape +
+                            " --max-evals 2 --min-reps 2 --max-reps 2 --db " + tmp.file(name + ".db") +
+                            " --no-cache --json");
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["skipped_templates"].size() == 1);
+  CHECK(j["skipped_templates"][0]["template"] == name);
+  CHECK_THAT(j["skipped_templates"][0]["reason"].get<std::string>(), Catch::Contains(reason));
+  CHECK(j["winner"]["template"] == "gemm_naive_planted");
+}
+}  // namespace
+
 TEST_CASE("guards: a template whose architecture guard fails is skipped with its reason", "[guard]") {
   TempDir tmp;
   // The planted template behind a guard no CPU device meets.
   const std::string guarded =
       planted_variant(tmp, "gemm_guarded", "\"dtypes\"", "\"arch_guard\": [\"sm_80+\"],\n  \"dtypes\"");
-  const auto r = run_kforge("tune --template " + guarded + " --template " + kPlanted +
-                            " --shape M=16,N=16,K=8 --max-evals 2 --min-reps 2 --max-reps 2 --db " +
-                            tmp.file("g.db") + " --no-cache --json");
-  INFO(r.out << r.err);
-  REQUIRE(r.exit_code == 0);
-  const auto j = nlohmann::json::parse(r.out);
-  REQUIRE(j["skipped_templates"].size() == 1);
-  CHECK(j["skipped_templates"][0]["template"] == "gemm_guarded");
-  CHECK_THAT(j["skipped_templates"][0]["reason"].get<std::string>(),
-             Catch::Contains("gemm_guarded requires sm_80+"));
-  CHECK(j["winner"]["template"] == "gemm_naive_planted");
+  check_skipped_beside_planted(tmp, guarded, "gemm_guarded", "M=16,N=16,K=8", "gemm_guarded requires sm_80+");
 
   // Alone, it leaves nothing to tune: a one-line error with the guard's reason.
   const auto alone = run_kforge("tune --template " + guarded + " --shape M=16,N=16,K=8 --db " +
                                 tmp.file("h.db") + " --no-cache");
   CHECK(alone.exit_code != 0);
   CHECK_THAT(alone.err, Catch::Contains("requires sm_80+"));
+}
+
+TEST_CASE("guards: a template whose envelope fails for the problem is skipped with its reason", "[guard]") {
+  TempDir tmp;
+  const std::string even = planted_variant(tmp, "gemm_even", "\"envelope\": []", "\"envelope\": [\"M % 2 == 0\"]");
+  check_skipped_beside_planted(tmp, even, "gemm_even", "M=15,N=16,K=8", "envelope[0] 'M % 2 == 0' fails for");
 }
 
 }  // namespace kforge::test
