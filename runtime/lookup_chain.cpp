@@ -2,6 +2,8 @@
 // nearest, same_arch, same_vendor, default. Runs under the select mutex.
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <optional>
 #include <limits>
 #include <sstream>
 
@@ -70,83 +72,117 @@ bool in_scope(Scope scope, const DeviceInfo& me, const std::string& my_key, cons
   return false;
 }
 
-}  // namespace
+/// One walk of the chain for one problem: each rule a step that either
+/// selects or adds its lines to the explanation.
+class ChainWalk {
+ public:
+  using Warn = std::function<void(const std::string& key, const std::string& message)>;
 
-Result<Selection> Lookup::select_uncached(const Problem& requested) {
-  const Operator* op = find_operator(requested.op);
-  if (!op) return Error::bad_input("unknown operator '" + printable(requested.op) + "'");
-  KF_TRY_ASSIGN(problem, op->normalize(requested));
-  const DeviceInfo& info = device_.info();
-  const std::string my_key = info.hardware_key();
-  const std::string key = problem.key();
-  const std::string my_family = problem_family(key);
-  std::ostringstream why;
-  Selection sel;
-  sel.problem = problem;
-
-  // Notes a skipped candidate; stale and invalid entries also warn, once each.
-  auto skipped = [&](bool note, const std::string& what, const std::string& origin,
-                     const EntryCheck& c, const std::string& template_name,
-                     const std::string& hash, const std::string& config) {
-    if (note) why << "  skipped " << what << ": " << c.reason << "\n";
-    if (c.verdict == EntryVerdict::kStale) {
-      warn_once("stale\n" + origin + "\n" + template_name + "\n" + hash,
-                origin + ": entries of template " + template_name + " tuned under hash " + hash +
-                    " are stale (the template changed since; current hash " +
-                    checker_.current_hash(template_name) + ") and are ignored; retune to refresh them");
-    } else if (c.verdict == EntryVerdict::kInvalid || c.verdict == EntryVerdict::kUnknownTemplate) {
-      warn_once("invalid\n" + origin + "\n" + template_name + "\n" + config,
-                origin + ": ignoring an entry of template " + printable(template_name) + ": " +
-                    c.reason);
-    }
-  };
-
-  // 1. Override.
-  if (auto it = overrides_.find(problem.op); it == overrides_.end()) {
-    why << "override: none for " << problem.op << "\n";
-  } else if (const Override& o = it->second; !o.error.empty()) {
-    why << "override: ignored: " << o.error << "\n";
-  } else {
-    EntryCheck c = checker_.check(o.template_name, "", o.config, problem, *op);
-    if (c.usable()) {
-      sel.rule = "override";
-      sel.template_name = o.template_name;
-      sel.template_hash = checker_.current_hash(o.template_name);
-      sel.config = o.config;
-      why << "override: " << o.template_name << " " << o.config << " from " << o.origin << "\n";
-      sel.explanation = why.str();
-      return sel;
-    }
-    why << "override: " << o.template_name << " " << printable(o.config) << " from " << o.origin
-        << " cannot run this problem: " << c.reason << "\n";
-    warn_once("override\n" + o.origin + "\n" + key,
-              "override " + o.template_name + " " + printable(o.config) + " from " + o.origin +
-                  " cannot run " + key + " (" + c.reason + "); using the selection chain");
+  ChainWalk(Problem problem, const Operator& op, const DeviceInfo& info, const EntryChecker& checker, Warn warn)
+      : problem_(std::move(problem)), op_(op), info_(info), checker_(checker), warn_(std::move(warn)),
+        my_key_(info.hardware_key()), key_(problem_.key()) {
+    selection_.problem = problem_;
   }
 
-  // 2-5. The database rules.
+  /// 1. The override of the problem's operator, when one is set and usable.
+  std::optional<Selection> try_override(const std::string& template_name, const std::string& config,
+                                        const std::string& origin, const std::string& error);
+  void no_override() { why_ << "override: none for " << problem_.op << "\n"; }
+  /// The winners and devices of every database, for the problem's operator, dtype and layout.
+  Result<std::vector<Tuned>> read_databases(const std::vector<std::unique_ptr<LookupSource>>& sources);
+  /// The winners of the problem's family, with their distances, computed once.
+  std::vector<Candidate> comparable(const std::vector<Tuned>& tuned);
+  /// 2-5. The first usable candidate in `rule`'s scope, nearest first.
+  std::optional<Selection> try_rule(const Rule& rule, const std::vector<Candidate>& all);
+  /// 6. The first usable default, built-in templates first.
+  std::optional<Selection> try_default(const TemplateCatalog& catalog);
+  Error nothing_fits() const {
+    return Error{ErrorCode::kUnsupported, "no template can run " + key_ + " on " + info_.name, why_.str()};
+  }
+
+ private:
+  /// Notes a skipped candidate; stale and invalid entries also warn, once each.
+  void skipped(bool note, const std::string& what, const std::string& origin, const EntryCheck& c,
+               const std::string& template_name, const std::string& hash, const std::string& config);
+  Selection chosen(const char* rule, const std::string& template_name, const std::string& hash,
+                   const std::string& config) {
+    selection_.rule = rule;
+    selection_.template_name = template_name;
+    selection_.template_hash = hash;
+    selection_.config = config;
+    selection_.explanation = why_.str();
+    return selection_;
+  }
+
+  Problem problem_;
+  const Operator& op_;
+  const DeviceInfo& info_;
+  const EntryChecker& checker_;
+  Warn warn_;
+  const std::string my_key_, key_;
+  std::ostringstream why_;
+  Selection selection_;
+};
+
+void ChainWalk::skipped(bool note, const std::string& what, const std::string& origin, const EntryCheck& c,
+                        const std::string& template_name, const std::string& hash, const std::string& config) {
+  if (note) why_ << "  skipped " << what << ": " << c.reason << "\n";
+  if (c.verdict == EntryVerdict::kStale) {
+    warn_("stale\n" + origin + "\n" + template_name + "\n" + hash,
+          origin + ": entries of template " + template_name + " tuned under hash " + hash +
+              " are stale (the template changed since; current hash " + checker_.current_hash(template_name) +
+              ") and are ignored; retune to refresh them");
+  } else if (c.verdict == EntryVerdict::kInvalid || c.verdict == EntryVerdict::kUnknownTemplate) {
+    warn_("invalid\n" + origin + "\n" + template_name + "\n" + config,
+          origin + ": ignoring an entry of template " + printable(template_name) + ": " + c.reason);
+  }
+}
+
+std::optional<Selection> ChainWalk::try_override(const std::string& template_name, const std::string& config,
+                                                 const std::string& origin, const std::string& error) {
+  if (!error.empty()) {
+    why_ << "override: ignored: " << error << "\n";
+    return std::nullopt;
+  }
+  EntryCheck c = checker_.check(template_name, "", config, problem_, op_);
+  if (c.usable()) {
+    why_ << "override: " << template_name << " " << config << " from " << origin << "\n";
+    return chosen("override", template_name, checker_.current_hash(template_name), config);
+  }
+  why_ << "override: " << template_name << " " << printable(config) << " from " << origin
+       << " cannot run this problem: " << c.reason << "\n";
+  warn_("override\n" + origin + "\n" + key_, "override " + template_name + " " + printable(config) + " from " +
+                                                 origin + " cannot run " + key_ + " (" + c.reason +
+                                                 "); using the selection chain");
+  return std::nullopt;
+}
+
+Result<std::vector<Tuned>> ChainWalk::read_databases(const std::vector<std::unique_ptr<LookupSource>>& sources) {
   std::vector<Tuned> tuned;
-  for (const auto& source : sources_) {
+  for (const auto& source : sources) {
     if (!source->db) {
-      why << "database: " << source->note << "\n";
+      why_ << "database: " << source->note << "\n";
       continue;
     }
-    why << "database: " << source->role << " " << source->path << " (" << source->access << ")\n";
+    why_ << "database: " << source->role << " " << source->path << " (" << source->access << ")\n";
     Tuned t;
     t.source = source.get();
     Database::WinnerFilter f;
-    f.op = problem.op;
-    f.dtype = std::string(dtype_name(problem.dtype));
-    f.layout = problem.layout.name();
+    f.op = problem_.op;
+    f.dtype = std::string(dtype_name(problem_.dtype));
+    f.layout = problem_.layout.name();
     KF_TRY_ASSIGN(winners, source->db->winners(f));
     KF_TRY_ASSIGN(devices, source->db->devices());
     t.winners = std::move(winners);
     for (auto& d : devices) t.devices.emplace(d.key, std::move(d));
     tuned.push_back(std::move(t));
   }
-  if (sources_.empty()) why << "database: none given\n";
+  if (sources.empty()) why_ << "database: none given\n";
+  return tuned;
+}
 
-  // Comparable candidates with their distances, computed once.
+std::vector<Candidate> ChainWalk::comparable(const std::vector<Tuned>& tuned) {
+  const std::string my_family = problem_family(key_);
   std::vector<Candidate> all;
   for (std::size_t i = 0; i < tuned.size(); ++i) {
     for (const auto& w : tuned[i].winners) {
@@ -154,15 +190,14 @@ Result<Selection> Lookup::select_uncached(const Problem& requested) {
       auto dev = tuned[i].devices.find(w.device_key);
       if (dev == tuned[i].devices.end()) continue;
       double d = 0;
-      if (w.problem_key != key) {
+      if (w.problem_key != key_) {
         try {
-          d = dims_log2_distance(problem.dims,
-                                 parse_json_bounded(w.dims_json, "problems.dims_json")
-                                     .value()
-                                     .get<std::map<std::string, std::int64_t>>());
+          d = dims_log2_distance(problem_.dims, parse_json_bounded(w.dims_json, "problems.dims_json")
+                                                    .value()
+                                                    .get<std::map<std::string, std::int64_t>>());
         } catch (const std::exception&) {
-          why << "  skipped an entry of " << tuned[i].source->path << " with unreadable dims '"
-              << printable(w.dims_json) << "'\n";
+          why_ << "  skipped an entry of " << tuned[i].source->path << " with unreadable dims '"
+               << printable(w.dims_json) << "'\n";
           continue;
         }
         if (d == kNotComparable) continue;
@@ -170,79 +205,93 @@ Result<Selection> Lookup::select_uncached(const Problem& requested) {
       all.push_back({&tuned[i], i, &w, &dev->second, d});
     }
   }
+  return all;
+}
 
-  for (const Rule& rule : kRules) {
-    if (tuned.empty()) break;
-    std::vector<const Candidate*> cands;
-    for (const auto& c : all) {
-      if (in_scope(rule.scope, info, my_key, *c.device, c.winner->problem_key == key)) {
-        cands.push_back(&c);
-      }
-    }
-    std::stable_sort(cands.begin(), cands.end(), [](const Candidate* a, const Candidate* b) {
-      if (a->distance != b->distance) return a->distance < b->distance;
-      if (a->source_index != b->source_index) return a->source_index < b->source_index;
-      return a->winner->median_ms < b->winner->median_ms;
-    });
-    std::size_t notes = 0;
-    for (const Candidate* c : cands) {
-      const WinnerRecord& w = *c->winner;
-      const std::string& origin = c->tuned->source->path;
-      EntryCheck check = checker_.check(w.template_name, w.template_hash, w.config, problem, *op);
-      if (!check.usable()) {
-        // Explanations stay readable: past a few lines only a count is kept
-        // (warnings still go out, once per entry).
-        skipped(++notes <= kMaxNotesPerRule, rule.name + std::string(" candidate ") + w.template_name + " " + printable(w.config) +
-                    " (tuned on " + c->device->name + " for " + w.problem_key + ", " +
-                    c->tuned->source->role + " database " + origin + ")",
-                origin, check, w.template_name, w.template_hash, w.config);
-        continue;
-      }
-      if (notes > kMaxNotesPerRule) {
-        why << "  ... and " << notes - kMaxNotesPerRule << " more skipped\n";
-      }
-      sel.rule = rule.name;
-      sel.template_name = w.template_name;
-      sel.template_hash = w.template_hash;
-      sel.config = w.config;
-      sel.tuned_problem = w.problem_key;
-      sel.tuned_device = c->device->name;
-      sel.database = origin;
-      sel.tuned_median_ms = w.median_ms;
-      sel.distance = c->distance;
-      why << rule.name << ": " << w.template_name << " " << w.config << " tuned on "
-          << (c->device->key == my_key ? "this device (" + info.name + ")" : c->device->name + " (" + c->device->arch + ")")
-          << " for " << w.problem_key;
-      if (c->distance > 0) why << " (log2 distance " << c->distance << ")";
-      why << ", median " << fmt_ms(w.median_ms) << ", from the " << c->tuned->source->role
-          << " database " << origin << "\n";
-      sel.explanation = why.str();
-      return sel;
-    }
-    if (notes > kMaxNotesPerRule) why << "  ... and " << notes - kMaxNotesPerRule << " more skipped\n";
-    why << rule.name << ": " << rule.none << "\n";
+std::optional<Selection> ChainWalk::try_rule(const Rule& rule, const std::vector<Candidate>& all) {
+  std::vector<const Candidate*> cands;
+  for (const auto& c : all) {
+    if (in_scope(rule.scope, info_, my_key_, *c.device, c.winner->problem_key == key_)) cands.push_back(&c);
   }
+  std::stable_sort(cands.begin(), cands.end(), [](const Candidate* a, const Candidate* b) {
+    if (a->distance != b->distance) return a->distance < b->distance;
+    if (a->source_index != b->source_index) return a->source_index < b->source_index;
+    return a->winner->median_ms < b->winner->median_ms;
+  });
+  std::size_t notes = 0;
+  for (const Candidate* c : cands) {
+    const WinnerRecord& w = *c->winner;
+    const std::string& origin = c->tuned->source->path;
+    EntryCheck check = checker_.check(w.template_name, w.template_hash, w.config, problem_, op_);
+    if (!check.usable()) {
+      // Explanations stay readable: past a few lines only a count is kept
+      // (warnings still go out, once per entry).
+      skipped(++notes <= kMaxNotesPerRule,
+              rule.name + std::string(" candidate ") + w.template_name + " " + printable(w.config) + " (tuned on " +
+                  c->device->name + " for " + w.problem_key + ", " + c->tuned->source->role + " database " + origin +
+                  ")",
+              origin, check, w.template_name, w.template_hash, w.config);
+      continue;
+    }
+    if (notes > kMaxNotesPerRule) why_ << "  ... and " << notes - kMaxNotesPerRule << " more skipped\n";
+    selection_.tuned_problem = w.problem_key;
+    selection_.tuned_device = c->device->name;
+    selection_.database = origin;
+    selection_.tuned_median_ms = w.median_ms;
+    selection_.distance = c->distance;
+    why_ << rule.name << ": " << w.template_name << " " << w.config << " tuned on "
+         << (c->device->key == my_key_ ? "this device (" + info_.name + ")"
+                                       : c->device->name + " (" + c->device->arch + ")")
+         << " for " << w.problem_key;
+    if (c->distance > 0) why_ << " (log2 distance " << c->distance << ")";
+    why_ << ", median " << fmt_ms(w.median_ms) << ", from the " << c->tuned->source->role << " database " << origin
+         << "\n";
+    return chosen(rule.name, w.template_name, w.template_hash, w.config);
+  }
+  if (notes > kMaxNotesPerRule) why_ << "  ... and " << notes - kMaxNotesPerRule << " more skipped\n";
+  why_ << rule.name << ": " << rule.none << "\n";
+  return std::nullopt;
+}
 
-  // 6. Default: built-in templates first, the ones kforge ships and tests.
-  auto candidates = catalog_.for_op(problem.op, info.backend);
+std::optional<Selection> ChainWalk::try_default(const TemplateCatalog& catalog) {
+  auto candidates = catalog.for_op(problem_.op, info_.backend);
   std::stable_partition(candidates.begin(), candidates.end(),
                         [](const TemplateSource* t) { return t->origin.rfind("builtin:", 0) == 0; });
   for (const TemplateSource* tpl : candidates) {
     const std::string def = tpl->manifest.default_config().canonical_name();
-    EntryCheck c = checker_.check(tpl->manifest.name, "", def, problem, *op);
+    EntryCheck c = checker_.check(tpl->manifest.name, "", def, problem_, op_);
     if (!c.usable()) {
-      why << "  default of " << tpl->manifest.name << " skipped: " << c.reason << "\n";
+      why_ << "  default of " << tpl->manifest.name << " skipped: " << c.reason << "\n";
       continue;
     }
-    sel.rule = "default";
-    sel.template_name = tpl->manifest.name;
-    sel.template_hash = checker_.current_hash(tpl->manifest.name);
-    sel.config = def;
-    why << "default: " << tpl->manifest.name << " " << def << ", the template's default configuration\n";
-    sel.explanation = why.str();
-    return sel;
+    why_ << "default: " << tpl->manifest.name << " " << def << ", the template's default configuration\n";
+    return chosen("default", tpl->manifest.name, checker_.current_hash(tpl->manifest.name), def);
   }
-  return Error{ErrorCode::kUnsupported, "no template can run " + key + " on " + info.name, why.str()};
+  return std::nullopt;
+}
+
+}  // namespace
+
+Result<Selection> Lookup::select_uncached(const Problem& requested) {
+  const Operator* op = find_operator(requested.op);
+  if (!op) return Error::bad_input("unknown operator '" + printable(requested.op) + "'");
+  KF_TRY_ASSIGN(problem, op->normalize(requested));
+  ChainWalk walk(problem, *op, device_.info(), checker_,
+                 [this](const std::string& key, const std::string& message) { warn_once(key, message); });
+  if (auto it = overrides_.find(problem.op); it == overrides_.end()) {
+    walk.no_override();
+  } else if (auto sel = walk.try_override(it->second.template_name, it->second.config, it->second.origin,
+                                          it->second.error)) {
+    return *sel;
+  }
+  KF_TRY_ASSIGN(tuned, walk.read_databases(sources_));
+  const std::vector<Candidate> all = walk.comparable(tuned);
+  for (const Rule& rule : kRules) {
+    if (tuned.empty()) break;
+    if (auto sel = walk.try_rule(rule, all)) return *sel;
+  }
+  if (auto sel = walk.try_default(catalog_)) return *sel;
+  return walk.nothing_fits();
 }
 
 }  // namespace kforge
