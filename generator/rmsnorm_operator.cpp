@@ -10,22 +10,6 @@
 
 namespace kforge {
 
-namespace {
-
-struct Dims {
-  std::size_t rows, cols;
-};
-
-Dims dims_of(const Problem& p) {
-  auto get = [&](const char* n) {
-    const std::int64_t v = p.dim(n);
-    return static_cast<std::size_t>(v > 0 ? v : 0);
-  };
-  return {get("rows"), get("cols")};
-}
-
-}  // namespace
-
 Result<Problem> RmsnormOperator::normalize(Problem p) const { return normalize_rows_cols(*this, std::move(p)); }
 
 void RmsnormOperator::add_to(Env& env, const Problem& p) const {
@@ -35,49 +19,25 @@ void RmsnormOperator::add_to(Env& env, const Problem& p) const {
 }
 
 double RmsnormOperator::flops(const Problem& p) const {
-  const Dims d = dims_of(p);
+  const RowsCols d = rows_cols_of(p);
   return 4.0 * static_cast<double>(d.rows) * static_cast<double>(d.cols);
 }
 
 double RmsnormOperator::bytes(const Problem& p) const {
-  const Dims d = dims_of(p);
+  const RowsCols d = rows_cols_of(p);
   const double elem = static_cast<double>(dtype_bytes(p.dtype));
   const double rows = static_cast<double>(d.rows), cols = static_cast<double>(d.cols);
   return rows * cols * (elem + 4.0) + cols * elem;
 }
 
 Workload RmsnormOperator::make_workload(const Problem& p, std::uint64_t seed, WorkloadKind kind) const {
-  const Dims d = dims_of(p);
-  Workload w;
-  w.seed = seed;
-  w.tensors.push_back(random_tensor("X", p.dtype, d.rows * d.cols, tensor_stream(seed, 0)));
-  if (kind == WorkloadKind::kAccumulate) fill_boundary_rows(w.tensors[0], d.rows, d.cols, tensor_stream(seed, 3));
-  w.tensors.push_back(random_tensor("W", p.dtype, d.cols, tensor_stream(seed, 1)));
-  HostTensor y = filled_tensor("Y", Dtype::kF32, d.rows * d.cols, std::numeric_limits<float>::quiet_NaN());
-  y.is_output = true;
-  w.tensors.push_back(std::move(y));
-  w.output = 2;
-  w.args = {scalar_i32("rows", static_cast<std::int64_t>(d.rows)),
-            scalar_i32("cols", static_cast<std::int64_t>(d.cols)),
-            scalar_f32("eps", kRowNormEps),
-            tensor_arg("X", 0),
-            tensor_arg("W", 1),
-            tensor_arg("Y", 2)};
-  return w;
+  return row_norm_workload(p, seed, kind, {"W"});
 }
 
-std::vector<ArgumentSpec> RmsnormOperator::arguments(const Problem& p) const {
-  const Dims d = dims_of(p);
-  return {int_spec("rows", static_cast<std::int64_t>(d.rows)),
-          int_spec("cols", static_cast<std::int64_t>(d.cols)),
-          float_spec("eps"),
-          tensor_spec("X", p.dtype, saturating_product({d.rows, d.cols})),
-          tensor_spec("W", p.dtype, d.cols),
-          tensor_spec("Y", Dtype::kF32, saturating_product({d.rows, d.cols}), true)};
-}
+std::vector<ArgumentSpec> RmsnormOperator::arguments(const Problem& p) const { return row_norm_arguments(p, {"W"}); }
 
 Reference RmsnormOperator::reference(const Problem& p, const Workload& w) const {
-  const Dims d = dims_of(p);
+  const RowsCols d = rows_cols_of(p);
   const std::size_t n = d.rows * d.cols;
   Reference ref;
   ref.value.assign(n, std::numeric_limits<double>::quiet_NaN());

@@ -7,6 +7,44 @@
 
 namespace kforge {
 
+RowsCols rows_cols_of(const Problem& p) {
+  auto get = [&](const char* n) {
+    const std::int64_t v = p.dim(n);
+    return static_cast<std::size_t>(v > 0 ? v : 0);
+  };
+  return {get("rows"), get("cols")};
+}
+
+std::vector<ArgumentSpec> row_norm_arguments(const Problem& p, const std::vector<std::string>& column_vectors) {
+  const RowsCols d = rows_cols_of(p);
+  std::vector<ArgumentSpec> args = {int_spec("rows", static_cast<std::int64_t>(d.rows)),
+                                    int_spec("cols", static_cast<std::int64_t>(d.cols)), float_spec("eps"),
+                                    tensor_spec("X", p.dtype, saturating_product({d.rows, d.cols}))};
+  for (const auto& name : column_vectors) args.push_back(tensor_spec(name, p.dtype, d.cols));
+  args.push_back(tensor_spec("Y", Dtype::kF32, saturating_product({d.rows, d.cols}), true));
+  return args;
+}
+
+Workload row_norm_workload(const Problem& p, std::uint64_t seed, WorkloadKind kind,
+                           const std::vector<std::string>& column_vectors) {
+  const RowsCols d = rows_cols_of(p);
+  Workload w;
+  w.seed = seed;
+  w.tensors.push_back(random_tensor("X", p.dtype, d.rows * d.cols, tensor_stream(seed, 0)));
+  if (kind == WorkloadKind::kAccumulate) fill_boundary_rows(w.tensors[0], d.rows, d.cols, tensor_stream(seed, 3));
+  for (std::size_t i = 0; i < column_vectors.size(); ++i) {
+    w.tensors.push_back(random_tensor(column_vectors[i], p.dtype, d.cols, tensor_stream(seed, 1 + i)));
+  }
+  HostTensor y = filled_tensor("Y", Dtype::kF32, d.rows * d.cols, std::numeric_limits<float>::quiet_NaN());
+  y.is_output = true;
+  w.tensors.push_back(std::move(y));
+  w.output = w.tensors.size() - 1;
+  w.args = {scalar_i32("rows", static_cast<std::int64_t>(d.rows)),
+            scalar_i32("cols", static_cast<std::int64_t>(d.cols)), scalar_f32("eps", kRowNormEps)};
+  for (std::size_t i = 0; i < w.tensors.size(); ++i) w.args.push_back(tensor_arg(w.tensors[i].name, i));
+  return w;
+}
+
 Result<Problem> normalize_rows_cols(const Operator& op, Problem p) {
   const std::string who(op.name());
   if (p.op.empty()) p.op = who;

@@ -1,9 +1,12 @@
 // What layernorm and rmsnorm share: the rows x cols problem checks, the
-// boundary rows of their second validation workload, and the f32 unit
-// roundoff bound gamma(n) their tolerances use.
+// kernel arguments and workloads, the boundary rows of their second
+// validation workload, and the f32 unit roundoff bound gamma(n) their
+// tolerances use.
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "operator.hpp"
 #include "workload_builder.hpp"
@@ -17,6 +20,22 @@ inline constexpr float kRowNormEps = 1e-5f;
 /// epilogue or unknown attribute, layout NN, no unknown dims, each dim
 /// positive and a 32-bit int, and rows * cols * 4 bytes addressable.
 Result<Problem> normalize_rows_cols(const Operator& op, Problem p);
+
+/// A row norm's rows and cols (0 where missing or not positive).
+struct RowsCols {
+  std::size_t rows = 0, cols = 0;
+};
+RowsCols rows_cols_of(const Problem& p);
+
+/// The kernel arguments of a row norm: rows, cols, eps, X (rows x cols, the
+/// problem's dtype), one per-column vector per name in `column_vectors`
+/// (W, then B for layernorm), then the f32 output Y.
+std::vector<ArgumentSpec> row_norm_arguments(const Problem& p, const std::vector<std::string>& column_vectors);
+/// The inputs of row_norm_arguments drawn from `seed` (X from stream 0, the
+/// i-th column vector from stream 1 + i; the boundary rows of a kAccumulate
+/// workload from stream 3) and Y poisoned with NaN.
+Workload row_norm_workload(const Problem& p, std::uint64_t seed, WorkloadKind kind,
+                           const std::vector<std::string>& column_vectors);
 
 /// How a row of the boundary workload is drawn: row i uses kind i % 5.
 enum class BoundaryRow { kOffset, kConstant, kLarge, kTiny, kUniform };
