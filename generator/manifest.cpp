@@ -430,6 +430,11 @@ Status check_default(const Checker& c, const TemplateManifest& m, const Operator
   probe.layout = m.layouts.front();
   auto normalized = op.normalize(probe);
   if (!normalized) {
+    // A declared operator of fixed problems (.npy data) takes only its own.
+    probe.dims = op.default_dims();
+    normalized = op.normalize(probe);
+  }
+  if (!normalized) {
     return Error::internal(m.path + ": probe problem rejected by operator " + std::string(op.name()) + ": " +
                            normalized.error().message);
   }

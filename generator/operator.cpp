@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <mutex>
 
 #include "attention_operator.hpp"
 #include "gemm_operator.hpp"
@@ -22,6 +23,22 @@ const AttentionOperator kAttention{};
 const ReduceOperator kReduce{};
 const TransposeOperator kTranspose{};
 const SoftmaxOperator kSoftmax{};
+
+struct Registered {
+  std::shared_ptr<const Operator> op;
+  std::string identity, origin;
+};
+
+/// Registered operators. Each is held by a shared pointer, so a pointer
+/// handed out stays valid when the vector grows.
+std::vector<Registered>& registry() {
+  static std::vector<Registered> r;
+  return r;
+}
+std::mutex& registry_mutex() {
+  static std::mutex m;
+  return m;
+}
 
 std::string join(const std::vector<std::string>& v) {
   std::string s;
@@ -49,8 +66,34 @@ const Operator* find_operator(std::string_view name) {
   return nullptr;
 }
 
-std::vector<const Operator*> all_operators() {
+std::vector<const Operator*> builtin_operators() {
   return {&kGemm, &kReduce, &kSoftmax, &kTranspose, &kLayernorm, &kRmsnorm, &kAttention};
+}
+
+std::vector<const Operator*> all_operators() {
+  std::vector<const Operator*> out = builtin_operators();
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  for (const auto& r : registry()) out.push_back(r.op.get());
+  return out;
+}
+
+Status register_operator(std::shared_ptr<const Operator> op, const std::string& identity, const std::string& origin) {
+  for (const Operator* b : builtin_operators()) {
+    if (b->name() == op->name()) return Error::bad_input(origin + ": name: '" + std::string(b->name()) + "' is a built-in operator");
+  }
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  for (const auto& r : registry()) {
+    if (r.op->name() != op->name()) continue;
+    if (r.identity == identity) return ok_status();
+    return Error::bad_input(origin + ": name: operator '" + std::string(op->name()) + "' is already declared differently by " +
+                            r.origin);
+  }
+  registry().push_back({std::move(op), identity, origin});
+  return ok_status();
+}
+
+std::vector<std::size_t> output_tensors(const Workload& w) {
+  return w.outputs.empty() ? std::vector<std::size_t>{w.output} : w.outputs;
 }
 
 Status normalize_attributes(const Operator& op, Problem& p) {

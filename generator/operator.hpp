@@ -70,8 +70,15 @@ struct Workload {
   std::vector<HostTensor> tensors;
   std::vector<OperatorArg> args;  ///< in kernel-parameter order
   std::size_t output = 0;         ///< index of the tensor the kernel writes
+  /// Every tensor the kernel writes, in argument order, when there are
+  /// several (a declared operator's); empty means {output}. The reference
+  /// covers them concatenated in this order.
+  std::vector<std::size_t> outputs;
   std::uint64_t seed = 0;
 };
+
+/// The tensors a workload's kernel writes: `outputs`, or {output}.
+std::vector<std::size_t> output_tensors(const Workload& w);
 
 /// How a validation workload exercises the kernel.
 enum class WorkloadKind {
@@ -138,6 +145,12 @@ class Operator {
     for (const Workload* w : ws) out.push_back(reference(p, *w));
     return out;
   }
+  /// references(), or an error when the reference itself fails (a user's
+  /// reference that crashes, returns an error or disagrees with itself).
+  virtual Result<std::vector<Reference>> try_references(const Problem& p,
+                                                        const std::vector<const Workload*>& ws) const {
+    return references(p, ws);
+  }
   /// Operator-specific attributes; none by default.
   virtual std::vector<AttributeSpec> attributes() const { return {}; }
   /// Whether problems may carry a fused epilogue (Problem::epilogue); the
@@ -153,8 +166,16 @@ std::vector<std::string> attribute_names(const Operator& op);
 /// Adds each attribute as the index of its value, for add_to().
 void add_attributes_to(Env& env, const Operator& op, const Problem& p);
 
-/// Built-in operators by name ("gemm"); nullptr when unknown.
+/// Operators by name ("gemm"), built-in or registered; nullptr when unknown.
 const Operator* find_operator(std::string_view name);
+/// The built-in operators, then those registered, in registration order.
 std::vector<const Operator*> all_operators();
+std::vector<const Operator*> builtin_operators();
+
+/// Makes a declared operator known to this process (find_operator). The same
+/// name registered again with the same `identity` (its declaration's
+/// canonical text) is the one already held; with another identity it is an
+/// error naming both `origin`s. Registered operators live as long as the process.
+Status register_operator(std::shared_ptr<const Operator> op, const std::string& identity, const std::string& origin);
 
 }  // namespace kforge

@@ -6,6 +6,7 @@
 #include <iterator>
 
 #include "hash.hpp"
+#include "operator_declaration.hpp"
 
 namespace kforge {
 
@@ -31,13 +32,19 @@ Result<std::string> read_text(const std::filesystem::path& path, const std::stri
 Result<TemplateSource> TemplateSource::load_dir(const std::string& dir) {
   const std::filesystem::path manifest_path = std::filesystem::path(dir) / "manifest.json";
   KF_TRY_ASSIGN(manifest_text, read_text(manifest_path, "template manifest"));
+  KF_TRY_ASSIGN(declaration, OperatorDeclaration::load_dir(dir));
   KF_TRY_ASSIGN(manifest, TemplateManifest::parse(manifest_text, manifest_path.string()));
+  if (declaration && declaration->name != manifest.op) {
+    return Error::bad_input(manifest_path.string() + ": operator: '" + manifest.op + "', but " + declaration->path +
+                            " beside it declares '" + declaration->name + "'");
+  }
   const std::filesystem::path kernel_path = std::filesystem::path(dir) / manifest.source;
   KF_TRY_ASSIGN(kernel_text, read_text(kernel_path, "kernel source named by " + manifest_path.string()));
   TemplateSource t;
   t.manifest = std::move(manifest);
   t.manifest_text = std::move(manifest_text);
   t.kernel_text = std::move(kernel_text);
+  if (declaration) t.operator_text = declaration->canonical;
   t.origin = dir;
   return t;
 }
@@ -55,7 +62,10 @@ Result<TemplateSource> TemplateSource::from_text(std::string manifest_text, std:
 }
 
 std::string TemplateSource::hash(std::string_view prelude_text) const {
-  return Hasher().add(manifest_text).add(kernel_text).add(prelude_text).hex();
+  Hasher h;
+  h.add(manifest_text).add(kernel_text).add(prelude_text);
+  if (!operator_text.empty()) h.add(operator_text);  // built-in templates keep their hashes
+  return h.hex();
 }
 
 }  // namespace kforge

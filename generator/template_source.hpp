@@ -13,9 +13,13 @@ struct TemplateSource {
   TemplateManifest manifest;
   std::string manifest_text;  ///< exact bytes, part of the template hash
   std::string kernel_text;    ///< exact bytes of the kernel source
+  /// A declared operator's canonical declaration (DIR/operator.json), part
+  /// of the hash; empty for a template of a built-in operator.
+  std::string operator_text;
   std::string origin;         ///< directory, or "builtin:<name>"
 
-  /// Loads DIR/manifest.json and the source file it names.
+  /// Loads DIR/manifest.json, the source file it names and DIR/operator.json
+  /// when there is one (its operator must be registered first: TemplateCatalog::add_dir).
   static Result<TemplateSource> load_dir(const std::string& dir);
   static Result<TemplateSource> from_text(std::string manifest_text, std::string kernel_text,
                                           const std::string& origin);

@@ -1,0 +1,297 @@
+// Operators declared in data: the declaration's checks (each bad field named
+// with its file and value), workloads, cost, tolerances and the registry.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "declared_operator.hpp"
+#include "input_distribution.hpp"
+#include "test_util.hpp"
+#include "workload_builder.hpp"
+
+using namespace kforge;
+using nlohmann::json;
+
+namespace {
+
+const std::string kStencil = std::string(KFORGE_TEST_DATA_DIR) + "/operators/stencil5";
+
+json saxpy_declaration() {
+  return json::parse(R"({
+    "schema_version": 1, "name": "saxpy_t", "dims": [{"name": "n"}], "default_problem": {"n": 100},
+    "arguments": [
+      {"name": "n", "type": "i32", "value": "n"},
+      {"name": "a", "type": "f32", "value": 2.5},
+      {"name": "x", "type": "buffer", "role": "in", "count": "n", "init": {"kind": "uniform", "low": -1, "high": 1}},
+      {"name": "y", "type": "buffer", "role": "out", "dtype": "f32", "count": "n", "tolerance": {"abs": 1e-6}}
+    ],
+    "flops": "2 * n",
+    "reference": {"library": "ref.so", "symbol": "saxpy"}})");
+}
+
+/// `j` written as DIR/operator.json beside an (empty) ref.so, then parsed.
+Result<OperatorDeclaration> parse_in(const test::TempDir& dir, const json& j) {
+  std::ofstream(dir.file("ref.so")) << "";
+  const std::string path = dir.file("operator.json");
+  std::ofstream(path) << j.dump();
+  return OperatorDeclaration::parse(j.dump(), path);
+}
+
+/// The declaration with `edit` applied fails, naming the file and every `parts`.
+void fails_naming(json j, const std::vector<std::string>& parts) {
+  test::TempDir dir;
+  auto d = parse_in(dir, j);
+  REQUIRE_FALSE(d.ok());
+  const std::string& m = d.error().message;
+  INFO(m);
+  CHECK(d.error().code == ErrorCode::kBadInput);
+  CHECK(m.find(dir.file("operator.json") + ": ") == 0);
+  CHECK(m.find('\n') == std::string::npos);
+  for (const auto& p : parts) CHECK(m.find(p) != std::string::npos);
+}
+
+/// A reference that computes saxpy in double, for the workload tests.
+class SaxpyReference final : public ExternalReference {
+ public:
+  std::string describe() const override { return "test saxpy"; }
+  Status compute(const Problem&, std::vector<ReferenceArgument>& args) const override {
+    for (std::size_t i = 0; i < args[3].data.size(); ++i) args[3].data[i] = args[1].value * args[2].data[i];
+    return ok_status();
+  }
+};
+
+/// A reference whose answer changes from call to call.
+class DriftingReference final : public ExternalReference {
+ public:
+  std::string describe() const override { return "drifting"; }
+  Status compute(const Problem&, std::vector<ReferenceArgument>& args) const override {
+    for (double& v : args[3].data) v = static_cast<double>(++calls_);
+    return ok_status();
+  }
+  mutable int calls_ = 0;
+};
+
+Problem problem_of(const Operator& op, std::map<std::string, std::int64_t> dims) {
+  Problem p;
+  p.op = std::string(op.name());
+  p.dims = std::move(dims);
+  auto n = op.normalize(p);
+  INFO((n.ok() ? "" : n.error().message));
+  REQUIRE(n.ok());
+  return *n;
+}
+
+}  // namespace
+
+TEST_CASE("declared operator: a declaration parses into its contract", "[declared]") {
+  test::TempDir dir;
+  auto d = parse_in(dir, saxpy_declaration());
+  REQUIRE(d.ok());
+  CHECK(d->name == "saxpy_t");
+  REQUIRE(d->arguments.size() == 4);
+  CHECK(d->arguments[2].role == BufferRole::kIn);
+  CHECK_FALSE(d->arguments[2].dtype.has_value());  // the problem's dtype
+  CHECK(d->arguments[3].poison);                   // an out buffer is poisoned by default
+  CHECK(d->reference.library == dir.file("ref.so"));
+  CHECK(d->default_problem.at("n") == 100);
+}
+
+TEST_CASE("declared operator: bad fields are one line naming file, field and value", "[declared]") {
+  json j = saxpy_declaration();
+  j["arguments"][2]["role"] = "sideways";
+  fails_naming(j, {"arguments[2].role", "'sideways'", "in, out, inout"});
+
+  j = saxpy_declaration();
+  j["arguments"][2]["count"] = "m * 2";
+  fails_naming(j, {"arguments[2].count", "unknown name 'm'"});
+
+  j = saxpy_declaration();
+  j["arguments"][3]["count"] = "n - 200";
+  fails_naming(j, {"arguments[3].count", "'n - 200' evaluates to -100", "positive"});
+
+  j = saxpy_declaration();
+  j["arguments"][3]["count"] = "n * 4000000000000000000";
+  fails_naming(j, {"arguments[3].count", "overflow"});
+
+  j = saxpy_declaration();
+  j.erase("reference");
+  fails_naming(j, {"reference: missing"});
+
+  j = saxpy_declaration();
+  j["reference"]["library"] = "no_such_ref.so";
+  fails_naming(j, {"reference.library", "'no_such_ref.so'", "no such file"});
+
+  j = saxpy_declaration();
+  j["arguments"][3].erase("tolerance");
+  fails_naming(j, {"arguments[3].tolerance", "missing"});
+
+  j = saxpy_declaration();
+  j["arguments"][3]["tolerance"] = {{"ulps", 2}};
+  fails_naming(j, {"arguments[3].tolerance.ulps", "unknown field"});
+
+  j = saxpy_declaration();
+  j["arguments"][3]["dtype"] = "f16";
+  fails_naming(j, {"arguments[3].dtype", "'f16'", "output is f32"});
+
+  j = saxpy_declaration();
+  j["arguments"][2]["init"] = {{"kind", "gaussian"}};
+  fails_naming(j, {"arguments[2].init.kind", "'gaussian'"});
+
+  j = saxpy_declaration();
+  j["name"] = "gemm";
+  fails_naming(j, {"name", "'gemm' is a built-in operator"});
+
+  j = saxpy_declaration();
+  j["reference"] = {{"expected", {{"y", "y.npy"}}}};
+  fails_naming(j, {"arguments[2].init", "drawn from the seed"});
+}
+
+TEST_CASE("declared operator: a fixed problem's .npy data must fit the problem", "[declared]") {
+  auto d = OperatorDeclaration::load_dir(kStencil);
+  REQUIRE(d.ok());
+  REQUIRE(d->has_value());
+  auto op = DeclaredOperator::create(std::move(**d), nullptr);
+  REQUIRE(op.ok());
+  Problem p;
+  p.op = "stencil5";
+  p.dims = {{"H", 12}, {"W", 21}};
+  auto n = (*op)->normalize(p);
+  REQUIRE_FALSE(n.ok());
+  INFO(n.error().message);
+  CHECK(n.error().message.find(kStencil + "/x.npy: shape (345,) holds 345 elements") == 0);
+  CHECK(n.error().message.find("arguments[2].count '(H + 2) * (W + 2)' is 322") != std::string::npos);
+}
+
+TEST_CASE("declared operator: expected outputs and npy inputs make the stencil's workload", "[declared]") {
+  auto d = OperatorDeclaration::load_dir(kStencil);
+  REQUIRE(d.ok());
+  auto op = DeclaredOperator::create(std::move(**d), nullptr);
+  REQUIRE(op.ok());
+  const Problem p = problem_of(**op, {{"H", 13}, {"W", 21}});
+  const Workload w = (*op)->make_workload(p, 7, WorkloadKind::kPoisonedOutput);
+  REQUIRE(w.tensors.size() == 2);
+  CHECK(w.tensors[0].elements() == 15 * 23);
+  CHECK(std::isnan(load_element(w.tensors[1], 0)));  // Y poisoned
+  CHECK(output_tensors(w) == std::vector<std::size_t>{1});
+  auto refs = (*op)->try_references(p, {&w});
+  REQUIRE(refs.ok());
+  const Reference& r = (*refs)[0];
+  REQUIRE(r.value.size() == 13 * 21);
+  // Y[0][0] from the stored input, as the kernel computes it.
+  const int c = 23 + 1;
+  const double x = load_element(w.tensors[0], c), up = load_element(w.tensors[0], c - 23),
+               down = load_element(w.tensors[0], c + 23), west = load_element(w.tensors[0], c - 1),
+               east = load_element(w.tensors[0], c + 1);
+  CHECK(r.value[0] == Approx(0.5 * x - 0.125 * (up + down + west + east)).margin(1e-12));
+  CHECK(r.tolerance * r.scale[0] == 1e-6);
+  CHECK((*op)->flops(p) == 6.0 * 13 * 21);
+  CHECK((*op)->bytes(p) == 4.0 * (15 * 23 + 13 * 21));
+}
+
+TEST_CASE("declared operator: a library reference runs twice and must agree with itself", "[declared]") {
+  test::TempDir dir;
+  auto d = parse_in(dir, saxpy_declaration());
+  REQUIRE(d.ok());
+  auto op = DeclaredOperator::create(*d, std::make_shared<SaxpyReference>());
+  REQUIRE(op.ok());
+  const Problem p = problem_of(**op, {{"n", 33}});
+  const Workload w = (*op)->make_workload(p, 1, WorkloadKind::kPoisonedOutput);
+  REQUIRE(w.args.size() == 4);
+  CHECK(w.args[0].i32 == 33);
+  CHECK(w.args[1].f32 == 2.5f);
+  auto refs = (*op)->try_references(p, {&w});
+  REQUIRE(refs.ok());
+  CHECK((*refs)[0].value[5] == 2.5 * load_element(w.tensors[0], 5));
+
+  auto drifting = DeclaredOperator::create(*d, std::make_shared<DriftingReference>());
+  REQUIRE(drifting.ok());
+  auto bad = (*drifting)->try_references(p, {&w});
+  REQUIRE_FALSE(bad.ok());
+  INFO(bad.error().message);
+  CHECK(bad.error().message.find("reference (drifting)") == 0);
+  CHECK(bad.error().message.find("output y element 0: disagrees with itself") != std::string::npos);
+}
+
+TEST_CASE("declared operator: dims are checked when a problem is normalized", "[declared]") {
+  test::TempDir dir;
+  auto d = parse_in(dir, saxpy_declaration());
+  REQUIRE(d.ok());
+  auto op = DeclaredOperator::create(*d, std::make_shared<SaxpyReference>());
+  REQUIRE(op.ok());
+  Problem p;
+  p.op = "saxpy_t";
+  p.dims = {{"m", 4}};
+  auto unknown = (*op)->normalize(p);
+  REQUIRE_FALSE(unknown.ok());
+  CHECK(unknown.error().message == "saxpy_t: unknown dimension 'm' (saxpy_t reads n)");
+  p.dims = {{"n", 0}};
+  REQUIRE_FALSE((*op)->normalize(p).ok());
+}
+
+TEST_CASE("declared operator: tolerances per dtype, and ulps of the reference", "[declared]") {
+  DeclaredArgument a;
+  a.tolerance[std::nullopt] = ToleranceSpec{1e-3, 0, 0};
+  a.tolerance[Dtype::kF32] = ToleranceSpec{0, 0, 2};
+  CHECK(a.tolerance_for(Dtype::kF16).abs == 1e-3);
+  CHECK(a.tolerance_for(Dtype::kF32).ulp == 2);
+}
+
+TEST_CASE("declared operator: distributions stay in their ranges and repeat from a seed", "[declared]") {
+  auto filled = [](InputInit init, std::uint64_t seed) {
+    HostTensor t = filled_tensor("t", Dtype::kF32, 4000, 0.0f);
+    fill_input(t, init, tensor_stream(seed, 0), nullptr);
+    return t;
+  };
+  InputInit u;
+  u.a = 2.0;
+  u.b = 3.0;
+  const HostTensor a = filled(u, 1);
+  for (std::size_t i = 0; i < a.elements(); ++i) {
+    CHECK(load_element(a, i) >= 2.0f);
+    CHECK(load_element(a, i) <= 3.0f);
+  }
+  CHECK(filled(u, 1).bytes == a.bytes);
+  CHECK(filled(u, 2).bytes != a.bytes);
+  InputInit ints;
+  ints.kind = InputInit::Kind::kIntegers;
+  ints.a = -3;
+  ints.b = 3;
+  const HostTensor b = filled(ints, 1);
+  std::set<float> seen;
+  for (std::size_t i = 0; i < b.elements(); ++i) seen.insert(load_element(b, i));
+  CHECK(seen == std::set<float>{-3, -2, -1, 0, 1, 2, 3});
+  InputInit ramp;
+  ramp.kind = InputInit::Kind::kRamp;
+  ramp.a = 1;
+  ramp.b = 0.5;
+  CHECK(load_element(filled(ramp, 1), 4) == 3.0f);
+  InputInit normal;
+  normal.kind = InputInit::Kind::kNormal;
+  normal.a = 10;
+  normal.b = 1;
+  const HostTensor n = filled(normal, 3);
+  double sum = 0;
+  for (std::size_t i = 0; i < n.elements(); ++i) sum += load_element(n, i);
+  CHECK(sum / 4000 == Approx(10).margin(0.1));
+}
+
+TEST_CASE("declared operator: the registry holds one declaration per name", "[declared]") {
+  test::TempDir dir;
+  json j = saxpy_declaration();
+  j["name"] = "registry_t";
+  auto d = parse_in(dir, j);
+  REQUIRE(d.ok());
+  auto op = DeclaredOperator::create(*d, std::make_shared<SaxpyReference>());
+  REQUIRE(op.ok());
+  REQUIRE(register_operator(*op, d->canonical, "a/operator.json").ok());
+  CHECK(find_operator("registry_t") == op->get());
+  CHECK(register_operator(*op, d->canonical, "b/operator.json").ok());  // the same again
+  auto other = register_operator(*op, d->canonical + " ", "c/operator.json");
+  REQUIRE_FALSE(other.ok());
+  CHECK(other.error().message == "c/operator.json: name: operator 'registry_t' is already declared differently by "
+                                 "a/operator.json");
+}
