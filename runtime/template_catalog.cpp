@@ -4,6 +4,8 @@
 #include <algorithm>
 
 #include "builtin_templates.hpp"
+#include "declared_operator.hpp"
+#include "library_reference.hpp"
 
 namespace kforge {
 
@@ -14,7 +16,28 @@ Result<TemplateCatalog> TemplateCatalog::builtin() {
   return c;
 }
 
+namespace {
+
+/// Registers the operator DIR/operator.json declares, when there is one, so
+/// that the manifest beside it can name it.
+Status register_declared_operator(const std::string& dir) {
+  KF_TRY_ASSIGN(declaration, OperatorDeclaration::load_dir(dir));
+  if (!declaration) return ok_status();
+  std::shared_ptr<const ExternalReference> external;
+  if (declaration->reference.kind == ReferenceSpec::Kind::kLibrary) {
+    KF_TRY_ASSIGN(lib, LibraryReference::open(declaration->reference.library, declaration->reference.symbol,
+                                              declaration->path));
+    external = std::move(lib);
+  }
+  const std::string identity = declaration->canonical, origin = declaration->path;
+  KF_TRY_ASSIGN(op, DeclaredOperator::create(std::move(*declaration), std::move(external)));
+  return register_operator(std::move(op), identity, origin);
+}
+
+}  // namespace
+
 Status TemplateCatalog::add_dir(const std::string& dir) {
+  KF_TRY(register_declared_operator(dir));
   KF_TRY_ASSIGN(tpl, TemplateSource::load_dir(dir));
   std::erase_if(templates_, [&](const TemplateSource& t) { return t.manifest.name == tpl.manifest.name; });
   templates_.push_back(std::move(tpl));
