@@ -69,6 +69,8 @@ struct RunnerSetup {
   /// Where the first worker writes the validation references and restarted
   /// ones read them (WorkerRunner makes a private one when empty).
   std::string reference_dir = {};
+  /// The tuning database, named by the rerun line of a failure.
+  std::string database = {};
 };
 
 /// A candidate by name: template and canonical configuration.

@@ -148,7 +148,7 @@ Result<std::unique_ptr<InProcessRunner>> InProcessRunner::create(
   // computes what they share once.
   std::vector<const Workload*> hosts;
   for (std::size_t i : to_compute) hosts.push_back(&r->workloads_->runs[i].host);
-  std::vector<Reference> computed = op.references(problem, hosts);
+  KF_TRY_ASSIGN(computed, op.try_references(problem, hosts));
   for (std::size_t j = 0; j < to_compute.size(); ++j) {
     DeviceWorkload& w = r->workloads_->runs[to_compute[j]];
     w.reference = std::move(computed[j]);
@@ -158,6 +158,12 @@ Result<std::unique_ptr<InProcessRunner>> InProcessRunner::create(
     }
   }
   return r;
+}
+
+std::string InProcessRunner::rerun_line(const std::string& template_name, const std::string& config) const {
+  const TemplateSource* t = find(template_name);
+  const bool user = t && t->origin.rfind("builtin:", 0) != 0;
+  return rerun_command(problem_, template_name, config, user ? t->origin : "", rerun_db_);
 }
 
 const TemplateSource* InProcessRunner::find(const std::string& name) const {
@@ -237,25 +243,45 @@ BinaryCacheKey InProcessRunner::cache_key(const TemplateSource& tpl, const Insta
 
 namespace {
 
+/// "output Y element 7" for a flat index into several outputs concatenated.
+std::string locate_output(const Workload& w, const std::vector<std::size_t>& outputs, std::size_t flat) {
+  for (std::size_t t : outputs) {
+    const std::size_t n = w.tensors[t].elements();
+    if (flat < n) return "output " + w.tensors[t].name + " element " + std::to_string(flat);
+    flat -= n;
+  }
+  return "";
+}
+
 /// Reads a validation run's output back and compares it with its reference;
 /// false, with `e` failed and saying why, when it does not pass.
 bool check_output(Device& device, const Problem& problem, const std::string& template_name, const std::string& name,
-                  DeviceWorkload& w, Evaluation& e) {
+                  const std::string& rerun, DeviceWorkload& w, Evaluation& e) {
+  // Every output, concatenated in argument order as the reference is.
+  const std::vector<std::size_t> outputs = output_tensors(w.host);
   std::vector<float>& result = w.readback;
-  result.resize(w.host.tensors[w.host.output].elements());
-  Status st_read = device.read(*w.buffers[w.host.output], result.data(), result.size() * sizeof(float));
-  if (!st_read.ok()) {
-    std::tie(e.status, e.reason) = failure(st_read.error());
-    return false;
+  std::size_t total = 0;
+  for (std::size_t t : outputs) total += w.host.tensors[t].elements();
+  result.resize(total);
+  std::size_t at = 0;
+  for (std::size_t t : outputs) {
+    const std::size_t n = w.host.tensors[t].elements();
+    Status st_read = device.read(*w.buffers[t], result.data() + at, n * sizeof(float));
+    if (!st_read.ok()) {
+      std::tie(e.status, e.reason) = failure(st_read.error());
+      return false;
+    }
+    at += n;
   }
   ValidationResult v = validate_output(result.data(), result.size(), w.reference);
+  if (outputs.size() > 1 && !v.passed) v.output = locate_output(w.host, outputs, v.first_bad);
   e.error_norm = std::max(e.error_norm, v.error_norm);
   e.error_ratio = std::max(e.error_ratio, v.error_ratio);
   if (!v.passed) {
     e.status = CandidateStatus::kWrongResult;
     e.reason = "wrong result: template " + template_name + " config " + name + " problem " + problem.key() + " (" +
                std::string(kind_name(w.kind)) + "): " + v.describe() +
-               "; rerun: " + rerun_command(problem, template_name, name);
+               "; rerun: " + rerun;
     return false;
   }
   return true;
@@ -263,12 +289,16 @@ bool check_output(Device& device, const Problem& problem, const std::string& tem
 
 /// Writes a validation run's initial output (poisoned, or the accumulate run's C).
 Status prepare_output(Device& device, DeviceWorkload& w) {
-  const HostTensor& out = w.host.tensors[w.host.output];
-  return device.write(*w.buffers[w.host.output], out.bytes.data(), out.bytes.size());
+  for (std::size_t t : output_tensors(w.host)) {
+    const HostTensor& out = w.host.tensors[t];
+    KF_TRY(device.write(*w.buffers[t], out.bytes.data(), out.bytes.size()));
+  }
+  return ok_status();
 }
 
 /// One validation run, untimed: its device time joins `e.untimed_ms`.
 bool run_untimed(Device& device, const Problem& problem, const std::string& template_name, const std::string& name,
+                 const std::string& rerun,
                  Kernel& kernel, const LaunchGeometry& geometry, DeviceWorkload& w, Evaluation& e,
                  const std::function<void(std::string_view)>& on_phase) {
   Status st_write = prepare_output(device, w);
@@ -283,7 +313,7 @@ bool run_untimed(Device& device, const Problem& problem, const std::string& temp
   }
   e.untimed_ms.push_back(*launched);
   if (on_phase && e.untimed_ms.size() == 1) on_phase("launched");
-  return check_output(device, problem, template_name, name, w, e);
+  return check_output(device, problem, template_name, name, rerun, w, e);
 }
 
 }  // namespace
@@ -362,7 +392,7 @@ Result<Evaluation> InProcessRunner::validate_one(const std::string& template_nam
   if (ClockReader* clocks = device_.clock_reader()) clocks->restart();
   fault_point("KFORGE_FAULT_ABORT_LAUNCHING", name);
   for (std::size_t i = 1; i < workloads_->runs.size() && e.status == CandidateStatus::kOk; ++i) {
-    (void)run_untimed(device_, problem_, template_name, name, **kernel, inst->geometry, workloads_->runs[i], e, on_phase);
+    (void)run_untimed(device_, problem_, template_name, name, rerun_line(template_name, name), **kernel, inst->geometry, workloads_->runs[i], e, on_phase);
   }
   e.validate_s = seconds_since(t_val);
   if (e.status != CandidateStatus::kOk) return e;
@@ -435,7 +465,7 @@ Result<Evaluation> InProcessRunner::evaluate(const std::string& template_name, c
   auto check_first = [&] {
     const auto t = Clock::now();
     checked = true;
-    const bool passed = check_output(device_, problem_, template_name, name, timed_run, e);
+    const bool passed = check_output(device_, problem_, template_name, name, rerun_line(template_name, name), timed_run, e);
     check_s = seconds_since(t);
     return passed;
   };
@@ -450,7 +480,7 @@ Result<Evaluation> InProcessRunner::evaluate(const std::string& template_name, c
   }
   if (!checked) {  // no timed launch (max_reps 0): the poisoned-output run untimed
     const auto t = Clock::now();
-    const bool passed = run_untimed(device_, problem_, template_name, name, *held.kernel, held.geometry, timed_run, e, {});
+    const bool passed = run_untimed(device_, problem_, template_name, name, rerun_line(template_name, name), *held.kernel, held.geometry, timed_run, e, {});
     e.validate_s += seconds_since(t);
     if (!passed) return e;
   }

@@ -61,6 +61,8 @@ class InProcessRunner final : public CandidateRunner {
   static int compile_threads(int requested);
   /// Validation references create() read from the reference directory (0 to 2).
   int references_loaded() const { return references_loaded_; }
+  /// The database a failure's rerun line names (empty: none).
+  void set_rerun_database(std::string db) { rerun_db_ = std::move(db); }
 
  private:
   struct Workloads;
@@ -78,6 +80,8 @@ class InProcessRunner final : public CandidateRunner {
                   std::vector<const TemplateSource*> templates, const MeasurementProtocol& protocol,
                   std::optional<BinaryCache> cache);
   const TemplateSource* find(const std::string& name) const;
+  /// The command that reruns one candidate (a user template's directory and the database included).
+  std::string rerun_line(const std::string& template_name, const std::string& config) const;
   /// Compiles, or takes the binary from the cache when there is one. A new
   /// binary is stored only when it is at hand (NVRTC, hipRTC): handing out a
   /// PoCL binary costs more than building the program, so on OpenCL only the
@@ -103,6 +107,7 @@ class InProcessRunner final : public CandidateRunner {
   bool compile_overlap_ = false;
   bool code_generator_ = false;  ///< compiles and launches ahead only; no references, never evaluates
   int references_loaded_ = 0;
+  std::string rerun_db_;
   bool timed_buffers_used_ = false;  ///< a launch has used the timed run's buffers in this process
   /// Templates whose instances are built one program each (combining them failed).
   std::set<std::string> uncombined_;

@@ -204,8 +204,10 @@ class Tuner {
   const Operator& op_;
 };
 
-/// A one-line command that reruns one candidate, for failure reports.
-std::string rerun_command(const Problem& p, const std::string& template_name,
-                          const std::string& config);
+/// A one-line command that reruns one candidate, for failure reports. A
+/// user template's directory (`template_dir`, empty for a built-in) and the
+/// database (`db`, empty: the default) make the line runnable as printed.
+std::string rerun_command(const Problem& p, const std::string& template_name, const std::string& config,
+                          const std::string& template_dir = "", const std::string& db = "");
 
 }  // namespace kforge

@@ -87,7 +87,7 @@ std::string ValidationResult::describe() const {
   std::snprintf(buf, sizeof buf,
                 "first bad index %zu (%zu bad): value %.9g reference %.9g |error| %.3g > threshold %.3g",
                 first_bad, bad_count, value, reference, std::fabs(value - reference), threshold);
-  return buf;
+  return output.empty() ? std::string(buf) : std::string(buf) + " (" + output + ")";
 }
 
 std::string describe_failure(const std::string& template_name, const std::string& config, const Problem& problem,

@@ -17,6 +17,8 @@ struct ValidationResult {
   std::size_t bad_count = 0;
   std::size_t first_bad = 0;  ///< flat index of the first failing element
   double value = 0.0, reference = 0.0, threshold = 0.0;  ///< at first_bad
+  /// Where first_bad lies when the outputs are several ("output Y2 element 3").
+  std::string output;
 
   /// "first bad index 37 of 65536 (1 bad): value 1.5 reference 1.25 |error| 0.25 > threshold 3.1e-06"
   std::string describe() const;

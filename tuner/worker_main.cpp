@@ -1,9 +1,11 @@
 // The worker process: one tuning context, many candidates.
 #include "worker_main.hpp"
 
+#include <functional>
 #include <memory>
 #include <new>
 
+#include "declared_operator.hpp"
 #include "device_registry.hpp"
 #include "in_process_runner.hpp"
 #include "template_catalog.hpp"
@@ -20,7 +22,10 @@ struct WorkerContext {
   std::unique_ptr<InProcessRunner> runner;
 };
 
-Result<std::unique_ptr<WorkerContext>> make_context(const RunnerSetup& s) {
+/// `on_reference` hears, before the references are computed, which user
+/// reference is about to run (a library that may crash the worker).
+Result<std::unique_ptr<WorkerContext>> make_context(const RunnerSetup& s,
+                                                    const std::function<void(const std::string&)>& on_reference) {
   auto ctx = std::make_unique<WorkerContext>();
   KF_TRY_ASSIGN(catalog, TemplateCatalog::builtin());
   ctx->catalog = std::move(catalog);
@@ -38,6 +43,9 @@ Result<std::unique_ptr<WorkerContext>> make_context(const RunnerSetup& s) {
   }
   const Operator* op = find_operator(s.problem.op);
   if (!op) return Error::not_found("worker: no operator '" + s.problem.op + "'");
+  if (const auto* declared = dynamic_cast<const DeclaredOperator*>(op)) {
+    on_reference(declared->reference_description());
+  }
   KF_TRY_ASSIGN(device, open_device(s.device_selector));
   ctx->device = std::move(device);
   std::optional<BinaryCache> cache;
@@ -48,6 +56,7 @@ Result<std::unique_ptr<WorkerContext>> make_context(const RunnerSetup& s) {
   KF_TRY_ASSIGN(runner, InProcessRunner::create(*ctx->device, *op, s.problem, std::move(templates),
                                                 s.workload_seed, s.protocol, std::move(cache), s.compile_threads,
                                                 s.compile_overlap, s.code_generator, s.reference_dir));
+  runner->set_rerun_database(s.database);
   ctx->runner = std::move(runner);
   return ctx;
 }
@@ -65,7 +74,9 @@ int serve(MessageChannel& channel) {
     (void)channel.send(error_message(setup.error()));
     return 2;
   }
-  auto ctx = make_context(*setup);
+  auto ctx = make_context(*setup, [&](const std::string& reference) {
+    (void)channel.send({{"type", "phase"}, {"phase", "reference"}, {"reference", reference}});
+  });
   if (!ctx.ok()) {
     (void)channel.send(error_message(ctx.error()));
     return 1;

@@ -145,7 +145,8 @@ nlohmann::json to_json(const RunnerSetup& s) {
           {"compile_threads", s.compile_threads},
           {"compile_overlap", s.compile_overlap},
           {"code_generator", s.code_generator},
-          {"reference_dir", s.reference_dir}};
+          {"reference_dir", s.reference_dir},
+          {"database", s.database}};
 }
 
 Result<RunnerSetup> setup_from_json(const nlohmann::json& j) {
@@ -172,6 +173,7 @@ Result<RunnerSetup> setup_from_json(const nlohmann::json& j) {
     s.compile_overlap = j.value("compile_overlap", false);
     s.code_generator = j.value("code_generator", false);
     s.reference_dir = j.value("reference_dir", std::string());
+    s.database = j.value("database", std::string());
     return s;
   } catch (const nlohmann::json::exception& e) {
     return Error::bad_input(std::string("worker setup: ") + e.what());

@@ -198,6 +198,13 @@ Status WorkerRunner::start(std::unique_ptr<Worker>& w, const RunnerSetup& setup_
   Status sent = w->channel->send(setup);
   nlohmann::json reply;
   auto wait = sent.ok() ? w->channel->receive(after(timeouts_.setup_s), reply) : MessageChannel::Wait::kClosed;
+  // A declared operator's worker says which user reference it runs first,
+  // so that a reference that brings the worker down is named.
+  std::string reference;
+  while (wait == MessageChannel::Wait::kMessage && reply.value("type", "") == "phase") {
+    reference = reply.value("reference", "");
+    wait = w->channel->receive(after(timeouts_.setup_s), reply);
+  }
   if (wait == MessageChannel::Wait::kMessage && reply.value("type", "") == "ready") {
     references_reused_ += reply.value("references_loaded", 0);
     return ok_status();
@@ -209,6 +216,7 @@ Status WorkerRunner::start(std::unique_ptr<Worker>& w, const RunnerSetup& setup_
     why = "no answer within " + seconds_text(timeouts_.setup_s);
   }
   const std::string ended = stop(w, wait != MessageChannel::Wait::kClosed);
+  if (why.empty() && !reference.empty()) why = "the reference (" + reference + ") did not return: " + ended;
   return Error{ErrorCode::kInternal,
                "tuner worker (" + command_.front() + ") failed to start: " + (why.empty() ? ended : why), ended};
 }
