@@ -188,9 +188,10 @@ CandidateOutcome outcome_from_record(const ResultRecord& r) {
 
 }  // namespace
 
-std::string rerun_command(const Problem& p, const std::string& template_name,
-                          const std::string& config) {
-  return "kforge tune --op " + p.op + " --shape " + p.dims_string() + " --dtype " +
+std::string rerun_command(const Problem& p, const std::string& template_name, const std::string& config,
+                          const std::string& template_dir, const std::string& db) {
+  return "kforge tune" + (template_dir.empty() ? "" : " --template " + template_dir) + " --op " + p.op +
+         (db.empty() ? "" : " --db " + db) + " --shape " + p.dims_string() + " --dtype " +
          std::string(dtype_name(p.dtype)) + " --layout " + p.layout.name() +
          (p.epilogue.plain() ? "" : " --epilogue " + p.epilogue.name()) +
          (p.attrs.empty() ? "" : " --attr " + p.attrs_string()) + " --only-template " + template_name +
@@ -395,6 +396,7 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
                       request.cache_dir, std::max(0, request.compile_threads), overlap};
     for (const auto& st : states) setup.template_origins.push_back(st.tpl->origin);
     setup.code_generators = generators;
+    setup.database = db_.path();
     auto w = std::make_unique<WorkerRunner>(std::move(setup), request.worker_command, request.timeouts);
     worker = w.get();
     runner = std::move(w);
@@ -409,6 +411,7 @@ Result<TuneSummary> Tuner::run(const TuneRequest& request,
     KF_TRY_ASSIGN(r, InProcessRunner::create(device_, op_, problem, std::move(tpls), workload_seed,
                                              request.protocol, std::move(cache),
                                              std::max(0, request.compile_threads), overlap));
+    r->set_rerun_database(db_.path());
     runner = std::move(r);
   }
 
