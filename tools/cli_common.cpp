@@ -11,6 +11,7 @@
 
 #include "device_registry.hpp"
 #include "operator.hpp"
+#include "operator_declaration.hpp"
 
 namespace kforge::cli {
 
@@ -73,7 +74,10 @@ std::optional<std::string> device_filter(const std::string& text) {
 }
 
 void add_problem_flags(CLI::App& cmd, CommonOptions& o) {
-  cmd.add_option("--op", o.op, "Operator (see `kforge templates`)")->capture_default_str();
+  cmd.add_option("--op", o.op, "Operator (see `kforge templates`; default: the operator a --template declares, "
+                              "else gemm)")
+      ->capture_default_str()
+      ->each([&o](const std::string&) { o.op_given = true; });
   cmd.add_option("--shape", o.shape,
                  "Problem dimensions, e.g. M=256,N=256,K=256[,batch=1] (default: the operator's default "
                  "problem, listed by `kforge templates`)");
@@ -103,15 +107,24 @@ std::string join_names(const std::vector<std::string>& names) {
 
 }  // namespace
 
+std::string operator_name(const CommonOptions& o) {
+  if (o.op_given) return o.op;
+  for (const auto& dir : o.template_dirs) {
+    auto declared = OperatorDeclaration::load_dir(dir);
+    if (declared.ok() && *declared) return (*declared)->name;
+  }
+  return o.op;
+}
+
 Problem make_problem(const CommonOptions& o) {
   Problem p;
-  p.op = o.op;
-  const Operator* op = find_operator(o.op);
+  p.op = operator_name(o);
+  const Operator* op = find_operator(p.op);
   if (!op) {
     std::vector<std::string> known;
     for (const auto* x : all_operators()) known.emplace_back(x->name());
     throw ErrorException(
-        Error::bad_input("--op: unknown operator '" + o.op + "' (known: " + join_names(known) + ")"));
+        Error::bad_input("--op: unknown operator '" + p.op + "' (known: " + join_names(known) + ")"));
   }
   p.dims = o.shape.empty() ? op->default_dims() : unwrap(parse_dims(o.shape));
   auto d = parse_dtype(o.dtype);
@@ -128,7 +141,7 @@ Problem make_problem(const CommonOptions& o) {
     Error e = normalized.error();
     Problem example;
     example.dims = op->default_dims();
-    e.message += " (--shape for " + o.op + " takes " + join_names(op->dims()) + ", e.g. " +
+ e.message += " (--shape for " + p.op + " takes " + join_names(op->dims()) + ", e.g. " +
                  example.dims_string() + ")";
     throw ErrorException(e);
   }

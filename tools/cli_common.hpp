@@ -39,6 +39,9 @@ struct CommonOptions {
   std::string db = "kforge.db";
   std::string device = "auto";
   std::string op = "gemm";
+  /// --op was given; without it a --template directory's declared operator
+  /// (operator.json) is the one tuned.
+  bool op_given = false;
   std::string shape;  ///< empty: the operator's default_dims()
   std::string dtype = "f32";
   std::string layout = "NN";
@@ -70,6 +73,9 @@ T unwrap(Result<T> r) {
   return std::move(r).value();
 }
 
+/// The operator a command runs: --op, else the one a --template declares, else gemm.
+std::string operator_name(const CommonOptions& o);
+/// The problem of the flags; a declared operator must be registered first (make_catalog).
 Problem make_problem(const CommonOptions& o);
 TemplateCatalog make_catalog(const CommonOptions& o);
 std::unique_ptr<Device> open_device(const CommonOptions& o);

@@ -153,8 +153,8 @@ void add_compile_command(CLI::App& app, CommonOptions& o) {
     const Target target = unwrap(parse_target(c->target));
     const std::string compiler = target.backend == "cuda" ? "nvrtc " + unwrap(nvrtc_version())
                                                           : unwrap(hiprtc_version());
+    TemplateCatalog catalog = make_catalog(o);  // first: it registers declared operators
     Problem problem = make_problem(o);
-    TemplateCatalog catalog = make_catalog(o);
     const Operator* op = find_operator(problem.op);
     if (!c->out_dir.empty()) {
       std::error_code ec;

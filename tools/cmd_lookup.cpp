@@ -29,13 +29,14 @@ void add_lookup_command(CLI::App& app, CommonOptions& o) {
   cmd->add_flag("--no-binary-cache", flags.no_binary_cache,
                 "With --prepare: compile without reading or writing the binary cache");
   cmd->callback([&o] {
+    TemplateCatalog catalog = make_catalog(o);  // first: it registers declared operators
     Problem problem = make_problem(o);
     auto device = open_device(o);
     LookupOptions options;
     options.user_db = o.db;
     options.system_db = flags.system_db;
     options.use_binary_cache = !flags.no_binary_cache;
-    auto lookup = unwrap(Lookup::open(options, *device, make_catalog(o)));
+    auto lookup = unwrap(Lookup::open(options, *device, std::move(catalog)));
     Selection s = unwrap(lookup->select(problem));
     const PreparedKernel* prepared = flags.prepare ? unwrap(lookup->prepare(s)) : nullptr;
     if (o.json) {

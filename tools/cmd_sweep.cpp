@@ -227,6 +227,7 @@ void print_summary(const SweepPlan& plan, SweepShard shard, const Device& device
 
 void run_sweep(const CommonOptions& o, const SweepOptions& s) {
   const auto t0 = std::chrono::steady_clock::now();
+  TemplateCatalog catalog = make_catalog(o);  // first: it registers declared operators the plan names
   const SweepPlan plan = unwrap(load_sweep_plan(s.plan));
   const SweepShard shard = unwrap(parse_shard(s.shard));
   const std::vector<SweepTask> tasks = shard_tasks(plan, shard);
@@ -234,7 +235,6 @@ void run_sweep(const CommonOptions& o, const SweepOptions& s) {
     print_dry_run(plan, shard, tasks, o.json);
     return;
   }
-  TemplateCatalog catalog = make_catalog(o);
   auto device = open_device(o);
   const std::string backend = device->info().backend;
   const std::string device_key = device->info().hardware_key();

@@ -117,8 +117,8 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
       throw ErrorException(Error::bad_input("--max-reps: " + std::to_string(t->max_reps) +
                                             " is less than --min-reps " + std::to_string(t->min_reps)));
     }
+    TemplateCatalog catalog = make_catalog(o);  // first: it registers declared operators
     Problem problem = make_problem(o);
-    TemplateCatalog catalog = make_catalog(o);
     auto device = open_device(o);
     auto db = unwrap(Database::open(o.db, Database::Mode::kReadWrite));
     const Operator* op = find_operator(problem.op);
