@@ -69,6 +69,28 @@ const kforge::Selection& selection_of(const kforge_selection* s) {
   return *reinterpret_cast<const kforge::Selection*>(s);
 }
 
+/// The C arguments as KernelArgs; `who` names the call in an error.
+kforge::Result<std::vector<kforge::KernelArg>> kernel_args(const char* who, const kforge_arg* args, size_t num_args) {
+  std::vector<kforge::KernelArg> a;
+  a.reserve(num_args);
+  for (std::size_t i = 0; i < num_args; ++i) {
+    switch (args[i].kind) {
+      case KFORGE_ARG_BUFFER:
+        if (!args[i].buffer) {
+          return kforge::Error::bad_input(std::string(who) + ": argument " + std::to_string(i) + " has no buffer");
+        }
+        a.push_back(kforge::KernelArg::of(*args[i].buffer->buffer));
+        break;
+      case KFORGE_ARG_INT32: a.push_back(kforge::KernelArg::of(args[i].i32)); break;
+      case KFORGE_ARG_FLOAT32: a.push_back(kforge::KernelArg::of(args[i].f32)); break;
+      default:
+        return kforge::Error::bad_input(std::string(who) + ": argument " + std::to_string(i) +
+                                        " has an unknown kind");
+    }
+  }
+  return a;
+}
+
 /// Fills `p` from a C problem, reusing its storage: in steady state (the
 /// same dim names as the previous call in this thread) nothing is allocated.
 kforge_status fill_problem(const kforge_problem& in, kforge::Problem& p) {
@@ -335,23 +357,31 @@ kforge_status kforge_launch(kforge_lookup* lookup, const kforge_selection* selec
     if (!lookup || !selection || (!args && num_args)) {
       return fail(KFORGE_ERROR_BAD_INPUT, "kforge_launch: NULL argument");
     }
-    std::vector<kforge::KernelArg> a;
-    a.reserve(num_args);
-    for (std::size_t i = 0; i < num_args; ++i) {
-      switch (args[i].kind) {
-        case KFORGE_ARG_BUFFER:
-          if (!args[i].buffer) {
-            return fail(KFORGE_ERROR_BAD_INPUT, "kforge_launch: argument " + std::to_string(i) + " has no buffer");
-          }
-          a.push_back(kforge::KernelArg::of(*args[i].buffer->buffer));
-          break;
-        case KFORGE_ARG_INT32: a.push_back(kforge::KernelArg::of(args[i].i32)); break;
-        case KFORGE_ARG_FLOAT32: a.push_back(kforge::KernelArg::of(args[i].f32)); break;
-        default:
-          return fail(KFORGE_ERROR_BAD_INPUT, "kforge_launch: argument " + std::to_string(i) + " has an unknown kind");
-      }
+    auto a = kernel_args("kforge_launch", args, num_args);
+    if (!a.ok()) return fail(a.error());
+    auto ms = lookup->lookup->launch(selection_of(selection), *a);
+    if (!ms.ok()) return fail(ms.error());
+    if (device_ms) *device_ms = *ms;
+    return KFORGE_OK;
+  });
+}
+
+kforge_status kforge_launch_named(kforge_lookup* lookup, const kforge_selection* selection, const char* const* names,
+                                  const kforge_arg* args, size_t num_args, double* device_ms) {
+  return guarded([&] {
+    if (!lookup || !selection || ((!args || !names) && num_args)) {
+      return fail(KFORGE_ERROR_BAD_INPUT, "kforge_launch_named: NULL argument");
     }
-    auto ms = lookup->lookup->launch(selection_of(selection), a);
+    auto a = kernel_args("kforge_launch_named", args, num_args);
+    if (!a.ok()) return fail(a.error());
+    std::vector<kforge::NamedArg> named;
+    for (std::size_t i = 0; i < num_args; ++i) {
+      if (!names[i]) {
+        return fail(KFORGE_ERROR_BAD_INPUT, "kforge_launch_named: argument " + std::to_string(i) + " has no name");
+      }
+      named.push_back({names[i], (*a)[i]});
+    }
+    auto ms = lookup->lookup->launch_named(selection_of(selection), named);
     if (!ms.ok()) return fail(ms.error());
     if (device_ms) *device_ms = *ms;
     return KFORGE_OK;

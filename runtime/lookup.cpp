@@ -12,6 +12,7 @@
 #include "hash.hpp"
 #include "instance.hpp"
 #include "launch_arguments.hpp"
+#include "named_arguments.hpp"
 #include "lookup_source.hpp"
 #include "printable.hpp"
 
@@ -263,6 +264,12 @@ Result<double> Lookup::launch(const Selection& selection, const std::vector<Kern
   KF_TRY(check_launch_arguments(selection.problem.op, prepared->arguments, args));
   std::lock_guard lock(launch_mutex_);
   return device_.launch(*prepared->kernel, args, prepared->geometry);
+}
+
+Result<double> Lookup::launch_named(const Selection& selection, const std::vector<NamedArg>& args) {
+  KF_TRY_ASSIGN(prepared, prepare(selection));
+  KF_TRY_ASSIGN(ordered, order_named_arguments(selection.problem.op, prepared->arguments, args));
+  return launch(selection, ordered);
 }
 
 std::size_t Lookup::compiled_count() const {

@@ -53,6 +53,7 @@
 #include "binary_cache.hpp"
 #include "database.hpp"
 #include "entry_check.hpp"
+#include "named_arguments.hpp"
 #include "operator.hpp"
 #include "problem.hpp"
 #include "selection_cache.hpp"
@@ -164,6 +165,10 @@ class Lookup {
   /// kBadInput naming the argument, and nothing is launched.
   /// Launches are serialized. Returns the kernel's device time in ms.
   Result<double> launch(const Selection& selection, const std::vector<KernelArg>& args);
+  /// launch with the arguments given by name in any order (a declared
+  /// operator's names from its operator.json); a name the operator lacks,
+  /// one given twice or one left out is kBadInput naming it.
+  Result<double> launch_named(const Selection& selection, const std::vector<NamedArg>& args);
 
   Device& device() { return device_; }
   /// Kernels loaded by this lookup so far, compiled or from the disk cache
