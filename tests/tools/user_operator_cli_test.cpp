@@ -1,0 +1,336 @@
+// Operators declared in data, tuned end to end on PoCL from the CLI and a
+// sweep plan, each against its user's reference: a planted flaw caught and
+// named, a crashing reference reported while the sweep goes on, bad
+// declarations refused in one line, and the printed rerun line reproducing
+// the failure.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+#include <sqlite3.h>
+
+#include "cli_util.hpp"
+#include "device_registry.hpp"
+#include "kforge.h"
+#include "lookup.hpp"
+
+using namespace kforge;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kFast = " --min-reps 2 --max-reps 2 --quiet ";
+
+/// tests/data/operators/NAME copied to DIR/AS (default NAME) with `library`
+/// beside its operator.json, as a user keeps them; returns the directory.
+std::string staged(const test::TempDir& dir, const std::string& name, const std::string& library = "",
+                   const std::string& as = "") {
+  const fs::path to = dir.path() / (as.empty() ? name : as);
+  fs::create_directories(to);
+  fs::copy(fs::path(KFORGE_TEST_DATA_DIR) / "operators" / name, to, fs::copy_options::recursive);
+  if (!library.empty()) fs::copy_file(library, to / fs::path(library).filename());
+  return to.string();
+}
+
+/// Rewrites DIR/FILE's JSON with `edit`.
+template <typename Edit>
+void edit_json(const std::string& dir, const std::string& file, Edit edit) {
+  const std::string path = dir + "/" + file;
+  json j = json::parse(test::read_file(path));
+  edit(j);
+  std::ofstream(path) << j.dump(2);
+}
+
+/// Runs `statement` on the database file `db` (tampering, as an attacker would).
+void sql(const std::string& db, const std::string& statement) {
+  sqlite3* h = nullptr;
+  REQUIRE(sqlite3_open(db.c_str(), &h) == SQLITE_OK);
+  char* err = nullptr;
+  const int rc = sqlite3_exec(h, statement.c_str(), nullptr, nullptr, &err);
+  INFO((err ? err : ""));
+  sqlite3_free(err);
+  sqlite3_close(h);
+  REQUIRE(rc == SQLITE_OK);
+}
+
+json parse_json(const test::CommandResult& r) {
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  REQUIRE((r.exit_code == 0 || r.exit_code == 4));
+  return json::parse(r.out);
+}
+
+json results_in(const std::string& db) {
+  return parse_json(test::run_kforge("show --results --json --db " + db))["results"];
+}
+
+/// Every FLAW1 result is a wrong result naming its template and
+/// configuration (and `where`, when given); every other one is ok.
+void check_flaws_caught(const json& results, const std::string& tpl, const std::string& where = "") {
+  REQUIRE(!results.empty());
+  for (const auto& r : results) {
+    const std::string config = r["config"];
+    INFO(config << " " << r["status"] << ": " << r["reason"]);
+    if (config.find("FLAW1") == std::string::npos) {
+      CHECK(r["status"] == "ok");
+      continue;
+    }
+    CHECK(r["status"] == "wrong_result");
+    const std::string reason = r["reason"];
+    CHECK(reason.find("template " + tpl + " config " + config) != std::string::npos);
+    if (!where.empty()) CHECK(reason.find(where) != std::string::npos);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("saxpy, declared in data, is tuned against its reference library", "[cli][declared]") {
+  test::TempDir dir;
+  const std::string tpl = staged(dir, "saxpy", KFORGE_SAXPY_REFERENCE);
+  const std::string db = dir.file("u.db");
+  auto t = parse_json(test::run_kforge("tune --template " + tpl + " --shape n=1001 --strategy exhaustive --db " + db +
+                                       kFast + "--json"));
+  CHECK(t["evaluated"] == 8);
+  CHECK(t["failed"] == 4);
+  CHECK(t["winner"]["template"] == "saxpy_blocked");
+  CHECK(t["winner"]["config"].get<std::string>().find("FLAW0") != std::string::npos);
+  // The last element is left unchanged: inout, so its initial value is wrong.
+  check_flaws_caught(results_in(db), "saxpy_blocked", "first bad index 1000 (1 bad)");
+}
+
+TEST_CASE("a 2-D stencil with a halo is checked against expected .npy outputs", "[cli][declared]") {
+  test::TempDir dir;
+  const std::string tpl = staged(dir, "stencil5");
+  const std::string db = dir.file("s.db");
+  // No --shape: the declaration's default problem, the one its files hold (13 x 21: tails in both dimensions).
+  auto t = parse_json(test::run_kforge("tune --template " + tpl + " --strategy exhaustive --db " + db + kFast + "--json"));
+  CHECK(t["evaluated"] == 8);
+  CHECK(t["failed"] == 4);
+  CHECK(t["winner"]["template"] == "stencil5_tiled");
+  check_flaws_caught(results_in(db), "stencil5_tiled", "problem stencil5/H=13,W=21/f32/NN");
+}
+
+TEST_CASE("an operator with two outputs names the output an unwritten element is in", "[cli][declared]") {
+  test::TempDir dir;
+  const std::string tpl = staged(dir, "rowstats", KFORGE_ROWSTATS_REFERENCE);
+  const std::string db = dir.file("r.db");
+  auto t = parse_json(test::run_kforge("tune --template " + tpl + " --strategy exhaustive --db " + db + kFast + "--json"));
+  CHECK(t["evaluated"] == 4);
+  CHECK(t["failed"] == 2);
+  // rows = 19: the last row's sum is poisoned and never written.
+  check_flaws_caught(results_in(db), "rowstats_rowwise", "value nan reference");
+  check_flaws_caught(results_in(db), "rowstats_rowwise", "(output rowsum element 18)");
+}
+
+TEST_CASE("the rerun line of a user operator's failure reproduces it when pasted", "[cli][declared]") {
+  test::TempDir dir;
+  const std::string tpl = staged(dir, "saxpy", KFORGE_SAXPY_REFERENCE);
+  const std::string db = dir.file("u.db");
+  parse_json(test::run_kforge("tune --template " + tpl + " --shape n=77 --config BLOCK32_FLAW1_PERTHREAD4 --db " + db +
+                              kFast + "--json"));
+  const json results = results_in(db);
+  REQUIRE(results.size() == 1);
+  const std::string reason = results[0]["reason"];
+  const std::size_t at = reason.find("rerun: kforge ");
+  REQUIRE(at != std::string::npos);
+  const std::string rerun = reason.substr(at + std::string("rerun: kforge ").size());
+  INFO(rerun);
+  CHECK(rerun.find("--template " + tpl) != std::string::npos);
+  CHECK(rerun.find("--db " + db) != std::string::npos);
+  // Into the same database: the stored failure is what it reports.
+  auto again = test::run_kforge(rerun + " --json" + kFast);
+  INFO(again.err);
+  CHECK(again.exit_code == 4);
+  CHECK(json::parse(again.out)["failed"] == 1);
+  // Into a fresh one: evaluated again, and it fails again the same way.
+  const std::string fresh = dir.file("fresh.db");
+  const std::string elsewhere = rerun.substr(0, rerun.find("--db ")) + "--db " + fresh +
+                                rerun.substr(rerun.find("--db ") + 5 + db.size());
+  auto evaluated = test::run_kforge(elsewhere + " --json" + kFast);
+  INFO(evaluated.err);
+  CHECK(evaluated.exit_code == 4);
+  const json fresh_results = results_in(fresh);
+  REQUIRE(fresh_results.size() == 1);
+  CHECK(fresh_results[0]["status"] == "wrong_result");
+  CHECK(fresh_results[0]["reason"].get<std::string>().find(reason.substr(0, reason.find(" rerun:"))) == 0);
+}
+
+TEST_CASE("a reference library that crashes is named, and a sweep goes on past it", "[cli][declared]") {
+  test::TempDir dir;
+  const std::string good = staged(dir, "saxpy", KFORGE_SAXPY_REFERENCE);
+  const std::string crash = staged(dir, "saxpy", KFORGE_SAXPY_REFERENCE, "crash");
+  edit_json(crash, "operator.json", [](json& j) {
+    j["name"] = "saxpy_crash";
+    j["reference"]["symbol"] = "crashing_reference";
+  });
+  edit_json(crash, "manifest.json", [](json& j) {
+    j["name"] = "saxpy_crash_blocked";
+    j["operator"] = "saxpy_crash";
+  });
+  auto alone = test::run_kforge("tune --template " + crash + " --shape n=64 --db " + dir.file("c.db") + kFast);
+  INFO(alone.err);
+  CHECK(alone.exit_code == 1);
+  CHECK(alone.err.find("crashing_reference") != std::string::npos);
+  CHECK(alone.err.find("did not return") != std::string::npos);
+
+  const std::string plan = dir.file("plan.json");
+  std::ofstream(plan) << R"({"schema_version": 1, "name": "user-ops",
+    "budget": {"strategy": "exhaustive", "min_reps": 2, "max_reps": 2},
+    "entries": [{"op": "saxpy_crash", "shapes": ["n=64"]}, {"op": "saxpy", "shapes": ["n=64"]}]})";
+  auto sweep = test::run_kforge("sweep " + plan + " --template " + crash + " --template " + good + " --db " +
+                                dir.file("sweep.db") + " --json --quiet");
+  INFO(sweep.out << sweep.err);
+  const json j = json::parse(sweep.out);
+  REQUIRE(j["tasks"].size() == 2);
+  CHECK(j["tasks"][0]["state"] == "error");
+  CHECK(j["tasks"][0]["error"].get<std::string>().find("crashing_reference") != std::string::npos);
+  CHECK(j["tasks"][1]["winner"]["template"] == "saxpy_blocked");
+}
+
+TEST_CASE("bad operator declarations exit 2 with one line naming file, field and value", "[cli][declared]") {
+  test::TempDir dir;
+  auto refused = [&](const std::string& tpl, const std::vector<std::string>& parts) {
+    auto r = test::run_kforge("tune --template " + tpl + " --db " + dir.file("x.db") + kFast);
+    INFO(r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK(r.err.find(tpl + "/operator.json: ") != std::string::npos);
+    for (const auto& p : parts) CHECK(r.err.find(p) != std::string::npos);
+  };
+  const std::string role = staged(dir, "saxpy", KFORGE_SAXPY_REFERENCE, "role");
+  edit_json(role, "operator.json", [](json& j) { j["arguments"][2]["role"] = "sideways"; });
+  refused(role, {"arguments[2].role", "'sideways'"});
+
+  const std::string symbol = staged(dir, "saxpy", KFORGE_SAXPY_REFERENCE, "symbol");
+  edit_json(symbol, "operator.json", [](json& j) { j["reference"]["symbol"] = "no_such_symbol"; });
+  refused(symbol, {"reference.symbol", "'no_such_symbol' is not exported by"});
+
+  const std::string nolib = staged(dir, "saxpy", "", "nolib");  // the library never built beside it
+  refused(nolib, {"reference.library", "'saxpy_reference.so': no such file"});
+}
+
+TEST_CASE("a tuned user operator is selected and launched by argument name from C++ and C", "[cli][declared]") {
+  test::TempDir dir;
+  const std::string tpl = staged(dir, "saxpy", KFORGE_SAXPY_REFERENCE);
+  const std::string db = dir.file("u.db");
+  parse_json(test::run_kforge("tune --template " + tpl + " --shape n=1001 --strategy exhaustive --db " + db + kFast +
+                              "--json"));
+  const int n = 1001;
+  std::vector<float> x(n), y(n);
+  for (int i = 0; i < n; ++i) {
+    x[i] = 0.25f * static_cast<float>(i % 7);
+    y[i] = 1.0f - 0.5f * static_cast<float>(i % 3);
+  }
+  auto expect = [&](const std::vector<float>& out) {
+    for (int i = 0; i < n; ++i) {
+      INFO(i);
+      REQUIRE(out[i] == 2.0f * x[i] + y[i]);
+    }
+  };
+
+  SECTION("C++") {
+    auto device = open_device("auto");
+    REQUIRE(device.ok());
+    auto catalog = TemplateCatalog::builtin();
+    REQUIRE(catalog.ok());
+    REQUIRE(catalog->add_dir(tpl).ok());
+    auto lookup = Lookup::open(db, **device, std::move(*catalog));
+    REQUIRE(lookup.ok());
+    Problem problem;
+    problem.op = "saxpy";
+    problem.dims = {{"n", n}};
+    auto sel = (*lookup)->select(problem);
+    REQUIRE(sel.ok());
+    INFO(sel->explanation);
+    CHECK(sel->rule == "exact");
+    CHECK(sel->template_name == "saxpy_blocked");
+    CHECK(sel->config.find("FLAW0") != std::string::npos);
+    auto bx = (*device)->allocate(n * 4);
+    auto by = (*device)->allocate(n * 4);
+    REQUIRE((bx.ok() && by.ok()));
+    REQUIRE((*device)->write(**bx, x.data(), n * 4).ok());
+    REQUIRE((*device)->write(**by, y.data(), n * 4).ok());
+    auto ran = (*lookup)->launch_named(*sel, {{"y", KernelArg::of(**by)}, {"x", KernelArg::of(**bx)},
+                                              {"a", KernelArg::of(2.0f)}, {"n", KernelArg::of(n)}});
+    INFO((ran.ok() ? "" : ran.error().message));
+    REQUIRE(ran.ok());
+    std::vector<float> out(n);
+    REQUIRE((*device)->read(**by, out.data(), n * 4).ok());
+    expect(out);
+    auto missing = (*lookup)->launch_named(*sel, {{"x", KernelArg::of(**bx)}, {"a", KernelArg::of(2.0f)}});
+    REQUIRE_FALSE(missing.ok());
+    CHECK(missing.error().message == "launch saxpy: argument 'n' is missing (n, a, x, y)");
+  }
+
+  SECTION("C") {
+    kforge_options options;
+    kforge_options_init(&options);
+    const char* dirs[] = {tpl.c_str()};
+    options.user_db = db.c_str();
+    options.template_dirs = dirs;
+    options.num_template_dirs = 1;
+    kforge_lookup* lookup = nullptr;
+    REQUIRE(kforge_open(&options, &lookup) == KFORGE_OK);
+    const kforge_dim dims[] = {{"n", n}};
+    const kforge_problem problem = {"saxpy", dims, 1, "f32", "NN"};
+    const kforge_selection* sel = nullptr;
+    REQUIRE(kforge_select(lookup, &problem, &sel) == KFORGE_OK);
+    CHECK(std::string(kforge_selection_rule(sel)) == "exact");
+    kforge_buffer *bx = nullptr, *by = nullptr;
+    REQUIRE(kforge_buffer_create(lookup, n * 4, &bx) == KFORGE_OK);
+    REQUIRE(kforge_buffer_create(lookup, n * 4, &by) == KFORGE_OK);
+    REQUIRE(kforge_buffer_write(lookup, bx, x.data(), n * 4) == KFORGE_OK);
+    REQUIRE(kforge_buffer_write(lookup, by, y.data(), n * 4) == KFORGE_OK);
+    const char* names[] = {"x", "y", "n", "a"};
+    kforge_arg args[4] = {};
+    args[0].kind = KFORGE_ARG_BUFFER;
+    args[0].buffer = bx;
+    args[1].kind = KFORGE_ARG_BUFFER;
+    args[1].buffer = by;
+    args[2].kind = KFORGE_ARG_INT32;
+    args[2].i32 = n;
+    args[3].kind = KFORGE_ARG_FLOAT32;
+    args[3].f32 = 2.0f;
+    double ms = 0;
+    INFO(kforge_last_error());
+    REQUIRE(kforge_launch_named(lookup, sel, names, args, 4, &ms) == KFORGE_OK);
+    std::vector<float> out(n);
+    REQUIRE(kforge_buffer_read(lookup, by, out.data(), n * 4) == KFORGE_OK);
+    expect(out);
+    const char* wrong[] = {"x", "y", "n", "alpha"};
+    CHECK(kforge_launch_named(lookup, sel, wrong, args, 4, &ms) == KFORGE_ERROR_BAD_INPUT);
+    CHECK(std::string(kforge_last_error()).find("no argument named 'alpha'") != std::string::npos);
+    kforge_buffer_destroy(bx);
+    kforge_buffer_destroy(by);
+    kforge_close(lookup);
+  }
+}
+
+TEST_CASE("a user operator's stored winner: tampered rows skipped, a changed declaration stale", "[cli][declared]") {
+  test::TempDir dir;
+  const std::string tpl = staged(dir, "saxpy", KFORGE_SAXPY_REFERENCE);
+  const std::string db = dir.file("u.db");
+  parse_json(test::run_kforge("tune --template " + tpl + " --shape n=1001 --strategy exhaustive --db " + db + kFast +
+                              "--json"));
+  const std::string lookup = "lookup --template " + tpl + " --shape n=1001 --json --db " + db;
+  const json tuned = parse_json(test::run_kforge(lookup));
+  CHECK(tuned["rule"] == "exact");
+
+  SECTION("a configuration the manifest does not declare is skipped") {
+    sql(db, "UPDATE winners SET config = 'BLOCK48_FLAW0_PERTHREAD1'");
+    const json j = parse_json(test::run_kforge(lookup));
+    INFO(j.dump(1));
+    CHECK(j["rule"] != "exact");
+    CHECK(j["explanation"].dump().find("BLOCK48_FLAW0_PERTHREAD1") != std::string::npos);
+  }
+  SECTION("a changed declaration makes the stored results stale") {
+    edit_json(tpl, "operator.json", [](json& j) { j["arguments"][3]["tolerance"]["abs"] = 2e-6; });
+    const json j = parse_json(test::run_kforge(lookup));
+    INFO(j.dump(1));
+    CHECK(j["rule"] == "default");
+    CHECK(j["explanation"].dump().find("stale") != std::string::npos);
+  }
+}
