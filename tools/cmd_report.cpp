@@ -40,8 +40,10 @@ void add_report_command(CLI::App& app, CommonOptions& o) {
   cmd->add_option("--ceilings", s->ceilings,
                   "JSON file of device peaks (fp32_gflops, fp16_gflops, bandwidth_gbs per device name match)");
   cmd->add_option("--title", s->title, "Page title");
+  add_template_flag(*cmd, o);
   add_json_flag(*cmd, o);
   cmd->callback([&o, s] {
+    (void)make_catalog(o);  // registers the operators --template directories declare: their cost for throughput
     TuningFilter filter;
     filter.device = device_filter(s->device);
     filter.op = opt(s->op);
