@@ -51,6 +51,9 @@ Result<std::shared_ptr<const DeclaredOperator>> DeclaredOperator::create(
 
 std::string DeclaredOperator::reference_description() const {
   if (external_) return external_->describe();
+  if (decl_.reference.kind == ReferenceSpec::Kind::kTemplate) {
+    return "reference template " + decl_.reference.template_dir + " config " + decl_.reference.config;
+  }
   std::string s = "expected outputs";
   for (const auto& [name, file] : decl_.reference.expected) s += " " + name + "=" + file;
   return s;
@@ -215,6 +218,9 @@ std::vector<ArgumentSpec> DeclaredOperator::arguments(const Problem& p) const {
 
 Result<std::vector<double>> DeclaredOperator::reference_outputs(const Problem& p, const Workload& w) const {
   std::vector<double> values;
+  if (decl_.reference.kind == ReferenceSpec::Kind::kTemplate) {
+    return Error::internal(decl_.path + ": reference.template: computed on the device, not here");
+  }
   if (!external_) {
     for (const auto& a : decl_.arguments) {
       if (!a.is_output()) continue;
@@ -261,8 +267,15 @@ Result<std::vector<double>> DeclaredOperator::reference_outputs(const Problem& p
   return values;
 }
 
-Result<Reference> DeclaredOperator::checked_reference(const Problem& p, const Workload& w) const {
-  KF_TRY_ASSIGN(values, reference_outputs(p, w));
+Result<Reference> DeclaredOperator::reference_from(const Problem& p, std::vector<double> values) const {
+  std::size_t expected = 0;
+  for (const auto& a : decl_.arguments) {
+    if (a.is_output()) expected += count_of(a, env_of(p));
+  }
+  if (values.size() != expected) {
+    return Error::internal(decl_.path + ": " + std::to_string(values.size()) + " reference values for " +
+                           std::to_string(expected) + " output elements");
+  }
   Reference ref;
   ref.tolerance = 1.0;  // each element's threshold is its scale
   ref.scale.reserve(values.size());
@@ -281,14 +294,16 @@ Result<std::vector<Reference>> DeclaredOperator::try_references(const Problem& p
                                                                 const std::vector<const Workload*>& ws) const {
   std::vector<Reference> out;
   for (const Workload* w : ws) {
-    KF_TRY_ASSIGN(ref, checked_reference(p, *w));
+    KF_TRY_ASSIGN(values, reference_outputs(p, *w));
+    KF_TRY_ASSIGN(ref, reference_from(p, std::move(values)));
     out.push_back(std::move(ref));
   }
   return out;
 }
 
 Reference DeclaredOperator::reference(const Problem& p, const Workload& w) const {
-  auto ref = checked_reference(p, w);
+  auto values = reference_outputs(p, w);
+  auto ref = values.ok() ? reference_from(p, std::move(*values)) : Result<Reference>(values.error());
   if (ref.ok()) return std::move(*ref);
   Reference nan;  // nothing passes a reference that failed
   std::size_t n = 0;

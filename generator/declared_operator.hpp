@@ -20,8 +20,13 @@ class DeclaredOperator final : public Operator {
                                                                std::shared_ptr<const ExternalReference> external);
 
   const OperatorDeclaration& declaration() const { return decl_; }
-  /// What validates this operator: the library and symbol, or the expected files.
+  /// What validates this operator: the library and symbol, the expected
+  /// files, or the reference template and configuration.
   std::string reference_description() const;
+  /// The reference of output values computed elsewhere (a reference
+  /// template, on the device), concatenated in argument order, with each
+  /// element's declared threshold. Checks the values as a library's are.
+  Result<Reference> reference_from(const Problem& p, std::vector<double> values) const;
 
   std::string_view name() const override { return decl_.name; }
   std::vector<std::string> dims() const override;
@@ -44,7 +49,6 @@ class DeclaredOperator final : public Operator {
   /// The element count of a buffer for a problem normalize accepted.
   std::uint64_t count_of(const DeclaredArgument& a, const Env& env) const;
   Result<std::vector<double>> reference_outputs(const Problem& p, const Workload& w) const;
-  Result<Reference> checked_reference(const Problem& p, const Workload& w) const;
 
   OperatorDeclaration decl_;
   std::shared_ptr<const ExternalReference> external_;

@@ -323,13 +323,22 @@ Status parse_arguments(const Fields& f, const json& root, OperatorDeclaration& d
 Status parse_reference(const Fields& f, const json& root, OperatorDeclaration& d) {
   auto it = root.find("reference");
   if (it == root.end()) {
-    return f.fail("reference", "missing (required: {\"library\": FILE, \"symbol\": NAME} or {\"expected\": "
-                               "{OUTPUT: FILE.npy}})");
+    return f.fail("reference", "missing (required: {\"library\": FILE, \"symbol\": NAME}, {\"expected\": "
+                               "{OUTPUT: FILE.npy}} or {\"template\": DIR, \"config\": NAME})");
   }
   if (!it->is_object()) return f.fail("reference", "expected an object, got " + std::string(it->type_name()));
   ReferenceSpec& r = d.reference;
-  if (it->contains("library") == it->contains("expected")) {
-    return f.fail("reference", "give exactly one of library or expected");
+  if (it->contains("library") + it->contains("expected") + it->contains("template") != 1) {
+    return f.fail("reference", "give exactly one of library, expected or template");
+  }
+  if (it->contains("template")) {
+    r.kind = ReferenceSpec::Kind::kTemplate;
+    KF_TRY_ASSIGN(dir, f.string_at(*it, "template", "reference.template", true));
+    KF_TRY_ASSIGN(manifest, f.file(dir + "/manifest.json", "reference.template"));
+    r.template_dir = std::filesystem::path(manifest).parent_path().string();
+    KF_TRY_ASSIGN(config, f.string_at(*it, "config", "reference.config", true));
+    r.config = config;
+    return ok_status();
   }
   if (it->contains("library")) {
     r.kind = ReferenceSpec::Kind::kLibrary;

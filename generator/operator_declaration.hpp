@@ -66,13 +66,17 @@ struct DeclaredDim {
 };
 
 /// The user's reference: a host shared library with the C ABI of
-/// runtime/kforge_reference.h, or expected outputs as .npy files.
+/// runtime/kforge_reference.h, expected outputs as .npy files, or a
+/// reference template (a trusted simple kernel of the same operator) run
+/// on the device in one fixed configuration.
 struct ReferenceSpec {
-  enum class Kind { kLibrary, kExpected };
+  enum class Kind { kLibrary, kExpected, kTemplate };
   Kind kind = Kind::kLibrary;
   std::string library;  ///< resolved path
   std::string symbol = "kforge_reference";
   std::map<std::string, std::string> expected;  ///< output name -> resolved .npy path
+  std::string template_dir;  ///< kTemplate: resolved directory
+  std::string config;        ///< kTemplate: its configuration's canonical name
 };
 
 struct OperatorDeclaration {

@@ -146,6 +146,14 @@ TEST_CASE("declared operator: bad fields are one line naming file, field and val
   fails_naming(j, {"name", "'gemm' is a built-in operator"});
 
   j = saxpy_declaration();
+  j["reference"]["template"] = "reference";
+  fails_naming(j, {"reference: give exactly one of library, expected or template"});
+
+  j = saxpy_declaration();
+  j["reference"] = {{"template", "no_such_dir"}, {"config", "BX8"}};
+  fails_naming(j, {"reference.template", "'no_such_dir/manifest.json': no such file"});
+
+  j = saxpy_declaration();
   j["reference"] = {{"expected", {{"y", "y.npy"}}}};
   fails_naming(j, {"arguments[2].init", "drawn from the seed"});
 }
