@@ -18,6 +18,18 @@ Result<TemplateCatalog> TemplateCatalog::builtin() {
 
 namespace {
 
+/// A reference template loads, implements the operator and declares its
+/// configuration: checked when the directory is loaded, so that a mistake is
+/// bad input before anything runs.
+Status check_reference_template(const std::string& declaration, const ReferenceSpec& reference) {
+  if (reference.kind != ReferenceSpec::Kind::kTemplate) return ok_status();
+  auto tpl = TemplateSource::load_dir(reference.template_dir);
+  if (!tpl.ok()) return Error::bad_input(declaration + ": reference.template: " + tpl.error().message);
+  Status declared = tpl->manifest.check_declared_name(reference.config);
+  if (!declared.ok()) return Error::bad_input(declaration + ": reference.config: " + declared.error().message);
+  return ok_status();
+}
+
 /// Registers the operator DIR/operator.json declares, when there is one, so
 /// that the manifest beside it can name it.
 Status register_declared_operator(const std::string& dir) {
@@ -30,8 +42,10 @@ Status register_declared_operator(const std::string& dir) {
     external = std::move(lib);
   }
   const std::string identity = declaration->canonical, origin = declaration->path;
+  const ReferenceSpec reference = declaration->reference;
   KF_TRY_ASSIGN(op, DeclaredOperator::create(std::move(*declaration), std::move(external)));
-  return register_operator(std::move(op), identity, origin);
+  KF_TRY(register_operator(std::move(op), identity, origin));
+  return check_reference_template(origin, reference);
 }
 
 }  // namespace

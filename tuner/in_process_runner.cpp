@@ -12,6 +12,8 @@
 #include <tuple>
 
 #include "builtin_templates.hpp"
+#include "declared_operator.hpp"
+#include "device_reference.hpp"
 #include "host_cpus.hpp"
 #include "instance.hpp"
 #include "occupancy.hpp"
@@ -49,6 +51,17 @@ std::string_view kind_name(WorkloadKind k) {
 /// The reference file of a validation run kind in a reference directory.
 std::string_view kind_file(WorkloadKind k) {
   return k == WorkloadKind::kPoisonedOutput ? "poisoned-output.ref" : "accumulate.ref";
+}
+
+/// The references of `hosts`: on the device for a declared operator whose
+/// reference is a template, else the operator's own.
+Result<std::vector<Reference>> compute_references(Device& device, const Operator& op, const Problem& problem,
+                                                  const std::vector<const Workload*>& hosts) {
+  const auto* declared = dynamic_cast<const DeclaredOperator*>(&op);
+  if (hosts.empty() || !declared || declared->declaration().reference.kind != ReferenceSpec::Kind::kTemplate) {
+    return op.try_references(problem, hosts);
+  }
+  return device_references(device, *declared, problem, hosts);
 }
 
 /// A workload's tensors on the device plus its host copy and reference.
@@ -148,7 +161,7 @@ Result<std::unique_ptr<InProcessRunner>> InProcessRunner::create(
   // computes what they share once.
   std::vector<const Workload*> hosts;
   for (std::size_t i : to_compute) hosts.push_back(&r->workloads_->runs[i].host);
-  KF_TRY_ASSIGN(computed, op.try_references(problem, hosts));
+  KF_TRY_ASSIGN(computed, compute_references(device, op, problem, hosts));
   for (std::size_t j = 0; j < to_compute.size(); ++j) {
     DeviceWorkload& w = r->workloads_->runs[to_compute[j]];
     w.reference = std::move(computed[j]);
