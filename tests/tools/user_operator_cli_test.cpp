@@ -334,3 +334,50 @@ TEST_CASE("a user operator's stored winner: tampered rows skipped, a changed dec
     CHECK(j["explanation"].dump().find("stale") != std::string::npos);
   }
 }
+
+TEST_CASE("export, report, capabilities and compare read a user operator's database", "[cli][declared]") {
+  test::TempDir dir;
+  const std::string tpl = staged(dir, "rowstats", KFORGE_ROWSTATS_REFERENCE);
+  const std::string db = dir.file("r.db");
+  parse_json(test::run_kforge("tune --template " + tpl + " --strategy exhaustive --db " + db + kFast + "--json"));
+  for (const char* format : {"json", "csv", "markdown", "header"}) {
+    auto r = test::run_kforge("export --db " + db + " --template " + tpl + " --format " + format);
+    INFO(format << ": " << r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.find("rowstats_rowwise") != std::string::npos);
+    CHECK(r.out.find("FLAW0_ROWS") != std::string::npos);
+  }
+  const std::string html = dir.file("r.html");
+  auto report = test::run_kforge("report --db " + db + " --template " + tpl + " --out " + html);
+  INFO(report.err);
+  CHECK(report.exit_code == 0);
+  CHECK(test::read_file(html).find("rowstats/cols=37,rows=19/f32/NN") != std::string::npos);
+  auto caps = test::run_kforge("capabilities --db " + db + " --template " + tpl + " --json");
+  INFO(caps.err);
+  REQUIRE(caps.exit_code == 0);
+  CHECK(caps.out.find("\"rowstats\"") != std::string::npos);
+  CHECK(caps.out.find("rowstats_rowwise") != std::string::npos);
+  auto same = test::run_kforge("compare " + db + " " + db + " --json");
+  INFO(same.err);
+  CHECK(same.exit_code == 0);
+  CHECK(same.out.find("rowstats") != std::string::npos);
+}
+
+TEST_CASE("a reference template run on the device validates a user operator", "[cli][declared]") {
+  test::TempDir dir;
+  const std::string tpl = staged(dir, "rowstats");
+  edit_json(tpl, "operator.json", [](json& j) { j["reference"] = {{"template", "reference"}, {"config", "ROWS1"}}; });
+  const std::string db = dir.file("r.db");
+  auto t = parse_json(test::run_kforge("tune --template " + tpl + " --strategy exhaustive --db " + db + kFast + "--json"));
+  CHECK(t["evaluated"] == 4);
+  CHECK(t["failed"] == 2);
+  check_flaws_caught(results_in(db), "rowstats_rowwise", "(output rowsum element 18)");
+
+  // A configuration the reference template does not declare: exit 2, naming the field.
+  edit_json(tpl, "operator.json", [](json& j) { j["reference"]["config"] = "ROWS2"; });
+  auto bad = test::run_kforge("tune --template " + tpl + " --db " + dir.file("x.db") + kFast);
+  INFO(bad.err);
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find(tpl + "/operator.json: reference.config: ") != std::string::npos);
+  CHECK(bad.err.find("ROWS") != std::string::npos);
+}
