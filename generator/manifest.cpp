@@ -21,7 +21,7 @@ using json = nlohmann::json;
 constexpr const char* kTopFields[] = {"schema_version", "name",    "operator",          "description",
                                       "source",         "kernel",  "targets",           "arch_guard",
                                       "dtypes",         "layouts", "parameters",        "constraints",
-                                      "envelope",       "launch",  "local_memory_bytes"};
+                                      "envelope",       "launch",  "local_memory_bytes", "operator_declaration"};
 constexpr const char* kParameterFields[] = {"name", "values", "default", "doc"};
 constexpr const char* kLaunchFields[] = {"block", "grid"};
 constexpr const char* kTargets[] = {"opencl", "cuda", "hip"};
@@ -235,6 +235,17 @@ Status parse_identity(const Checker& c, const json& root, TemplateManifest& m) {
     return c.fail("operator", "unknown operator '" + printable(op) + "' (known: " + join_names(known) + ")");
   }
   KF_TRY_ASSIGN(description, c.string_field(root, "description", false));
+  // Read by OperatorDeclaration::load_dir; here only its form is checked.
+  KF_TRY_ASSIGN(declaration, c.string_field(root, "operator_declaration", false));
+  // Unlike `source` it may climb out of the directory ("../saxpy.json"):
+  // several templates' directories share one declaration.
+  const bool plain = std::all_of(declaration.begin(), declaration.end(), [](char ch) {
+    return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-' || ch == '.' || ch == '/';
+  });
+  if (root.contains("operator_declaration") && (declaration.empty() || declaration[0] == '/' || !plain)) {
+    return c.fail("operator_declaration", "'" + printable(declaration) +
+                                              "' must be a relative path of letters, digits, '_', '-', '.' and '/'");
+  }
   KF_TRY_ASSIGN(source, c.string_field(root, "source", true));
   if (!is_safe_relative_path(source)) {
     return c.fail("source", "'" + printable(source) +

@@ -391,6 +391,31 @@ Status check_default_problem(const Fields& f, OperatorDeclaration& d) {
   return ok_status();
 }
 
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+/// DIR/operator.json, else the file DIR/manifest.json names in
+/// operator_declaration; empty when there is neither.
+Result<std::filesystem::path> declaration_path(const std::string& dir) {
+  std::error_code ec;
+  const std::filesystem::path beside = std::filesystem::path(dir) / "operator.json";
+  if (std::filesystem::exists(beside, ec)) return beside;
+  const std::filesystem::path manifest = std::filesystem::path(dir) / "manifest.json";
+  if (!std::filesystem::exists(manifest, ec)) return std::filesystem::path();
+  auto root = parse_json_bounded(read_file(manifest), manifest.string());
+  if (!root.ok() || !root->is_object()) return std::filesystem::path();  // the manifest's own parse reports it
+  auto named = root->find("operator_declaration");
+  if (named == root->end() || !named->is_string()) return std::filesystem::path();
+  const std::filesystem::path path = (std::filesystem::path(dir) / named->get<std::string>()).lexically_normal();
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    return Error::bad_input(manifest.string() + ": operator_declaration: '" + printable(named->get<std::string>()) +
+                            "': no such file (" + path.string() + ")");
+  }
+  return path;
+}
+
 }  // namespace
 
 const ToleranceSpec& DeclaredArgument::tolerance_for(Dtype problem) const {
@@ -451,9 +476,8 @@ Result<OperatorDeclaration> OperatorDeclaration::parse(std::string_view text, co
 }
 
 Result<std::optional<OperatorDeclaration>> OperatorDeclaration::load_dir(const std::string& dir) {
-  const std::filesystem::path path = std::filesystem::path(dir) / "operator.json";
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return std::optional<OperatorDeclaration>();
+  KF_TRY_ASSIGN(path, declaration_path(dir));
+  if (path.empty()) return std::optional<OperatorDeclaration>();
   std::ifstream in(path, std::ios::binary);
   if (!in) return Error::bad_input(path.string() + ": operator declaration: cannot open the file");
   const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};

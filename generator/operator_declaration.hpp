@@ -93,7 +93,9 @@ struct OperatorDeclaration {
   /// Parses and checks a declaration; relative file names resolve against
   /// the file's directory. Errors are one line "<path>: <field>: <what>".
   static Result<OperatorDeclaration> parse(std::string_view text, const std::string& path);
-  /// DIR/operator.json when the directory has one.
+  /// DIR/operator.json when the directory has one, else the file its
+  /// manifest names in `operator_declaration` (one shared by several
+  /// templates, "../saxpy.json"); nullopt when there is neither.
   static Result<std::optional<OperatorDeclaration>> load_dir(const std::string& dir);
 
   /// The names an expression may read: the dims, then dtype_bytes.

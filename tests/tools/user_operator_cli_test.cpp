@@ -381,3 +381,29 @@ TEST_CASE("a reference template run on the device validates a user operator", "[
   CHECK(bad.err.find(tpl + "/operator.json: reference.config: ") != std::string::npos);
   CHECK(bad.err.find("ROWS") != std::string::npos);
 }
+
+TEST_CASE("two templates share one declaration that their manifests name", "[cli][declared]") {
+  test::TempDir dir;
+  const std::string a = staged(dir, "saxpy", "", "shared/a");
+  const std::string b = staged(dir, "saxpy", "", "shared/b");
+  fs::rename(a + "/operator.json", dir.file("shared/saxpy.json"));
+  fs::remove(b + "/operator.json");
+  fs::copy_file(KFORGE_SAXPY_REFERENCE, dir.file("shared/saxpy_reference.so"));
+  edit_json(a, "manifest.json", [](json& j) { j["operator_declaration"] = "../saxpy.json"; });
+  edit_json(b, "manifest.json", [](json& j) {
+    j["operator_declaration"] = "../saxpy.json";
+    j["name"] = "saxpy_other";
+  });
+  const std::string db = dir.file("u.db");
+  auto t = parse_json(test::run_kforge("tune --template " + a + " --template " + b +
+                                       " --shape n=100 --strategy exhaustive --db " + db + kFast + "--json"));
+  CHECK(t["evaluated"] == 16);
+  CHECK(t["failed"] == 8);
+
+  edit_json(b, "manifest.json", [](json& j) { j["operator_declaration"] = "../missing.json"; });
+  auto missing = test::run_kforge("tune --template " + b + " --db " + db + kFast);
+  INFO(missing.err);
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.err.find(b + "/manifest.json: operator_declaration: '../missing.json': no such file") !=
+        std::string::npos);
+}
