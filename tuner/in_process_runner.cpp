@@ -58,7 +58,8 @@ std::string_view kind_file(WorkloadKind k) {
 Result<std::vector<Reference>> compute_references(Device& device, const Operator& op, const Problem& problem,
                                                   const std::vector<const Workload*>& hosts) {
   const auto* declared = dynamic_cast<const DeclaredOperator*>(&op);
-  if (hosts.empty() || !declared || declared->declaration().reference.kind != ReferenceSpec::Kind::kTemplate) {
+  if (hosts.empty() || !declared ||
+      declared->declaration().reference.kind != ReferenceSpec::Kind::kTemplate) {
     return op.try_references(problem, hosts);
   }
   return device_references(device, *declared, problem, hosts);
@@ -173,10 +174,12 @@ Result<std::unique_ptr<InProcessRunner>> InProcessRunner::create(
   return r;
 }
 
-std::string InProcessRunner::rerun_line(const std::string& template_name, const std::string& config) const {
+std::string InProcessRunner::failure_tail(const std::string& template_name, const std::string& config) const {
   const TemplateSource* t = find(template_name);
   const bool user = t && t->origin.rfind("builtin:", 0) != 0;
-  return rerun_command(problem_, template_name, config, user ? t->origin : "", rerun_db_);
+  const auto* declared = dynamic_cast<const DeclaredOperator*>(&op_);
+  return (declared ? "; reference: " + declared->reference_description() : std::string()) +
+         "; rerun: " + rerun_command(problem_, template_name, config, user ? t->origin : "", rerun_db_);
 }
 
 const TemplateSource* InProcessRunner::find(const std::string& name) const {
@@ -268,8 +271,8 @@ std::string locate_output(const Workload& w, const std::vector<std::size_t>& out
 
 /// Reads a validation run's output back and compares it with its reference;
 /// false, with `e` failed and saying why, when it does not pass.
-bool check_output(Device& device, const Problem& problem, const std::string& template_name, const std::string& name,
-                  const std::string& rerun, DeviceWorkload& w, Evaluation& e) {
+bool check_output(Device& device, const Problem& problem, const std::string& template_name,
+                  const std::string& name, const std::string& tail, DeviceWorkload& w, Evaluation& e) {
   // Every output, concatenated in argument order as the reference is.
   const std::vector<std::size_t> outputs = output_tensors(w.host);
   std::vector<float>& result = w.readback;
@@ -292,9 +295,8 @@ bool check_output(Device& device, const Problem& problem, const std::string& tem
   e.error_ratio = std::max(e.error_ratio, v.error_ratio);
   if (!v.passed) {
     e.status = CandidateStatus::kWrongResult;
-    e.reason = "wrong result: template " + template_name + " config " + name + " problem " + problem.key() + " (" +
-               std::string(kind_name(w.kind)) + "): " + v.describe() +
-               "; rerun: " + rerun;
+    e.reason = "wrong result: template " + template_name + " config " + name + " problem " + problem.key() +
+               " (" + std::string(kind_name(w.kind)) + "): " + v.describe() + tail;
     return false;
   }
   return true;
@@ -310,9 +312,9 @@ Status prepare_output(Device& device, DeviceWorkload& w) {
 }
 
 /// One validation run, untimed: its device time joins `e.untimed_ms`.
-bool run_untimed(Device& device, const Problem& problem, const std::string& template_name, const std::string& name,
-                 const std::string& rerun,
-                 Kernel& kernel, const LaunchGeometry& geometry, DeviceWorkload& w, Evaluation& e,
+bool run_untimed(Device& device, const Problem& problem, const std::string& template_name,
+                 const std::string& name, const std::string& tail, Kernel& kernel,
+                 const LaunchGeometry& geometry, DeviceWorkload& w, Evaluation& e,
                  const std::function<void(std::string_view)>& on_phase) {
   Status st_write = prepare_output(device, w);
   // The first launch says when it runs: its code generated, what is left is the kernel's own time.
@@ -326,7 +328,7 @@ bool run_untimed(Device& device, const Problem& problem, const std::string& temp
   }
   e.untimed_ms.push_back(*launched);
   if (on_phase && e.untimed_ms.size() == 1) on_phase("launched");
-  return check_output(device, problem, template_name, name, rerun, w, e);
+  return check_output(device, problem, template_name, name, tail, w, e);
 }
 
 }  // namespace
@@ -405,7 +407,8 @@ Result<Evaluation> InProcessRunner::validate_one(const std::string& template_nam
   if (ClockReader* clocks = device_.clock_reader()) clocks->restart();
   fault_point("KFORGE_FAULT_ABORT_LAUNCHING", name);
   for (std::size_t i = 1; i < workloads_->runs.size() && e.status == CandidateStatus::kOk; ++i) {
-    (void)run_untimed(device_, problem_, template_name, name, rerun_line(template_name, name), **kernel, inst->geometry, workloads_->runs[i], e, on_phase);
+    (void)run_untimed(device_, problem_, template_name, name, failure_tail(template_name, name), **kernel,
+                      inst->geometry, workloads_->runs[i], e, on_phase);
   }
   e.validate_s = seconds_since(t_val);
   if (e.status != CandidateStatus::kOk) return e;
@@ -478,7 +481,8 @@ Result<Evaluation> InProcessRunner::evaluate(const std::string& template_name, c
   auto check_first = [&] {
     const auto t = Clock::now();
     checked = true;
-    const bool passed = check_output(device_, problem_, template_name, name, rerun_line(template_name, name), timed_run, e);
+    const bool passed =
+        check_output(device_, problem_, template_name, name, failure_tail(template_name, name), timed_run, e);
     check_s = seconds_since(t);
     return passed;
   };
@@ -493,7 +497,8 @@ Result<Evaluation> InProcessRunner::evaluate(const std::string& template_name, c
   }
   if (!checked) {  // no timed launch (max_reps 0): the poisoned-output run untimed
     const auto t = Clock::now();
-    const bool passed = run_untimed(device_, problem_, template_name, name, rerun_line(template_name, name), *held.kernel, held.geometry, timed_run, e, {});
+    const bool passed = run_untimed(device_, problem_, template_name, name, failure_tail(template_name, name),
+                                    *held.kernel, held.geometry, timed_run, e, {});
     e.validate_s += seconds_since(t);
     if (!passed) return e;
   }

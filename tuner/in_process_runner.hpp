@@ -80,8 +80,10 @@ class InProcessRunner final : public CandidateRunner {
                   std::vector<const TemplateSource*> templates, const MeasurementProtocol& protocol,
                   std::optional<BinaryCache> cache);
   const TemplateSource* find(const std::string& name) const;
-  /// The command that reruns one candidate (a user template's directory and the database included).
-  std::string rerun_line(const std::string& template_name, const std::string& config) const;
+  /// What a wrong result's reason ends with: a declared operator's
+  /// reference, then the command that reruns the candidate (a user
+  /// template's directory and the database included).
+  std::string failure_tail(const std::string& template_name, const std::string& config) const;
   /// Compiles, or takes the binary from the cache when there is one. A new
   /// binary is stored only when it is at hand (NVRTC, hipRTC): handing out a
   /// PoCL binary costs more than building the program, so on OpenCL only the

@@ -3,14 +3,13 @@
 // named, a crashing reference reported while the sweep goes on, bad
 // declarations refused in one line, and the printed rerun line reproducing
 // the failure.
-#include <catch2/catch.hpp>
+#include <sqlite3.h>
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
-#include <string>
-
 #include <nlohmann/json.hpp>
-#include <sqlite3.h>
+#include <string>
 
 #include "cli_util.hpp"
 #include "device_registry.hpp"
@@ -91,22 +90,26 @@ TEST_CASE("saxpy, declared in data, is tuned against its reference library", "[c
   test::TempDir dir;
   const std::string tpl = staged(dir, "saxpy", KFORGE_SAXPY_REFERENCE);
   const std::string db = dir.file("u.db");
-  auto t = parse_json(test::run_kforge("tune --template " + tpl + " --shape n=1001 --strategy exhaustive --db " + db +
-                                       kFast + "--json"));
+  auto t = parse_json(test::run_kforge(
+      "tune --template " + tpl + " --shape n=1001 --strategy exhaustive --db " + db + kFast + "--json"));
   CHECK(t["evaluated"] == 8);
   CHECK(t["failed"] == 4);
   CHECK(t["winner"]["template"] == "saxpy_blocked");
   CHECK(t["winner"]["config"].get<std::string>().find("FLAW0") != std::string::npos);
   // The last element is left unchanged: inout, so its initial value is wrong.
   check_flaws_caught(results_in(db), "saxpy_blocked", "first bad index 1000 (1 bad)");
+  check_flaws_caught(results_in(db), "saxpy_blocked",
+                     "; reference: library " + tpl + "/saxpy_reference.so symbol saxpy_reference; rerun: ");
 }
 
 TEST_CASE("a 2-D stencil with a halo is checked against expected .npy outputs", "[cli][declared]") {
   test::TempDir dir;
   const std::string tpl = staged(dir, "stencil5");
   const std::string db = dir.file("s.db");
-  // No --shape: the declaration's default problem, the one its files hold (13 x 21: tails in both dimensions).
-  auto t = parse_json(test::run_kforge("tune --template " + tpl + " --strategy exhaustive --db " + db + kFast + "--json"));
+  // No --shape: the declaration's default problem, the one its files hold (13 x 21: tails in both
+  // dimensions).
+  auto t = parse_json(
+      test::run_kforge("tune --template " + tpl + " --strategy exhaustive --db " + db + kFast + "--json"));
   CHECK(t["evaluated"] == 8);
   CHECK(t["failed"] == 4);
   CHECK(t["winner"]["template"] == "stencil5_tiled");
@@ -117,7 +120,8 @@ TEST_CASE("an operator with two outputs names the output an unwritten element is
   test::TempDir dir;
   const std::string tpl = staged(dir, "rowstats", KFORGE_ROWSTATS_REFERENCE);
   const std::string db = dir.file("r.db");
-  auto t = parse_json(test::run_kforge("tune --template " + tpl + " --strategy exhaustive --db " + db + kFast + "--json"));
+  auto t = parse_json(
+      test::run_kforge("tune --template " + tpl + " --strategy exhaustive --db " + db + kFast + "--json"));
   CHECK(t["evaluated"] == 4);
   CHECK(t["failed"] == 2);
   // rows = 19: the last row's sum is poisoned and never written.
@@ -129,8 +133,9 @@ TEST_CASE("the rerun line of a user operator's failure reproduces it when pasted
   test::TempDir dir;
   const std::string tpl = staged(dir, "saxpy", KFORGE_SAXPY_REFERENCE);
   const std::string db = dir.file("u.db");
-  parse_json(test::run_kforge("tune --template " + tpl + " --shape n=77 --config BLOCK32_FLAW1_PERTHREAD4 --db " + db +
-                              kFast + "--json"));
+  parse_json(test::run_kforge("tune --template " + tpl +
+                              " --shape n=77 --config BLOCK32_FLAW1_PERTHREAD4 --db " + db + kFast +
+                              "--json"));
   const json results = results_in(db);
   REQUIRE(results.size() == 1);
   const std::string reason = results[0]["reason"];
@@ -170,7 +175,8 @@ TEST_CASE("a reference library that crashes is named, and a sweep goes on past i
     j["name"] = "saxpy_crash_blocked";
     j["operator"] = "saxpy_crash";
   });
-  auto alone = test::run_kforge("tune --template " + crash + " --shape n=64 --db " + dir.file("c.db") + kFast);
+  auto alone =
+      test::run_kforge("tune --template " + crash + " --shape n=64 --db " + dir.file("c.db") + kFast);
   INFO(alone.err);
   CHECK(alone.exit_code == 1);
   CHECK(alone.err.find("crashing_reference") != std::string::npos);
@@ -212,12 +218,13 @@ TEST_CASE("bad operator declarations exit 2 with one line naming file, field and
   refused(nolib, {"reference.library", "'saxpy_reference.so': no such file"});
 }
 
-TEST_CASE("a tuned user operator is selected and launched by argument name from C++ and C", "[cli][declared]") {
+TEST_CASE("a tuned user operator is selected and launched by argument name from C++ and C",
+          "[cli][declared]") {
   test::TempDir dir;
   const std::string tpl = staged(dir, "saxpy", KFORGE_SAXPY_REFERENCE);
   const std::string db = dir.file("u.db");
-  parse_json(test::run_kforge("tune --template " + tpl + " --shape n=1001 --strategy exhaustive --db " + db + kFast +
-                              "--json"));
+  parse_json(test::run_kforge("tune --template " + tpl + " --shape n=1001 --strategy exhaustive --db " + db +
+                              kFast + "--json"));
   const int n = 1001;
   std::vector<float> x(n), y(n);
   for (int i = 0; i < n; ++i) {
@@ -253,8 +260,10 @@ TEST_CASE("a tuned user operator is selected and launched by argument name from 
     REQUIRE((bx.ok() && by.ok()));
     REQUIRE((*device)->write(**bx, x.data(), n * 4).ok());
     REQUIRE((*device)->write(**by, y.data(), n * 4).ok());
-    auto ran = (*lookup)->launch_named(*sel, {{"y", KernelArg::of(**by)}, {"x", KernelArg::of(**bx)},
-                                              {"a", KernelArg::of(2.0f)}, {"n", KernelArg::of(n)}});
+    auto ran = (*lookup)->launch_named(*sel, {{"y", KernelArg::of(**by)},
+                                              {"x", KernelArg::of(**bx)},
+                                              {"a", KernelArg::of(2.0f)},
+                                              {"n", KernelArg::of(n)}});
     INFO((ran.ok() ? "" : ran.error().message));
     REQUIRE(ran.ok());
     std::vector<float> out(n);
@@ -309,12 +318,13 @@ TEST_CASE("a tuned user operator is selected and launched by argument name from 
   }
 }
 
-TEST_CASE("a user operator's stored winner: tampered rows skipped, a changed declaration stale", "[cli][declared]") {
+TEST_CASE("a user operator's stored winner: tampered rows skipped, a changed declaration stale",
+          "[cli][declared]") {
   test::TempDir dir;
   const std::string tpl = staged(dir, "saxpy", KFORGE_SAXPY_REFERENCE);
   const std::string db = dir.file("u.db");
-  parse_json(test::run_kforge("tune --template " + tpl + " --shape n=1001 --strategy exhaustive --db " + db + kFast +
-                              "--json"));
+  parse_json(test::run_kforge("tune --template " + tpl + " --shape n=1001 --strategy exhaustive --db " + db +
+                              kFast + "--json"));
   const std::string lookup = "lookup --template " + tpl + " --shape n=1001 --json --db " + db;
   const json tuned = parse_json(test::run_kforge(lookup));
   CHECK(tuned["rule"] == "exact");
@@ -339,7 +349,8 @@ TEST_CASE("export, report, capabilities and compare read a user operator's datab
   test::TempDir dir;
   const std::string tpl = staged(dir, "rowstats", KFORGE_ROWSTATS_REFERENCE);
   const std::string db = dir.file("r.db");
-  parse_json(test::run_kforge("tune --template " + tpl + " --strategy exhaustive --db " + db + kFast + "--json"));
+  parse_json(
+      test::run_kforge("tune --template " + tpl + " --strategy exhaustive --db " + db + kFast + "--json"));
   for (const char* format : {"json", "csv", "markdown", "header"}) {
     auto r = test::run_kforge("export --db " + db + " --template " + tpl + " --format " + format);
     INFO(format << ": " << r.err);
@@ -366,9 +377,12 @@ TEST_CASE("export, report, capabilities and compare read a user operator's datab
 TEST_CASE("a reference template run on the device validates a user operator", "[cli][declared]") {
   test::TempDir dir;
   const std::string tpl = staged(dir, "rowstats");
-  edit_json(tpl, "operator.json", [](json& j) { j["reference"] = {{"template", "reference"}, {"config", "ROWS1"}}; });
+  edit_json(tpl, "operator.json", [](json& j) {
+    j["reference"] = {{"template", "reference"}, {"config", "ROWS1"}};
+  });
   const std::string db = dir.file("r.db");
-  auto t = parse_json(test::run_kforge("tune --template " + tpl + " --strategy exhaustive --db " + db + kFast + "--json"));
+  auto t = parse_json(
+      test::run_kforge("tune --template " + tpl + " --strategy exhaustive --db " + db + kFast + "--json"));
   CHECK(t["evaluated"] == 4);
   CHECK(t["failed"] == 2);
   check_flaws_caught(results_in(db), "rowstats_rowwise", "(output rowsum element 18)");
