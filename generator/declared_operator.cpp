@@ -14,7 +14,9 @@ namespace kforge {
 
 namespace {
 
-std::string problem_text(const Problem& p) { return p.dims_string(); }
+std::string problem_text(const Problem& p) {
+  return p.dims_string();
+}
 
 /// One unit in the last place of an f32 near `x` (the smallest subnormal at 0).
 double ulp_f32(double x) {
@@ -27,7 +29,9 @@ double threshold(const ToleranceSpec& t, double ref) {
   return t.abs + t.rel * std::fabs(ref) + (t.ulp > 0 ? t.ulp * ulp_f32(ref) : 0.0);
 }
 
-bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0 || (std::isnan(a) && std::isnan(b)); }
+bool same_bits(double a, double b) {
+  return std::memcmp(&a, &b, sizeof a) == 0 || (std::isnan(a) && std::isnan(b));
+}
 
 }  // namespace
 
@@ -86,19 +90,22 @@ Result<Problem> DeclaredOperator::normalize(Problem p) const {
   if (p.op != who) return Error::bad_input(who + ": problem is for operator '" + p.op + "'");
   KF_TRY(normalize_attributes(*this, p));
   if (p.layout.trans_a || p.layout.trans_b) {
-    return Error::bad_input(who + ": layout " + p.layout.name() + " is not supported (a declared operator reads NN)");
+    return Error::bad_input(who + ": layout " + p.layout.name() +
+                            " is not supported (a declared operator reads NN)");
   }
   std::string known;
   for (const auto& d : decl_.dims) known += (known.empty() ? "" : ", ") + d.name;
   for (const auto& [name, value] : p.dims) {
-    if (std::none_of(decl_.dims.begin(), decl_.dims.end(), [&](const DeclaredDim& d) { return d.name == name; })) {
+    if (std::none_of(decl_.dims.begin(), decl_.dims.end(),
+                     [&](const DeclaredDim& d) { return d.name == name; })) {
       return Error::bad_input(who + ": unknown dimension '" + name + "' (" + who + " reads " + known + ")");
     }
   }
   for (const auto& d : decl_.dims) {
     if (d.default_value) p.dims.emplace(d.name, *d.default_value);
     auto it = p.dims.find(d.name);
-    if (it == p.dims.end()) return Error::bad_input(who + ": dimension " + d.name + " is missing (" + decl_.path + ")");
+    if (it == p.dims.end())
+      return Error::bad_input(who + ": dimension " + d.name + " is missing (" + decl_.path + ")");
     if (it->second <= 0 || it->second > std::numeric_limits<std::int32_t>::max()) {
       return Error::bad_input(who + ": dimension " + d.name + " = " + std::to_string(it->second) +
                               " must be positive and fit a 32-bit kernel argument");
@@ -121,8 +128,8 @@ Result<Problem> DeclaredOperator::normalize(Problem p) const {
       if (__builtin_mul_overflow(*v, static_cast<std::int64_t>(dtype_bytes(a.dtype_for(p.dtype))), &bytes)) {
         return Error::bad_input(where + " = " + std::to_string(*v) + at + " is too large to address");
       }
-    } else if (a.type == ArgumentType::kInt32 &&
-               (*v < std::numeric_limits<std::int32_t>::min() || *v > std::numeric_limits<std::int32_t>::max())) {
+    } else if (a.type == ArgumentType::kInt32 && (*v < std::numeric_limits<std::int32_t>::min() ||
+                                                  *v > std::numeric_limits<std::int32_t>::max())) {
       return Error::bad_input(where + " = " + std::to_string(*v) + at + " does not fit a 32-bit argument");
     }
   }
@@ -130,14 +137,16 @@ Result<Problem> DeclaredOperator::normalize(Problem p) const {
   for (const auto& a : decl_.arguments) {
     std::string file;
     if (a.init.kind == InputInit::Kind::kNpy) file = a.init.file;
-    if (auto it = decl_.reference.expected.find(a.name); it != decl_.reference.expected.end()) file = it->second;
+    if (auto it = decl_.reference.expected.find(a.name); it != decl_.reference.expected.end())
+      file = it->second;
     if (file.empty()) continue;
     const NpyArray& array = arrays_.at(file);
     const std::uint64_t n = count_of(a, env);
     if (array.elements() != n) {
-      return Error::bad_input(file + ": shape " + array.shape_text() + " holds " + std::to_string(array.elements()) +
-                              " elements, but " + decl_.path + ": " + a.count->field + " '" + a.count->expr.text() +
-                              "' is " + std::to_string(n) + at);
+      return Error::bad_input(file + ": shape " + array.shape_text() + " holds " +
+                              std::to_string(array.elements()) + " elements, but " + decl_.path + ": " +
+                              a.count->field + " '" + a.count->expr.text() + "' is " + std::to_string(n) +
+                              at);
     }
   }
   return p;
@@ -162,7 +171,8 @@ double DeclaredOperator::bytes(const Problem& p) const {
   double total = 0.0;  // each buffer moved once; an inout one twice
   for (const auto& a : decl_.arguments) {
     if (a.type != ArgumentType::kBuffer) continue;
-    const double b = static_cast<double>(count_of(a, env)) * static_cast<double>(dtype_bytes(a.dtype_for(p.dtype)));
+    const double b =
+        static_cast<double>(count_of(a, env)) * static_cast<double>(dtype_bytes(a.dtype_for(p.dtype)));
     total += a.role == BufferRole::kInOut ? 2 * b : b;
   }
   return total;
@@ -177,9 +187,10 @@ Workload DeclaredOperator::make_workload(const Problem& p, std::uint64_t seed, W
     if (a.type != ArgumentType::kBuffer) {
       auto v = a.value ? a.value->expr.eval(env) : Result<std::int64_t>(0);
       const std::int64_t iv = v.ok() ? *v : 0;
-      w.args.push_back(a.type == ArgumentType::kInt32
-                           ? scalar_i32(a.name, iv)
-                           : scalar_f32(a.name, a.value ? static_cast<float>(iv) : static_cast<float>(a.literal)));
+      w.args.push_back(
+          a.type == ArgumentType::kInt32
+              ? scalar_i32(a.name, iv)
+              : scalar_f32(a.name, a.value ? static_cast<float>(iv) : static_cast<float>(a.literal)));
       continue;
     }
     const std::size_t n = count_of(a, env);
@@ -210,7 +221,9 @@ std::vector<ArgumentSpec> DeclaredOperator::arguments(const Problem& p) const {
         out.push_back(int_spec(a.name, v.ok() ? *v : 0));
         break;
       }
-      case ArgumentType::kFloat32: out.push_back(float_spec(a.name)); break;
+      case ArgumentType::kFloat32:
+        out.push_back(float_spec(a.name));
+        break;
     }
   }
   return out;
@@ -254,11 +267,11 @@ Result<std::vector<double>> DeclaredOperator::reference_outputs(const Problem& p
     const std::string& name = args[i].declared->name;
     for (std::size_t k = 0; k < args[i].data.size(); ++k) {
       const double a = args[i].data[k], b = again[i].data[k];
-      const std::string who = "reference (" + external_->describe() + ") for " + p.key() + ": output " + name +
-                              " element " + std::to_string(k);
+      const std::string who = "reference (" + external_->describe() + ") for " + p.key() + ": output " +
+                              name + " element " + std::to_string(k);
       if (!same_bits(a, b)) {
-        return Error::bad_input(who + ": disagrees with itself on the same inputs (" + std::to_string(a) + " then " +
-                                std::to_string(b) + ")");
+        return Error::bad_input(who + ": disagrees with itself on the same inputs (" + std::to_string(a) +
+                                " then " + std::to_string(b) + ")");
       }
       if (std::isnan(a)) return Error::bad_input(who + ": is NaN (not written, or not a number)");
     }
@@ -284,14 +297,15 @@ Result<Reference> DeclaredOperator::reference_from(const Problem& p, std::vector
     if (!a.is_output()) continue;
     const std::size_t n = count_of(a, env_of(p));
     const ToleranceSpec& tol = a.tolerance_for(p.dtype);
-    for (std::size_t k = 0; k < n && at < values.size(); ++k, ++at) ref.scale.push_back(threshold(tol, values[at]));
+    for (std::size_t k = 0; k < n && at < values.size(); ++k, ++at)
+      ref.scale.push_back(threshold(tol, values[at]));
   }
   ref.value = std::move(values);
   return ref;
 }
 
-Result<std::vector<Reference>> DeclaredOperator::try_references(const Problem& p,
-                                                                const std::vector<const Workload*>& ws) const {
+Result<std::vector<Reference>> DeclaredOperator::try_references(
+    const Problem& p, const std::vector<const Workload*>& ws) const {
   std::vector<Reference> out;
   for (const Workload* w : ws) {
     KF_TRY_ASSIGN(values, reference_outputs(p, *w));

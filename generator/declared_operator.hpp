@@ -16,8 +16,8 @@ class DeclaredOperator final : public Operator {
  public:
   /// Reads the declaration's .npy files; `external` computes a library
   /// reference (nullptr when the declaration's reference is expected outputs).
-  static Result<std::shared_ptr<const DeclaredOperator>> create(OperatorDeclaration declaration,
-                                                               std::shared_ptr<const ExternalReference> external);
+  static Result<std::shared_ptr<const DeclaredOperator>> create(
+      OperatorDeclaration declaration, std::shared_ptr<const ExternalReference> external);
 
   const OperatorDeclaration& declaration() const { return decl_; }
   /// What validates this operator: the library and symbol, the expected

@@ -18,10 +18,11 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr const char* kTopFields[] = {"schema_version", "name",    "operator",          "description",
-                                      "source",         "kernel",  "targets",           "arch_guard",
-                                      "dtypes",         "layouts", "parameters",        "constraints",
-                                      "envelope",       "launch",  "local_memory_bytes", "operator_declaration"};
+constexpr const char* kTopFields[] = {"schema_version", "name",    "operator",           "description",
+                                      "source",         "kernel",  "targets",            "arch_guard",
+                                      "dtypes",         "layouts", "parameters",         "constraints",
+                                      "envelope",       "launch",  "local_memory_bytes",
+                                      "operator_declaration"};
 constexpr const char* kParameterFields[] = {"name", "values", "default", "doc"};
 constexpr const char* kLaunchFields[] = {"block", "grid"};
 constexpr const char* kTargets[] = {"opencl", "cuda", "hip"};
@@ -243,8 +244,9 @@ Status parse_identity(const Checker& c, const json& root, TemplateManifest& m) {
     return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-' || ch == '.' || ch == '/';
   });
   if (root.contains("operator_declaration") && (declaration.empty() || declaration[0] == '/' || !plain)) {
-    return c.fail("operator_declaration", "'" + printable(declaration) +
-                                              "' must be a relative path of letters, digits, '_', '-', '.' and '/'");
+    return c.fail(
+        "operator_declaration",
+        "'" + printable(declaration) + "' must be a relative path of letters, digits, '_', '-', '.' and '/'");
   }
   KF_TRY_ASSIGN(source, c.string_field(root, "source", true));
   if (!is_safe_relative_path(source)) {

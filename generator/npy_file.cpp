@@ -25,9 +25,12 @@ std::size_t element_size(const std::string& descr) {
 double half_to_double(std::uint16_t h) {
   const int sign = (h >> 15) & 1, exp = (h >> 10) & 0x1f, frac = h & 0x3ff;
   double v;
-  if (exp == 0) v = std::ldexp(frac, -24);
-  else if (exp == 31) v = frac ? std::nan("") : INFINITY;
-  else v = std::ldexp(frac + 1024, exp - 25);
+  if (exp == 0)
+    v = std::ldexp(frac, -24);
+  else if (exp == 31)
+    v = frac ? std::nan("") : INFINITY;
+  else
+    v = std::ldexp(frac + 1024, exp - 25);
   return sign ? -v : v;
 }
 
@@ -126,7 +129,8 @@ Result<NpyArray> read_npy(const std::string& path) {
   }
   const int major = static_cast<unsigned char>(bytes[6]);
   if (major < 1 || major > 3) {
-    return Error::bad_input(path + ": .npy format version " + std::to_string(major) + " is not supported (1-3)");
+    return Error::bad_input(path + ": .npy format version " + std::to_string(major) +
+                            " is not supported (1-3)");
   }
   std::size_t header_len = 0, offset = 0;
   const auto* u = reinterpret_cast<const unsigned char*>(bytes.data());
@@ -142,7 +146,8 @@ Result<NpyArray> read_npy(const std::string& path) {
   const std::string header = bytes.substr(offset, header_len);
   NpyArray a;
   std::string descr = dict_value(header, "descr");
-  if (descr.size() >= 2 && (descr.front() == '\'' || descr.front() == '"')) descr = descr.substr(1, descr.size() - 2);
+  if (descr.size() >= 2 && (descr.front() == '\'' || descr.front() == '"'))
+    descr = descr.substr(1, descr.size() - 2);
   if (descr == "|f2" || descr == "=f2") descr = "<f2";
   a.descr = descr;
   if (element_size(descr) == 0) {
@@ -167,7 +172,8 @@ Result<NpyArray> read_npy(const std::string& path) {
 }
 
 Status write_npy(const std::string& path, const std::vector<double>& values, const std::string& descr) {
-  if (descr != "<f4" && descr != "<f8") return Error::bad_input("write_npy: dtype '" + descr + "' (writes <f4, <f8)");
+  if (descr != "<f4" && descr != "<f8")
+    return Error::bad_input("write_npy: dtype '" + descr + "' (writes <f4, <f8)");
   std::string header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (" +
                        std::to_string(values.size()) + ",), }";
   while ((10 + header.size() + 1) % 64 != 0) header += ' ';

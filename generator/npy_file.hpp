@@ -24,6 +24,7 @@ struct NpyArray {
 Result<NpyArray> read_npy(const std::string& path);
 
 /// Writes `values` as a 1-D array of `descr` ("<f4" or "<f8").
-Status write_npy(const std::string& path, const std::vector<double>& values, const std::string& descr = "<f8");
+Status write_npy(const std::string& path, const std::vector<double>& values,
+                 const std::string& descr = "<f8");
 
 }  // namespace kforge

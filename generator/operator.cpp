@@ -77,16 +77,18 @@ std::vector<const Operator*> all_operators() {
   return out;
 }
 
-Status register_operator(std::shared_ptr<const Operator> op, const std::string& identity, const std::string& origin) {
+Status register_operator(std::shared_ptr<const Operator> op, const std::string& identity,
+                         const std::string& origin) {
   for (const Operator* b : builtin_operators()) {
-    if (b->name() == op->name()) return Error::bad_input(origin + ": name: '" + std::string(b->name()) + "' is a built-in operator");
+    if (b->name() == op->name())
+      return Error::bad_input(origin + ": name: '" + std::string(b->name()) + "' is a built-in operator");
   }
   std::lock_guard<std::mutex> lock(registry_mutex());
   for (const auto& r : registry()) {
     if (r.op->name() != op->name()) continue;
     if (r.identity == identity) return ok_status();
-    return Error::bad_input(origin + ": name: operator '" + std::string(op->name()) + "' is already declared differently by " +
-                            r.origin);
+    return Error::bad_input(origin + ": name: operator '" + std::string(op->name()) +
+                            "' is already declared differently by " + r.origin);
   }
   registry().push_back({std::move(op), identity, origin});
   return ok_status();

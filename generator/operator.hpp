@@ -176,6 +176,7 @@ std::vector<const Operator*> builtin_operators();
 /// name registered again with the same `identity` (its declaration's
 /// canonical text) is the one already held; with another identity it is an
 /// error naming both `origin`s. Registered operators live as long as the process.
-Status register_operator(std::shared_ptr<const Operator> op, const std::string& identity, const std::string& origin);
+Status register_operator(std::shared_ptr<const Operator> op, const std::string& identity,
+                         const std::string& origin);
 
 }  // namespace kforge

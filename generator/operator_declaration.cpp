@@ -22,12 +22,14 @@ using json = nlohmann::json;
 
 constexpr const char* kTopFields[] = {"schema_version", "name",  "description", "dims",     "default_problem",
                                       "arguments",      "flops", "bytes",       "reference"};
-constexpr const char* kArgumentFields[] = {"name", "type", "role", "dtype", "count", "init", "poison", "tolerance", "value"};
+constexpr const char* kArgumentFields[] = {"name", "type",   "role",      "dtype", "count",
+                                           "init", "poison", "tolerance", "value"};
 constexpr const char* kInitKinds[] = {"uniform", "normal", "integers", "constant", "ramp", "npy"};
 
 bool is_identifier(std::string_view s) {
   if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
 template <typename Range>
@@ -54,7 +56,8 @@ class Fields {
     }
     return ok_status();
   }
-  Result<std::string> string_at(const json& obj, const std::string& key, const std::string& field, bool required) const {
+  Result<std::string> string_at(const json& obj, const std::string& key, const std::string& field,
+                                bool required) const {
     auto it = obj.find(key);
     if (it == obj.end()) {
       if (required) return fail(field, "missing (required)");
@@ -70,11 +73,15 @@ class Fields {
     return it->get<double>();
   }
   /// An expression over `names`; an unknown name is an error naming it.
-  Result<FieldExpr> expression(const json& j, const std::string& field, const std::vector<std::string>& names) const {
+  Result<FieldExpr> expression(const json& j, const std::string& field,
+                               const std::vector<std::string>& names) const {
     std::string text;
-    if (j.is_number_integer()) text = std::to_string(j.get<std::int64_t>());
-    else if (j.is_string()) text = j.get<std::string>();
-    else return fail(field, "expected an integer expression (a string), got " + std::string(j.type_name()));
+    if (j.is_number_integer())
+      text = std::to_string(j.get<std::int64_t>());
+    else if (j.is_string())
+      text = j.get<std::string>();
+    else
+      return fail(field, "expected an integer expression (a string), got " + std::string(j.type_name()));
     auto e = Expr::parse(text);
     if (!e.ok()) return fail(field, "'" + printable(text) + "': " + e.error().message);
     for (const auto& n : e->names()) {
@@ -87,7 +94,8 @@ class Fields {
   }
   /// A file named relative to the declaration; it must exist.
   Result<std::string> file(const std::string& name, const std::string& field) const {
-    const std::filesystem::path p = std::filesystem::path(name).is_absolute() ? std::filesystem::path(name) : dir_ / name;
+    const std::filesystem::path p =
+        std::filesystem::path(name).is_absolute() ? std::filesystem::path(name) : dir_ / name;
     std::error_code ec;
     if (name.empty() || !std::filesystem::is_regular_file(p, ec)) {
       return fail(field, "'" + printable(name) + "': no such file (" + p.string() + ")");
@@ -103,7 +111,8 @@ class Fields {
 Status parse_dims(const Fields& f, const json& root, OperatorDeclaration& d) {
   auto it = root.find("dims");
   if (it == root.end()) return f.fail("dims", "missing (required: [{\"name\": \"n\"}, ...])");
-  if (!it->is_array() || it->empty()) return f.fail("dims", "expected a non-empty array of {\"name\", \"default\"?}");
+  if (!it->is_array() || it->empty())
+    return f.fail("dims", "expected a non-empty array of {\"name\", \"default\"?}");
   for (std::size_t i = 0; i < it->size(); ++i) {
     const json& j = (*it)[i];
     const std::string field = "dims[" + std::to_string(i) + "]";
@@ -148,11 +157,14 @@ Status parse_default_problem(const Fields& f, const json& root, OperatorDeclarat
 
 Result<InputInit> parse_init(const Fields& f, const json& j, const std::string& field) {
   InputInit init;
-  if (!j.is_object()) return f.fail(field, "expected an object with \"kind\", got " + std::string(j.type_name()));
+  if (!j.is_object())
+    return f.fail(field, "expected an object with \"kind\", got " + std::string(j.type_name()));
   KF_TRY_ASSIGN(kind, f.string_at(j, "kind", field + ".kind", true));
-  auto known = std::find_if(std::begin(kInitKinds), std::end(kInitKinds), [&](const char* k) { return kind == k; });
+  auto known =
+      std::find_if(std::begin(kInitKinds), std::end(kInitKinds), [&](const char* k) { return kind == k; });
   if (known == std::end(kInitKinds)) {
-    return f.fail(field + ".kind", "unknown kind '" + printable(kind) + "' (known: " + join(kInitKinds) + ")");
+    return f.fail(field + ".kind",
+                  "unknown kind '" + printable(kind) + "' (known: " + join(kInitKinds) + ")");
   }
   init.kind = static_cast<InputInit::Kind>(known - std::begin(kInitKinds));
   using K = InputInit::Kind;
@@ -164,10 +176,18 @@ Result<InputInit> parse_init(const Fields& f, const json& j, const std::string& 
     return ok_status();
   };
   switch (init.kind) {
-    case K::kUniform: KF_TRY(pair("low", "high")); break;
-    case K::kIntegers: KF_TRY(pair("low", "high")); break;
-    case K::kNormal: KF_TRY(pair("mean", "stddev")); break;
-    case K::kRamp: KF_TRY(pair("start", "step")); break;
+    case K::kUniform:
+      KF_TRY(pair("low", "high"));
+      break;
+    case K::kIntegers:
+      KF_TRY(pair("low", "high"));
+      break;
+    case K::kNormal:
+      KF_TRY(pair("mean", "stddev"));
+      break;
+    case K::kRamp:
+      KF_TRY(pair("start", "step"));
+      break;
     case K::kConstant: {
       KF_TRY_ASSIGN(v, f.number_at(j, "value", field + ".value"));
       init.a = v;
@@ -198,7 +218,10 @@ Result<ToleranceSpec> parse_tolerance_spec(const Fields& f, const json& j, const
   }
   for (const auto& item : j.items()) {
     const std::string sub = field + "." + printable(item.key());
-    double* slot = item.key() == "abs" ? &t.abs : item.key() == "rel" ? &t.rel : item.key() == "ulp" ? &t.ulp : nullptr;
+    double* slot = item.key() == "abs"   ? &t.abs
+                   : item.key() == "rel" ? &t.rel
+                   : item.key() == "ulp" ? &t.ulp
+                                         : nullptr;
     if (!slot) return f.fail(sub, "unknown field (known: abs, rel, ulp)");
     if (!item.value().is_number() || !(item.value().get<double>() >= 0)) {
       return f.fail(sub, "expected a non-negative number, got " + json_excerpt(item.value()));
@@ -211,12 +234,14 @@ Result<ToleranceSpec> parse_tolerance_spec(const Fields& f, const json& j, const
 Status parse_tolerance(const Fields& f, const json& arg, const std::string& field, DeclaredArgument& a) {
   auto it = arg.find("tolerance");
   if (it == arg.end()) {
-    return f.fail(field + ".tolerance", "missing (required for an output: \"exact\", {\"abs\": A, \"rel\": R} or "
-                                        "{\"ulp\": U}, or one of them per dtype)");
+    return f.fail(field + ".tolerance",
+                  "missing (required for an output: \"exact\", {\"abs\": A, \"rel\": R} or "
+                  "{\"ulp\": U}, or one of them per dtype)");
   }
-  const bool per_dtype = it->is_object() && !it->empty() && std::all_of(it->begin(), it->end(), [](const json& v) {
-    return v.is_object() || v.is_string();
-  }) && !it->contains("abs") && !it->contains("rel") && !it->contains("ulp");
+  const bool per_dtype =
+      it->is_object() && !it->empty() &&
+      std::all_of(it->begin(), it->end(), [](const json& v) { return v.is_object() || v.is_string(); }) &&
+      !it->contains("abs") && !it->contains("rel") && !it->contains("ulp");
   if (!per_dtype) {
     KF_TRY_ASSIGN(t, parse_tolerance_spec(f, *it, field + ".tolerance"));
     a.tolerance[std::nullopt] = t;
@@ -227,7 +252,8 @@ Status parse_tolerance(const Fields& f, const json& arg, const std::string& fiel
     std::optional<Dtype> d;
     if (item.key() != "default") {
       d = parse_dtype(item.key());
-      if (!d) return f.fail(sub, "unknown dtype '" + printable(item.key()) + "' (known: f32, f16, bf16, default)");
+      if (!d)
+        return f.fail(sub, "unknown dtype '" + printable(item.key()) + "' (known: f32, f16, bf16, default)");
     }
     KF_TRY_ASSIGN(t, parse_tolerance_spec(f, item.value(), sub));
     a.tolerance[d] = t;
@@ -235,17 +261,24 @@ Status parse_tolerance(const Fields& f, const json& arg, const std::string& fiel
   return ok_status();
 }
 
-Status parse_buffer(const Fields& f, const json& j, const std::vector<std::string>& names, DeclaredArgument& a) {
+Status parse_buffer(const Fields& f, const json& j, const std::vector<std::string>& names,
+                    DeclaredArgument& a) {
   const std::string& field = a.field;
   KF_TRY_ASSIGN(role, f.string_at(j, "role", field + ".role", true));
-  if (role == "in") a.role = BufferRole::kIn;
-  else if (role == "out") a.role = BufferRole::kOut;
-  else if (role == "inout") a.role = BufferRole::kInOut;
-  else return f.fail(field + ".role", "unknown role '" + printable(role) + "' (known: in, out, inout)");
+  if (role == "in")
+    a.role = BufferRole::kIn;
+  else if (role == "out")
+    a.role = BufferRole::kOut;
+  else if (role == "inout")
+    a.role = BufferRole::kInOut;
+  else
+    return f.fail(field + ".role", "unknown role '" + printable(role) + "' (known: in, out, inout)");
   KF_TRY_ASSIGN(dtype, f.string_at(j, "dtype", field + ".dtype", false));
   if (!dtype.empty() && dtype != "problem") {
     a.dtype = parse_dtype(dtype);
-    if (!a.dtype) return f.fail(field + ".dtype", "unknown dtype '" + printable(dtype) + "' (known: f32, f16, bf16, problem)");
+    if (!a.dtype)
+      return f.fail(field + ".dtype",
+                    "unknown dtype '" + printable(dtype) + "' (known: f32, f16, bf16, problem)");
   }
   if (a.is_output() && a.dtype != Dtype::kF32) {
     return f.fail(field + ".dtype", "'" + (dtype.empty() ? std::string("problem") : printable(dtype)) +
@@ -260,7 +293,8 @@ Status parse_buffer(const Fields& f, const json& j, const std::vector<std::strin
     if (!p->is_boolean()) return f.fail(field + ".poison", "expected true or false, got " + json_excerpt(*p));
     a.poison = p->get<bool>();
     if (a.poison && a.role != BufferRole::kOut) {
-      return f.fail(field + ".poison", "only an output with role out can be poisoned (this one is " + role + ")");
+      return f.fail(field + ".poison",
+                    "only an output with role out can be poisoned (this one is " + role + ")");
     }
   }
   if (auto init = j.find("init"); init != j.end()) {
@@ -271,12 +305,15 @@ Status parse_buffer(const Fields& f, const json& j, const std::vector<std::strin
     a.init.kind = InputInit::Kind::kConstant;
     a.init.a = 0.0;
   }
-  if (a.is_output()) KF_TRY(parse_tolerance(f, j, field, a));
-  else if (j.contains("tolerance")) return f.fail(field + ".tolerance", "an input has no tolerance");
+  if (a.is_output())
+    KF_TRY(parse_tolerance(f, j, field, a));
+  else if (j.contains("tolerance"))
+    return f.fail(field + ".tolerance", "an input has no tolerance");
   return ok_status();
 }
 
-Status parse_scalar(const Fields& f, const json& j, const std::vector<std::string>& names, DeclaredArgument& a) {
+Status parse_scalar(const Fields& f, const json& j, const std::vector<std::string>& names,
+                    DeclaredArgument& a) {
   auto v = j.find("value");
   if (v == j.end()) return f.fail(a.field + ".value", "missing (required: an expression or a number)");
   if (a.type == ArgumentType::kFloat32 && v->is_number_float()) {
@@ -286,7 +323,8 @@ Status parse_scalar(const Fields& f, const json& j, const std::vector<std::strin
     a.value = std::move(e);
   }
   for (const char* only_buffers : {"role", "dtype", "count", "init", "poison", "tolerance"}) {
-    if (j.contains(only_buffers)) return f.fail(a.field + "." + only_buffers, "a scalar has no " + std::string(only_buffers));
+    if (j.contains(only_buffers))
+      return f.fail(a.field + "." + only_buffers, "a scalar has no " + std::string(only_buffers));
   }
   return ok_status();
 }
@@ -303,18 +341,24 @@ Status parse_arguments(const Fields& f, const json& root, OperatorDeclaration& d
     if (!j.is_object()) return f.fail(a.field, "expected an object, got " + std::string(j.type_name()));
     KF_TRY(f.known_keys(j, a.field + ".", kArgumentFields));
     KF_TRY_ASSIGN(name, f.string_at(j, "name", a.field + ".name", true));
-    if (!is_identifier(name)) return f.fail(a.field + ".name", "'" + printable(name) + "' is not an identifier");
+    if (!is_identifier(name))
+      return f.fail(a.field + ".name", "'" + printable(name) + "' is not an identifier");
     if (d.find_argument(name)) return f.fail(a.field + ".name", "'" + name + "' is declared twice");
     a.name = name;
     KF_TRY_ASSIGN(type, f.string_at(j, "type", a.field + ".type", true));
-    if (type == "buffer") a.type = ArgumentType::kBuffer;
-    else if (type == "i32") a.type = ArgumentType::kInt32;
-    else if (type == "f32") a.type = ArgumentType::kFloat32;
-    else return f.fail(a.field + ".type", "unknown type '" + printable(type) + "' (known: buffer, i32, f32)");
+    if (type == "buffer")
+      a.type = ArgumentType::kBuffer;
+    else if (type == "i32")
+      a.type = ArgumentType::kInt32;
+    else if (type == "f32")
+      a.type = ArgumentType::kFloat32;
+    else
+      return f.fail(a.field + ".type", "unknown type '" + printable(type) + "' (known: buffer, i32, f32)");
     KF_TRY(a.type == ArgumentType::kBuffer ? parse_buffer(f, j, names, a) : parse_scalar(f, j, names, a));
     d.arguments.push_back(std::move(a));
   }
-  if (std::none_of(d.arguments.begin(), d.arguments.end(), [](const DeclaredArgument& a) { return a.is_output(); })) {
+  if (std::none_of(d.arguments.begin(), d.arguments.end(),
+                   [](const DeclaredArgument& a) { return a.is_output(); })) {
     return f.fail("arguments", "no output (a buffer with role out or inout)");
   }
   return ok_status();
@@ -323,8 +367,9 @@ Status parse_arguments(const Fields& f, const json& root, OperatorDeclaration& d
 Status parse_reference(const Fields& f, const json& root, OperatorDeclaration& d) {
   auto it = root.find("reference");
   if (it == root.end()) {
-    return f.fail("reference", "missing (required: {\"library\": FILE, \"symbol\": NAME}, {\"expected\": "
-                               "{OUTPUT: FILE.npy}} or {\"template\": DIR, \"config\": NAME})");
+    return f.fail("reference",
+                  "missing (required: {\"library\": FILE, \"symbol\": NAME}, {\"expected\": "
+                  "{OUTPUT: FILE.npy}} or {\"template\": DIR, \"config\": NAME})");
   }
   if (!it->is_object()) return f.fail("reference", "expected an object, got " + std::string(it->type_name()));
   ReferenceSpec& r = d.reference;
@@ -347,16 +392,19 @@ Status parse_reference(const Fields& f, const json& root, OperatorDeclaration& d
     r.library = path;
     KF_TRY_ASSIGN(symbol, f.string_at(*it, "symbol", "reference.symbol", false));
     if (!symbol.empty()) r.symbol = symbol;
-    if (!is_identifier(r.symbol)) return f.fail("reference.symbol", "'" + printable(r.symbol) + "' is not a C identifier");
+    if (!is_identifier(r.symbol))
+      return f.fail("reference.symbol", "'" + printable(r.symbol) + "' is not a C identifier");
     return ok_status();
   }
   r.kind = ReferenceSpec::Kind::kExpected;
   const json& expected = (*it)["expected"];
-  if (!expected.is_object()) return f.fail("reference.expected", "expected an object of output name: FILE.npy");
+  if (!expected.is_object())
+    return f.fail("reference.expected", "expected an object of output name: FILE.npy");
   for (const auto& a : d.arguments) {
     if (a.type == ArgumentType::kBuffer && a.init.seeded()) {
-      return f.fail(a.field + ".init", "input '" + a.name + "' is drawn from the seed, so expected outputs cannot "
-                                       "hold for it (use npy, constant or ramp)");
+      return f.fail(a.field + ".init", "input '" + a.name +
+                                           "' is drawn from the seed, so expected outputs cannot "
+                                           "hold for it (use npy, constant or ramp)");
     }
     if (a.is_output() && !expected.contains(a.name)) {
       return f.fail("reference.expected", "output '" + a.name + "' has no expected file");
@@ -405,13 +453,15 @@ Result<std::filesystem::path> declaration_path(const std::string& dir) {
   const std::filesystem::path manifest = std::filesystem::path(dir) / "manifest.json";
   if (!std::filesystem::exists(manifest, ec)) return std::filesystem::path();
   auto root = parse_json_bounded(read_file(manifest), manifest.string());
-  if (!root.ok() || !root->is_object()) return std::filesystem::path();  // the manifest's own parse reports it
+  if (!root.ok() || !root->is_object())
+    return std::filesystem::path();  // the manifest's own parse reports it
   auto named = root->find("operator_declaration");
   if (named == root->end() || !named->is_string()) return std::filesystem::path();
-  const std::filesystem::path path = (std::filesystem::path(dir) / named->get<std::string>()).lexically_normal();
+  const std::filesystem::path path =
+      (std::filesystem::path(dir) / named->get<std::string>()).lexically_normal();
   if (!std::filesystem::is_regular_file(path, ec)) {
-    return Error::bad_input(manifest.string() + ": operator_declaration: '" + printable(named->get<std::string>()) +
-                            "': no such file (" + path.string() + ")");
+    return Error::bad_input(manifest.string() + ": operator_declaration: '" +
+                            printable(named->get<std::string>()) + "': no such file (" + path.string() + ")");
   }
   return path;
 }
@@ -442,14 +492,16 @@ const DeclaredArgument* OperatorDeclaration::find_argument(std::string_view arg)
 Result<OperatorDeclaration> OperatorDeclaration::parse(std::string_view text, const std::string& path) {
   const Fields f(path, std::filesystem::path(path).parent_path());
   KF_TRY_ASSIGN(root, parse_json_bounded(text, path));
-  if (!root.is_object()) return f.fail("(top level)", "expected a JSON object, got " + std::string(root.type_name()));
+  if (!root.is_object())
+    return f.fail("(top level)", "expected a JSON object, got " + std::string(root.type_name()));
   OperatorDeclaration d;
   d.path = path;
   d.canonical = root.dump();
   auto version = root.find("schema_version");
   if (version == root.end()) return f.fail("schema_version", "missing (required)");
   if (!version->is_number_integer() || version->get<std::int64_t>() != kOperatorSchemaVersion) {
-    return f.fail("schema_version", json_excerpt(*version) + ": unsupported version (this kforge reads version " +
+    return f.fail("schema_version", json_excerpt(*version) +
+                                        ": unsupported version (this kforge reads version " +
                                         std::to_string(kOperatorSchemaVersion) + ")");
   }
   KF_TRY(f.known_keys(root, "", kTopFields));
@@ -487,18 +539,24 @@ Result<std::optional<OperatorDeclaration>> OperatorDeclaration::load_dir(const s
 
 std::string_view argument_type_name(ArgumentType t) {
   switch (t) {
-    case ArgumentType::kBuffer: return "buffer";
-    case ArgumentType::kInt32: return "i32";
-    case ArgumentType::kFloat32: return "f32";
+    case ArgumentType::kBuffer:
+      return "buffer";
+    case ArgumentType::kInt32:
+      return "i32";
+    case ArgumentType::kFloat32:
+      return "f32";
   }
   return "?";
 }
 
 std::string_view buffer_role_name(BufferRole r) {
   switch (r) {
-    case BufferRole::kIn: return "in";
-    case BufferRole::kOut: return "out";
-    case BufferRole::kInOut: return "inout";
+    case BufferRole::kIn:
+      return "in";
+    case BufferRole::kOut:
+      return "out";
+    case BufferRole::kInOut:
+      return "inout";
   }
   return "?";
 }

@@ -75,8 +75,8 @@ struct ReferenceSpec {
   std::string library;  ///< resolved path
   std::string symbol = "kforge_reference";
   std::map<std::string, std::string> expected;  ///< output name -> resolved .npy path
-  std::string template_dir;  ///< kTemplate: resolved directory
-  std::string config;        ///< kTemplate: its configuration's canonical name
+  std::string template_dir;                     ///< kTemplate: resolved directory
+  std::string config;                           ///< kTemplate: its configuration's canonical name
 };
 
 struct OperatorDeclaration {

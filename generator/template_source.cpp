@@ -35,8 +35,8 @@ Result<TemplateSource> TemplateSource::load_dir(const std::string& dir) {
   KF_TRY_ASSIGN(declaration, OperatorDeclaration::load_dir(dir));
   KF_TRY_ASSIGN(manifest, TemplateManifest::parse(manifest_text, manifest_path.string()));
   if (declaration && declaration->name != manifest.op) {
-    return Error::bad_input(manifest_path.string() + ": operator: '" + manifest.op + "', but " + declaration->path +
-                            " beside it declares '" + declaration->name + "'");
+    return Error::bad_input(manifest_path.string() + ": operator: '" + manifest.op + "', but " +
+                            declaration->path + " beside it declares '" + declaration->name + "'");
   }
   const std::filesystem::path kernel_path = std::filesystem::path(dir) / manifest.source;
   KF_TRY_ASSIGN(kernel_text, read_text(kernel_path, "kernel source named by " + manifest_path.string()));

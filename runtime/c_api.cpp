@@ -70,19 +70,25 @@ const kforge::Selection& selection_of(const kforge_selection* s) {
 }
 
 /// The C arguments as KernelArgs; `who` names the call in an error.
-kforge::Result<std::vector<kforge::KernelArg>> kernel_args(const char* who, const kforge_arg* args, size_t num_args) {
+kforge::Result<std::vector<kforge::KernelArg>> kernel_args(const char* who, const kforge_arg* args,
+                                                           size_t num_args) {
   std::vector<kforge::KernelArg> a;
   a.reserve(num_args);
   for (std::size_t i = 0; i < num_args; ++i) {
     switch (args[i].kind) {
       case KFORGE_ARG_BUFFER:
         if (!args[i].buffer) {
-          return kforge::Error::bad_input(std::string(who) + ": argument " + std::to_string(i) + " has no buffer");
+          return kforge::Error::bad_input(std::string(who) + ": argument " + std::to_string(i) +
+                                          " has no buffer");
         }
         a.push_back(kforge::KernelArg::of(*args[i].buffer->buffer));
         break;
-      case KFORGE_ARG_INT32: a.push_back(kforge::KernelArg::of(args[i].i32)); break;
-      case KFORGE_ARG_FLOAT32: a.push_back(kforge::KernelArg::of(args[i].f32)); break;
+      case KFORGE_ARG_INT32:
+        a.push_back(kforge::KernelArg::of(args[i].i32));
+        break;
+      case KFORGE_ARG_FLOAT32:
+        a.push_back(kforge::KernelArg::of(args[i].f32));
+        break;
       default:
         return kforge::Error::bad_input(std::string(who) + ": argument " + std::to_string(i) +
                                         " has an unknown kind");
@@ -366,8 +372,9 @@ kforge_status kforge_launch(kforge_lookup* lookup, const kforge_selection* selec
   });
 }
 
-kforge_status kforge_launch_named(kforge_lookup* lookup, const kforge_selection* selection, const char* const* names,
-                                  const kforge_arg* args, size_t num_args, double* device_ms) {
+kforge_status kforge_launch_named(kforge_lookup* lookup, const kforge_selection* selection,
+                                  const char* const* names, const kforge_arg* args, size_t num_args,
+                                  double* device_ms) {
   return guarded([&] {
     if (!lookup || !selection || ((!args || !names) && num_args)) {
       return fail(KFORGE_ERROR_BAD_INPUT, "kforge_launch_named: NULL argument");
@@ -377,7 +384,8 @@ kforge_status kforge_launch_named(kforge_lookup* lookup, const kforge_selection*
     std::vector<kforge::NamedArg> named;
     for (std::size_t i = 0; i < num_args; ++i) {
       if (!names[i]) {
-        return fail(KFORGE_ERROR_BAD_INPUT, "kforge_launch_named: argument " + std::to_string(i) + " has no name");
+        return fail(KFORGE_ERROR_BAD_INPUT,
+                    "kforge_launch_named: argument " + std::to_string(i) + " has no name");
       }
       named.push_back({names[i], (*a)[i]});
     }

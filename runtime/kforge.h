@@ -26,7 +26,8 @@ extern "C" {
 #endif
 
 /* Bumped when a declaration below is added or changes. */
-#define KFORGE_C_API_VERSION 4 /* 4: kforge_launch_named; 3: kforge_problem_ext, kforge_select_ext; 2: binary cache options */
+#define KFORGE_C_API_VERSION \
+  4 /* 4: kforge_launch_named; 3: kforge_problem_ext, kforge_select_ext; 2: binary cache options */
 
 typedef enum kforge_status {
   KFORGE_OK = 0,
@@ -178,8 +179,8 @@ KFORGE_API kforge_status kforge_launch(kforge_lookup* lookup, const kforge_selec
  * operator's argument names, from its operator.json). A name the operator
  * lacks, one given twice or one left out is KFORGE_ERROR_BAD_INPUT naming it. */
 KFORGE_API kforge_status kforge_launch_named(kforge_lookup* lookup, const kforge_selection* selection,
-                                             const char* const* names, const kforge_arg* args, size_t num_args,
-                                             double* device_ms);
+                                             const char* const* names, const kforge_arg* args,
+                                             size_t num_args, double* device_ms);
 
 #ifdef __cplusplus
 }

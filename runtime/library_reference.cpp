@@ -11,7 +11,8 @@ Result<std::shared_ptr<const LibraryReference>> LibraryReference::open(const std
                                                                        const std::string& declaration) {
   std::shared_ptr<LibraryReference> r(new LibraryReference());
   auto lib = DynamicLibrary::open("reference library", {path});
-  if (!lib.ok()) return Error::bad_input(declaration + ": reference.library: '" + path + "': " + lib.error().message);
+  if (!lib.ok())
+    return Error::bad_input(declaration + ": reference.library: '" + path + "': " + lib.error().message);
   r->library_ = std::move(*lib);
   auto fn = r->library_.symbol(symbol);
   if (!fn.ok()) {
@@ -22,7 +23,9 @@ Result<std::shared_ptr<const LibraryReference>> LibraryReference::open(const std
   return std::shared_ptr<const LibraryReference>(std::move(r));
 }
 
-std::string LibraryReference::describe() const { return "library " + library_.path() + " symbol " + symbol_; }
+std::string LibraryReference::describe() const {
+  return "library " + library_.path() + " symbol " + symbol_;
+}
 
 Status LibraryReference::compute(const Problem& p, std::vector<ReferenceArgument>& args) const {
   std::vector<kforge_ref_dim> dims;
@@ -35,10 +38,12 @@ Status LibraryReference::compute(const Problem& p, std::vector<ReferenceArgument
     dtypes.emplace_back(dtype_name(a.dtype));
     kforge_ref_arg c{};
     c.name = d.name.c_str();
-    c.type = d.type == ArgumentType::kBuffer ? KFORGE_REF_BUFFER
+    c.type = d.type == ArgumentType::kBuffer  ? KFORGE_REF_BUFFER
              : d.type == ArgumentType::kInt32 ? KFORGE_REF_I32
-                                               : KFORGE_REF_F32;
-    c.role = d.role == BufferRole::kOut ? KFORGE_REF_OUT : d.role == BufferRole::kInOut ? KFORGE_REF_INOUT : KFORGE_REF_IN;
+                                              : KFORGE_REF_F32;
+    c.role = d.role == BufferRole::kOut     ? KFORGE_REF_OUT
+             : d.role == BufferRole::kInOut ? KFORGE_REF_INOUT
+                                            : KFORGE_REF_IN;
     c.dtype = dtypes.back().c_str();
     c.count = d.type == ArgumentType::kBuffer ? a.data.size() : 0;
     c.data = d.type == ArgumentType::kBuffer ? a.data.data() : nullptr;
@@ -46,11 +51,17 @@ Status LibraryReference::compute(const Problem& p, std::vector<ReferenceArgument
     c_args.push_back(c);
   }
   const std::string op = p.op, dtype(dtype_name(p.dtype));
-  kforge_ref_problem problem{KFORGE_REFERENCE_ABI_VERSION, op.c_str(), dtype.c_str(), static_cast<int>(dims.size()),
-                             dims.data(), static_cast<int>(c_args.size()), c_args.data()};
+  kforge_ref_problem problem{KFORGE_REFERENCE_ABI_VERSION,
+                             op.c_str(),
+                             dtype.c_str(),
+                             static_cast<int>(dims.size()),
+                             dims.data(),
+                             static_cast<int>(c_args.size()),
+                             c_args.data()};
   const int rc = reinterpret_cast<kforge_reference_fn>(fn_)(&problem);
   if (rc != 0) {
-    return Error::bad_input("reference (" + describe() + ") for " + p.key() + " returned " + std::to_string(rc));
+    return Error::bad_input("reference (" + describe() + ") for " + p.key() + " returned " +
+                            std::to_string(rc));
   }
   return ok_status();
 }

@@ -14,7 +14,8 @@ class LibraryReference final : public ExternalReference {
  public:
   /// Opens `path` and binds `symbol`; errors name `field` of `declaration`
   /// (the operator.json), the file and the symbol. Nothing is called yet.
-  static Result<std::shared_ptr<const LibraryReference>> open(const std::string& path, const std::string& symbol,
+  static Result<std::shared_ptr<const LibraryReference>> open(const std::string& path,
+                                                              const std::string& symbol,
                                                               const std::string& declaration);
 
   std::string describe() const override;

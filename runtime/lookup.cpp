@@ -12,8 +12,8 @@
 #include "hash.hpp"
 #include "instance.hpp"
 #include "launch_arguments.hpp"
-#include "named_arguments.hpp"
 #include "lookup_source.hpp"
+#include "named_arguments.hpp"
 #include "printable.hpp"
 
 namespace kforge {

@@ -5,7 +5,8 @@
 
 namespace kforge {
 
-Result<std::vector<KernelArg>> order_named_arguments(std::string_view op, const std::vector<ArgumentSpec>& contract,
+Result<std::vector<KernelArg>> order_named_arguments(std::string_view op,
+                                                     const std::vector<ArgumentSpec>& contract,
                                                      const std::vector<NamedArg>& named) {
   const std::string who = "launch " + std::string(op);
   std::string takes;
@@ -23,7 +24,8 @@ Result<std::vector<KernelArg>> order_named_arguments(std::string_view op, const 
   }
   std::vector<KernelArg> ordered;
   for (std::size_t i = 0; i < contract.size(); ++i) {
-    if (!slot[i]) return Error::bad_input(who + ": argument '" + contract[i].name + "' is missing (" + takes + ")");
+    if (!slot[i])
+      return Error::bad_input(who + ": argument '" + contract[i].name + "' is missing (" + takes + ")");
     ordered.push_back(*slot[i]);
   }
   return ordered;

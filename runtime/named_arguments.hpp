@@ -18,7 +18,8 @@ struct NamedArg {
 
 /// `named` in `contract`'s order; kBadInput naming `op` and the argument for
 /// a name the contract lacks, one given twice, or one left out.
-Result<std::vector<KernelArg>> order_named_arguments(std::string_view op, const std::vector<ArgumentSpec>& contract,
+Result<std::vector<KernelArg>> order_named_arguments(std::string_view op,
+                                                     const std::vector<ArgumentSpec>& contract,
                                                      const std::vector<NamedArg>& named);
 
 }  // namespace kforge

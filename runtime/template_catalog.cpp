@@ -26,7 +26,8 @@ Status check_reference_template(const std::string& declaration, const ReferenceS
   auto tpl = TemplateSource::load_dir(reference.template_dir);
   if (!tpl.ok()) return Error::bad_input(declaration + ": reference.template: " + tpl.error().message);
   Status declared = tpl->manifest.check_declared_name(reference.config);
-  if (!declared.ok()) return Error::bad_input(declaration + ": reference.config: " + declared.error().message);
+  if (!declared.ok())
+    return Error::bad_input(declaration + ": reference.config: " + declared.error().message);
   return ok_status();
 }
 

@@ -74,8 +74,9 @@ std::optional<std::string> device_filter(const std::string& text) {
 }
 
 void add_problem_flags(CLI::App& cmd, CommonOptions& o) {
-  cmd.add_option("--op", o.op, "Operator (see `kforge templates`; default: the operator a --template declares, "
-                              "else gemm)")
+  cmd.add_option("--op", o.op,
+                 "Operator (see `kforge templates`; default: the operator a --template declares, "
+                 "else gemm)")
       ->capture_default_str()
       ->each([&o](const std::string&) { o.op_given = true; });
   cmd.add_option("--shape", o.shape,
@@ -141,7 +142,7 @@ Problem make_problem(const CommonOptions& o) {
     Error e = normalized.error();
     Problem example;
     example.dims = op->default_dims();
- e.message += " (--shape for " + p.op + " takes " + join_names(op->dims()) + ", e.g. " +
+    e.message += " (--shape for " + p.op + " takes " + join_names(op->dims()) + ", e.g. " +
                  example.dims_string() + ")";
     throw ErrorException(e);
   }

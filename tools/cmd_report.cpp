@@ -43,7 +43,8 @@ void add_report_command(CLI::App& app, CommonOptions& o) {
   add_template_flag(*cmd, o);
   add_json_flag(*cmd, o);
   cmd->callback([&o, s] {
-    (void)make_catalog(o);  // registers the operators --template directories declare: their cost for throughput
+    (void)make_catalog(
+        o);  // registers the operators --template directories declare: their cost for throughput
     TuningFilter filter;
     filter.device = device_filter(s->device);
     filter.op = opt(s->op);

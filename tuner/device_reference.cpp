@@ -26,9 +26,15 @@ Result<std::vector<double>> run_once(Device& device, Kernel& kernel, const Launc
   std::vector<KernelArg> args;
   for (const auto& a : w.args) {
     switch (a.kind) {
-      case OperatorArg::Kind::kTensor: args.push_back(KernelArg::of(*buffers[a.tensor])); break;
-      case OperatorArg::Kind::kInt32: args.push_back(KernelArg::of(a.i32)); break;
-      case OperatorArg::Kind::kFloat32: args.push_back(KernelArg::of(a.f32)); break;
+      case OperatorArg::Kind::kTensor:
+        args.push_back(KernelArg::of(*buffers[a.tensor]));
+        break;
+      case OperatorArg::Kind::kInt32:
+        args.push_back(KernelArg::of(a.i32));
+        break;
+      case OperatorArg::Kind::kFloat32:
+        args.push_back(KernelArg::of(a.f32));
+        break;
     }
   }
   KF_TRY(device.launch(kernel, args, geometry));
@@ -50,7 +56,8 @@ Result<std::vector<Reference>> device_references(Device& device, const DeclaredO
   auto tpl = TemplateSource::load_dir(d.reference.template_dir);
   if (!tpl.ok()) return Error::bad_input(field + tpl.error().message);
   if (tpl->manifest.op != d.name) {
-    return Error::bad_input(field + tpl->manifest.name + " implements '" + tpl->manifest.op + "', not '" + d.name + "'");
+    return Error::bad_input(field + tpl->manifest.name + " implements '" + tpl->manifest.op + "', not '" +
+                            d.name + "'");
   }
   auto cfg = Config::parse(d.reference.config);
   Status declared = cfg.ok() ? tpl->manifest.check_declared(*cfg) : Status(cfg.error());
@@ -67,11 +74,13 @@ Result<std::vector<Reference>> device_references(Device& device, const DeclaredO
     KF_TRY_ASSIGN(first, run_once(device, *kernel, inst->geometry, *w));
     KF_TRY_ASSIGN(second, run_once(device, *kernel, inst->geometry, *w));
     for (std::size_t i = 0; i < first.size(); ++i) {
-      if (std::memcmp(&first[i], &second[i], sizeof(double)) != 0 && !(std::isnan(first[i]) && std::isnan(second[i]))) {
+      if (std::memcmp(&first[i], &second[i], sizeof(double)) != 0 &&
+          !(std::isnan(first[i]) && std::isnan(second[i]))) {
         return Error::bad_input(who + ": output element " + std::to_string(i) + " disagrees with itself (" +
                                 std::to_string(first[i]) + " then " + std::to_string(second[i]) + ")");
       }
-      if (std::isnan(first[i])) return Error::bad_input(who + ": output element " + std::to_string(i) + " is NaN");
+      if (std::isnan(first[i]))
+        return Error::bad_input(who + ": output element " + std::to_string(i) + " is NaN");
     }
     KF_TRY_ASSIGN(ref, op.reference_from(p, std::move(first)));
     out.push_back(std::move(ref));

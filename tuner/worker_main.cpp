@@ -24,8 +24,8 @@ struct WorkerContext {
 
 /// `on_reference` hears, before the references are computed, which user
 /// reference is about to run (a library that may crash the worker).
-Result<std::unique_ptr<WorkerContext>> make_context(const RunnerSetup& s,
-                                                    const std::function<void(const std::string&)>& on_reference) {
+Result<std::unique_ptr<WorkerContext>> make_context(
+    const RunnerSetup& s, const std::function<void(const std::string&)>& on_reference) {
   auto ctx = std::make_unique<WorkerContext>();
   KF_TRY_ASSIGN(catalog, TemplateCatalog::builtin());
   ctx->catalog = std::move(catalog);

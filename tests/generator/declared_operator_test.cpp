@@ -1,14 +1,13 @@
 // Operators declared in data: the declaration's checks (each bad field named
 // with its file and value), workloads, cost, tolerances and the registry.
-#include <catch2/catch.hpp>
+#include "declared_operator.hpp"
 
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 
-#include <nlohmann/json.hpp>
-
-#include "declared_operator.hpp"
 #include "input_distribution.hpp"
 #include "test_util.hpp"
 #include "workload_builder.hpp"
@@ -300,6 +299,7 @@ TEST_CASE("declared operator: the registry holds one declaration per name", "[de
   CHECK(register_operator(*op, d->canonical, "b/operator.json").ok());  // the same again
   auto other = register_operator(*op, d->canonical + " ", "c/operator.json");
   REQUIRE_FALSE(other.ok());
-  CHECK(other.error().message == "c/operator.json: name: operator 'registry_t' is already declared differently by "
-                                 "a/operator.json");
+  CHECK(other.error().message ==
+        "c/operator.json: name: operator 'registry_t' is already declared differently by "
+        "a/operator.json");
 }

@@ -1,9 +1,9 @@
 // The .npy reader and writer: round trips, and files it must refuse.
-#include <catch2/catch.hpp>
+#include "npy_file.hpp"
 
+#include <catch2/catch.hpp>
 #include <fstream>
 
-#include "npy_file.hpp"
 #include "test_util.hpp"
 
 using namespace kforge;
@@ -45,7 +45,8 @@ TEST_CASE("npy: f8 and f4 arrays round trip", "[npy]") {
 TEST_CASE("npy: a 2-D shape and f2 values", "[npy]") {
   test::TempDir dir;
   const std::string data("\x00\x3c\x00\xc0\x00\x00\x00\x38\x00\x3c\x00\x3c", 12);  // 1, -2, 0, 0.5, 1, 1
-  write_bytes(dir.file("h.npy"), npy_bytes("{'descr': '<f2', 'fortran_order': False, 'shape': (2, 3), }", data));
+  write_bytes(dir.file("h.npy"),
+              npy_bytes("{'descr': '<f2', 'fortran_order': False, 'shape': (2, 3), }", data));
   auto a = read_npy(dir.file("h.npy"));
   REQUIRE(a.ok());
   CHECK(a->shape_text() == "(2, 3)");
