@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "coded_space.hpp"
 #include "strategy.hpp"
 
 namespace kforge {
@@ -13,6 +14,8 @@ namespace kforge {
 std::unique_ptr<Strategy> make_annealing_strategy(const SpaceFeatures& features,
                                                   const std::vector<std::size_t>& firsts, std::uint64_t seed);
 std::unique_ptr<Strategy> make_model_strategy(const SpaceFeatures& features, const std::vector<std::size_t>& firsts,
+                                              std::uint64_t seed);
+std::unique_ptr<Strategy> make_model_strategy(CodedSpace space, const std::vector<std::size_t>& firsts,
                                               std::uint64_t seed);
 
 /// The list a strategy's likely_next builds: at most `limit` configurations,

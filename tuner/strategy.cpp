@@ -79,25 +79,49 @@ Result<std::unique_ptr<Strategy>> make_strategy(std::string_view name, const Spa
   return make_strategy(name, features, std::vector<std::size_t>{first}, seed);
 }
 
-Result<std::unique_ptr<Strategy>> make_strategy(std::string_view name, const SpaceFeatures& features,
+namespace {
+
+/// The fixed-order strategies over a space of `space_size`; nullptr for another name.
+std::unique_ptr<Strategy> make_ordered_strategy(std::string_view name, std::size_t space_size,
                                                 const std::vector<std::size_t>& firsts, std::uint64_t seed) {
-  const std::size_t space_size = features.size();
-  if (name == "annealing") return make_annealing_strategy(features, firsts, seed);
-  if (name == "model") return make_model_strategy(features, firsts, seed);
+  if (name != "exhaustive" && name != "random") return nullptr;
   std::vector<std::size_t> order(space_size);
   std::iota(order.begin(), order.end(), std::size_t{0});
-  if (name == "exhaustive") {
-    return std::unique_ptr<Strategy>(new OrderedStrategy("exhaustive", order, firsts));
+  if (name == "exhaustive") return std::make_unique<OrderedStrategy>("exhaustive", order, firsts);
+  SplitMix64 rng(seed);
+  for (std::size_t i = order.size(); i > 1; --i) {  // Fisher-Yates
+    std::swap(order[i - 1], order[rng.below(i)]);
   }
-  if (name == "random") {
-    SplitMix64 rng(seed);
-    for (std::size_t i = order.size(); i > 1; --i) {  // Fisher-Yates
-      std::swap(order[i - 1], order[rng.below(i)]);
-    }
-    return std::unique_ptr<Strategy>(new OrderedStrategy("random", order, firsts));
-  }
+  return std::make_unique<OrderedStrategy>("random", order, firsts);
+}
+
+Error unknown_strategy(std::string_view name) {
   return Error::bad_input("unknown strategy '" + std::string(name) +
                           "' (expected exhaustive, random, annealing or model)");
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Strategy>> make_strategy(std::string_view name, const SpaceFeatures& features,
+                                                const std::vector<std::size_t>& firsts, std::uint64_t seed) {
+  if (name == "annealing") return make_annealing_strategy(features, firsts, seed);
+  if (name == "model") return make_model_strategy(features, firsts, seed);
+  if (auto ordered = make_ordered_strategy(name, features.size(), firsts, seed)) return ordered;
+  return unknown_strategy(name);
+}
+
+Result<std::unique_ptr<Strategy>> make_strategy(std::string_view name, CodedSpace space,
+                                                const std::vector<std::size_t>& firsts, std::uint64_t seed) {
+  if (name == "model") return make_model_strategy(std::move(space), firsts, seed);
+  if (name == "annealing") {
+    SpaceFeatures features(space.size());
+    for (std::size_t i = 0; i < space.size(); ++i) {
+      for (std::size_t d = 0; d < space.dims(); ++d) features[i].push_back(space.value(i, d));
+    }
+    return make_annealing_strategy(features, firsts, seed);
+  }
+  if (auto ordered = make_ordered_strategy(name, space.size(), firsts, seed)) return ordered;
+  return unknown_strategy(name);
 }
 
 }  // namespace kforge

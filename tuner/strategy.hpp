@@ -85,6 +85,13 @@ Result<std::unique_ptr<Strategy>> make_strategy(std::string_view name, const Spa
 Result<std::unique_ptr<Strategy>> make_strategy(std::string_view name, std::size_t space_size,
                                                 std::size_t first, std::uint64_t seed);
 
+class CodedSpace;
+/// As above over a coded space (coded_space.hpp). The model strategy keeps
+/// the codes and never a row of features per configuration, which is what
+/// lets it search a space of 10^7; annealing is given the values as features.
+Result<std::unique_ptr<Strategy>> make_strategy(std::string_view name, CodedSpace space,
+                                                const std::vector<std::size_t>& firsts, std::uint64_t seed);
+
 /// Names make_strategy accepts.
 std::vector<std::string> strategy_names();
 

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "coded_space.hpp"
 #include "strategy.hpp"
 
 namespace kforge {
@@ -19,6 +20,32 @@ namespace kforge {
 /// space whose columns are all constant gets one column of zeros. Every row
 /// has the same width.
 SpaceFeatures derived_features(const SpaceFeatures& raw);
+
+/// derived_features one row at a time: the same columns, in the same order
+/// and scaled alike, computed from a coded space when asked, so that a
+/// strategy over a large space holds its codes and not n rows of features.
+/// Building it passes over the space once (the pairwise columns' ranges).
+class DerivedFeatureRows {
+ public:
+  explicit DerivedFeatureRows(const CodedSpace& space);
+  std::size_t width() const { return width_; }
+  /// Row `i` of derived_features(raw) for the raw table `space` codes.
+  std::vector<double> row(std::size_t i) const;
+  /// The same into `out`, reusing its storage.
+  void row(std::size_t i, std::vector<double>& out) const;
+
+ private:
+  struct Pair {
+    std::size_t a = 0, b = 0;  ///< positions in logs_
+    double sum_lo = 0, sum_span = 0, diff_lo = 0, diff_span = 0;  ///< span 0: the column is dropped
+  };
+  const CodedSpace* space_ = nullptr;
+  std::vector<std::size_t> columns_;        ///< the space's columns that vary
+  std::vector<std::vector<double>> logs_;   ///< per such column, log of each value code
+  std::vector<double> log_lo_, log_span_;   ///< and the logs' range over the space
+  std::vector<Pair> pairs_;
+  std::size_t width_ = 0;
+};
 
 /// A space-filling design of `count` configurations that starts with
 /// `firsts` (those inside the space, in order, each once; when none is, one
@@ -53,6 +80,16 @@ SpaceFeatures parameter_features(const SpaceFeatures& raw);
 /// gives the measurements behind both.
 std::vector<std::size_t> initial_design(const SpaceFeatures& features, const std::vector<std::size_t>& firsts,
                                         SplitMix64& rng, std::size_t draws_per_point = 5);
+
+/// space_filling_design for a space too large to weigh whole: `firsts`, then
+/// one at a time the farthest from the design of `draws` configurations drawn
+/// from `rng`, over `features` computed a row at a time.
+std::vector<std::size_t> sampled_design(const DerivedFeatureRows& features, std::size_t size,
+                                        const std::vector<std::size_t>& firsts, std::size_t count,
+                                        std::size_t draws, SplitMix64& rng);
+
+/// initial_design's count of configurations for a space of `size` with `firsts`.
+std::size_t initial_design_size(std::size_t size, std::size_t firsts);
 
 /// For every configuration, the configurations that differ from it in
 /// exactly one raw column.
