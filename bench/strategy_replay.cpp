@@ -8,6 +8,14 @@
 //
 //   kforge_bench_strategy_replay RECEIPT.json [--seeds N] [--noise SIGMA] [--strategy NAME] [--trace K]
 //                                [--warm-from OTHER.json]... [--guesses G] [--require F] [--match-orders]
+//                                [--budgets B1,B2,...] [--json OUT.json]
+//
+// --budgets B1,B2,... scores after B1, B2, ... evaluations instead of after
+// 5%, 10% and 25% of the space (the run stops at the largest); --require
+// then takes one fraction per budget (or one for all) and exits 1 where a
+// strategy's median falls below it at any budget. --json OUT.json writes
+// every seed's fractions per budget and each strategy's time per proposal
+// (next(), microseconds of CPU time) for bench/search_replay.py.
 //
 // --noise SIGMA multiplies every median by exp(SIGMA * z), z standard normal
 // drawn per configuration and seed, to see how a strategy fares when the
@@ -31,6 +39,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -45,6 +54,35 @@
 
 using namespace kforge;
 
+namespace {
+
+/// "25,50,100" as numbers; an error names the flag and the text.
+std::vector<double> parse_list(const std::string& flag, const std::string& text) {
+  std::vector<double> out;
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', at), text.size());
+    try {
+      out.push_back(std::stod(text.substr(at, comma - at)));
+    } catch (const std::exception&) {
+      std::cerr << "kforge_bench_strategy_replay: " << flag << " " << text << ": not a list of numbers\n";
+      std::exit(2);
+    }
+    at = comma + 1;
+  }
+  return out;
+}
+
+/// This thread's CPU time in microseconds (what a strategy spends, whatever
+/// else a shared host runs).
+double cpu_us() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_nsec) / 1e3;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   if (argc < 2) {
     std::cerr << "usage: kforge_bench_strategy_replay RECEIPT.json [--seeds N] [--noise SIGMA] [--strategy NAME] "
@@ -57,8 +95,10 @@ int main(int argc, char** argv) {
   std::size_t guesses = 31;
   std::vector<std::string> strategies = {"random", "annealing", "model"};
   std::vector<std::string> warm_from;
-  double require = 0.0;
-  std::vector<std::string> short_of;  // strategies whose 10% median is below `require`
+  std::vector<double> require;
+  std::vector<double> budgets;  // evaluation counts; empty: fractions of the space
+  std::string json_out;
+  std::vector<std::string> short_of;  // strategies whose median is below `require`, and where
   std::vector<std::string> mismatched;  // strategy and seed whose proposals differ from the receipt's
   bool match_orders = false;
   for (int i = 2; i < argc; i += 2) {
@@ -78,7 +118,9 @@ int main(int argc, char** argv) {
     else if (flag == "--trace") trace_seeds = std::stoi(argv[i + 1]);
     else if (flag == "--guesses") guesses = static_cast<std::size_t>(std::stoul(argv[i + 1]));
     else if (flag == "--warm-from") warm_from.push_back(argv[i + 1]);
-    else if (flag == "--require") require = std::stod(argv[i + 1]);
+    else if (flag == "--require") require = parse_list(flag, argv[i + 1]);
+    else if (flag == "--budgets") budgets = parse_list(flag, argv[i + 1]);
+    else if (flag == "--json") json_out = argv[i + 1];
     else {
       std::cerr << "kforge_bench_strategy_replay: unknown flag " << flag << "\n";
       return 2;
@@ -172,10 +214,27 @@ int main(int argc, char** argv) {
                 at == names.end() ? " (not in this space)" : "");
     if (at != names.end()) firsts.push_back(static_cast<std::size_t>(at - names.begin()));
   }
+  // Where each strategy is scored: after these many evaluations.
+  std::vector<std::size_t> counts;
   const std::vector<double> fractions = {0.05, 0.10, 0.25};
-  std::printf("%zu configurations, default %s, %d seeds, noise %.3f\n", n, def.c_str(), seeds, noise);
+  for (double f : fractions) counts.push_back(static_cast<std::size_t>(std::ceil(f * static_cast<double>(n))));
+  if (!budgets.empty()) {
+    counts.clear();
+    for (double b : budgets) counts.push_back(static_cast<std::size_t>(std::max(1.0, b)));
+  }
+  const std::size_t scored_at = budgets.empty() ? 1 : 0;  // the 10% column, or every budget
+  if (!require.empty() && require.size() != 1 && require.size() != counts.size()) {
+    std::cerr << "kforge_bench_strategy_replay: --require takes one fraction or one per budget\n";
+    return 2;
+  }
+  std::printf("%zu configurations, default %s, %d seeds, noise %.3f, scored after", n, def.c_str(), seeds, noise);
+  for (std::size_t k : counts) std::printf(" %zu", k);
+  std::printf(" evaluations\n");
+  nlohmann::ordered_json report = {{"landscape", argv[1]}, {"configurations", n}, {"default", def},
+                                   {"seeds", seeds}, {"evaluations", counts}, {"strategies", nlohmann::ordered_json::object()}};
   for (const auto& strategy : strategies) {
-    std::vector<std::vector<double>> reached(fractions.size());
+    std::vector<std::vector<double>> reached(counts.size());
+    std::vector<double> proposal_us;
     int hits = 0;
     std::size_t guessed = 0, turns = 0;
     for (int seed = 1; seed <= seeds; ++seed) {
@@ -202,10 +261,12 @@ int main(int argc, char** argv) {
       std::vector<double> trace;
       std::vector<std::string> picks;
       double best = 1e300;
-      const auto budget = static_cast<std::size_t>(std::ceil(fractions.back() * static_cast<double>(n)));
+      const std::size_t budget = *std::max_element(counts.begin(), counts.end());
       std::vector<std::size_t> guess;
       while (history.size() < budget) {
+        const double started = cpu_us();
         auto i = (*s)->next(history);
+        proposal_us.push_back(cpu_us() - started);
         if (!i) break;
         if (!history.empty()) {
           ++turns;
@@ -234,22 +295,52 @@ int main(int argc, char** argv) {
           }
         }
       }
-      for (std::size_t f = 0; f < fractions.size(); ++f) {
-        const auto k = static_cast<std::size_t>(std::ceil(fractions[f] * static_cast<double>(n)));
-        const double b = trace.empty() ? 1e300 : trace[std::min(k, trace.size()) - 1];
+      for (std::size_t f = 0; f < counts.size(); ++f) {
+        const double b = trace.empty() ? 1e300 : trace[std::min(counts[f], trace.size()) - 1];
         reached[f].push_back(b < 1e300 ? optimum / b : 0.0);
       }
-      hits += reached[1].back() >= 0.95;
+      hits += reached[scored_at].back() >= 0.95;
     }
     std::printf("%-10s", strategy.c_str());
-    for (auto& r : reached) std::printf("  %.3f", median_of(r));
-    if (median_of(reached[1]) < require) short_of.push_back(strategy);
+    std::vector<double> medians;
+    for (auto& r : reached) {
+      medians.push_back(median_of(r));
+      std::printf("  %.3f", medians.back());
+    }
+    for (std::size_t f = 0; f < counts.size() && !require.empty(); ++f) {
+      if (!budgets.empty() || f == scored_at) {
+        const double want = require.size() == 1 ? require[0] : require[f];
+        if (medians[f] < want) {
+          short_of.push_back(strategy + " after " + std::to_string(counts[f]) + " evaluations: " +
+                             std::to_string(medians[f]) + " < " + std::to_string(want));
+        }
+      }
+    }
+    std::vector<double> sorted_us = proposal_us;
+    std::sort(sorted_us.begin(), sorted_us.end());
+    double total_us = 0;
+    for (double u : proposal_us) total_us += u;
+    report["strategies"][strategy] = {
+        {"median", medians},
+        {"per_seed", reached},
+        {"proposal_us", {{"mean", proposal_us.empty() ? 0.0 : total_us / static_cast<double>(proposal_us.size())},
+                         {"median", median_of(sorted_us)},
+                         {"max", sorted_us.empty() ? 0.0 : sorted_us.back()},
+                         {"count", proposal_us.size()}}}};
     std::printf("   (10%%: %d/%d seeds >= 0.95; guessed %.0f%% of %zu proposals)\n", hits, seeds,
                 turns ? 100.0 * static_cast<double>(guessed) / static_cast<double>(turns) : 0.0, turns);
   }
-  for (const auto& strategy : short_of) {
-    std::fprintf(stderr, "%s: %s reaches less than %.3f of the optimum at 10%% of the space (median over %d seeds)\n",
-                 argv[1], strategy.c_str(), require, seeds);
+  for (const auto& what : short_of) {
+    std::fprintf(stderr, "%s: %s reaches less of the optimum than required (median over %d seeds)\n", argv[1],
+                 what.c_str(), seeds);
+  }
+  if (!json_out.empty()) {
+    std::ofstream out(json_out);
+    out << report.dump(1) << "\n";
+    if (!out) {
+      std::cerr << json_out << ": cannot write\n";
+      return 2;
+    }
   }
   for (const auto& what : mismatched) {
     std::fprintf(stderr, "%s: %s\n", argv[1], what.c_str());
