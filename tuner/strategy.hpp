@@ -73,8 +73,10 @@ class Strategy {
 ///               time over those derived features: logs of the values and
 ///               their pairwise sums and differences) picks
 ///               the lowest lower confidence bound among unevaluated
-///               configurations; every third pick only among the best one's
-///               one-parameter neighbors
+///               configurations (all of them up to 2,048 left, otherwise
+///               2,048 drawn, so a pick costs the same at 10^4 and 10^7);
+///               every third pick only among the best one's one-parameter
+///               neighbors
 /// Failed candidates count as slower than every ok one.
 Result<std::unique_ptr<Strategy>> make_strategy(std::string_view name, const SpaceFeatures& features,
                                                 const std::vector<std::size_t>& firsts, std::uint64_t seed);
