@@ -4,13 +4,10 @@
 // review the diff (tests/data/golden/README.md).
 #pragma once
 
-#include <catch2/catch.hpp>
-#include <cstdlib>
 #include <regex>
-#include <sstream>
 #include <string>
 
-#include "test_util.hpp"
+#include "golden_file.hpp"
 #include "tools_fixtures.hpp"
 
 namespace kforge::test {
@@ -27,30 +24,7 @@ inline std::string normalize_for_golden(std::string text) {
 }
 
 inline void check_golden(const std::string& name, const std::string& raw) {
-  const std::string actual = normalize_for_golden(raw);
-  const std::string path = std::string(KFORGE_TEST_DATA_DIR) + "/golden/" + name;
-  if (const char* u = std::getenv("KFORGE_UPDATE_GOLDEN"); u && std::string(u) == "1") {
-    write_file(path, actual);
-    WARN("rewrote " << path);
-    return;
-  }
-  const std::string expected = read_file(path);
-  INFO("golden file " << path << " (KFORGE_UPDATE_GOLDEN=1 rewrites it)");
-  REQUIRE_FALSE(expected.empty());
-  if (expected == actual) return;
-  std::istringstream e(expected), a(actual);
-  std::string le, la;
-  int line = 0;
-  while (true) {
-    ++line;
-    const bool more_e = static_cast<bool>(std::getline(e, le));
-    const bool more_a = static_cast<bool>(std::getline(a, la));
-    if (!more_e && !more_a) break;
-    if (le != la || more_e != more_a) {
-      FAIL("first difference at line " << line << "\nexpected: " << le << "\nactual:   " << la);
-    }
-  }
-  FAIL("outputs differ (line endings?)");
+  check_golden_file(name, normalize_for_golden(raw));
 }
 
 }  // namespace kforge::test
