@@ -40,7 +40,7 @@ struct TaskReport {
   std::optional<CandidateOutcome> winner;
   std::int64_t sweep_id = 0;  ///< the run's sweep row, or the earlier one that finished the task
   double time_s = 0;
-  std::string retiming_note;  ///< TuneSummary::retiming_note: the winner stands unsettled
+  std::string retiming_note;  ///< TuneSummary::retiming.note: the winner stands unsettled
   /// Finalists the re-timing cannot tell from the winner (within_noise_of_winner).
   std::vector<CandidateOutcome> within_noise;
 };
@@ -139,11 +139,7 @@ TaskReport stored_report(Database& db, const SweepTask& t, const std::string& de
     if (rec.status != "ok") {
       ++r.failed[rec.status];
     } else if (!r.winner || rec.median_ms < r.winner->timing.median_ms) {
-      CandidateOutcome o;
-      o.template_name = rec.template_name;
-      o.config = rec.config;
-      o.timing.median_ms = rec.median_ms;
-      r.winner = o;
+      r.winner = outcome_from_record(rec);
     }
   }
   return r;
@@ -295,15 +291,15 @@ void run_sweep(const CommonOptions& o, const SweepOptions& s) {
       r.error = summary.error().message;
       progress.note(t.key + ": error: " + r.error);
     } else {
-      r.evaluated = summary->evaluated + summary->reused;
-      r.evaluated_now = summary->evaluated;
+      r.evaluated = summary->counts.evaluated + summary->counts.reused;
+      r.evaluated_now = summary->counts.evaluated;
       for (const auto& oc : summary->outcomes) {
         if (oc.status != CandidateStatus::kOk) ++r.failed[std::string(status_name(oc.status))];
       }
       r.winner = summary->winner;
       r.sweep_id = summary->sweep_id;
-      r.time_s = summary->total_s;
-      r.retiming_note = summary->retiming_note;
+      r.time_s = summary->times.total_s;
+      r.retiming_note = summary->retiming.note;
       if (!r.retiming_note.empty()) progress.note(t.key + ": " + r.retiming_note);
       for (const FinalistTiming* f : within_noise_of_winner(*summary)) {
         CandidateOutcome tied = f->outcome;

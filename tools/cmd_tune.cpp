@@ -32,38 +32,6 @@ struct TuneOptions {
   bool window_stop = MeasurementProtocol{}.stop_outside_window;
 };
 
-nlohmann::json outcome_json(const CandidateOutcome& o, double flops) {
-  nlohmann::json j = {{"template", o.template_name}, {"config", o.config}, {"status", status_name(o.status)},
-                      {"median_ms", o.timing.median_ms}, {"p20_ms", o.timing.p20_ms},
-                      {"p80_ms", o.timing.p80_ms}, {"min_ms", o.timing.min_ms}, {"count", o.timing.count},
-                      {"error_norm", o.error_norm}};
-  if (o.timing.median_ms > 0) j["gflops"] = flops / (o.timing.median_ms * 1e-3) / 1e9;
-  if (!o.reason.empty()) j["reason"] = o.reason;
-  if (!o.timing.clocks.empty()) j["clocks"] = o.timing.clocks.to_json();
-  return j;
-}
-
-nlohmann::json warm_starts_json(const TuneSummary& s) {
-  nlohmann::json j = nlohmann::json::array();
-  for (const auto& w : s.warm_starts) {
-    j.push_back({{"template", w.template_name}, {"config", w.config}, {"from_problem", w.from_problem},
-                 {"log2_distance", w.distance}});
-  }
-  return j;
-}
-
-nlohmann::json skipped_json(const TuneSummary& s) {
-  nlohmann::json j = nlohmann::json::array();
-  for (const auto& [name, reason] : s.skipped_templates) j.push_back({{"template", name}, {"reason", reason}});
-  return j;
-}
-
-nlohmann::json partial_spaces_json(const TuneSummary& s) {
-  nlohmann::json j = nlohmann::json::array();
-  for (const auto& [name, note] : s.partial_spaces) j.push_back({{"template", name}, {"tuned_over", note}});
-  return j;
-}
-
 }  // namespace
 
 void add_tune_command(CLI::App& app, CommonOptions& o) {
@@ -157,81 +125,21 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
     if (o.json) {
       nlohmann::json j = {{"device", device->info().name},
                           {"device_selector", device->info().selector},
-                          {"problem", problem.key()},
-                          {"sweep_id", s.sweep_id},
-                          {"evaluated", s.evaluated + s.reused},
-                          {"evaluated_now", s.evaluated},
-                          {"reused", s.reused},
-                          {"failed", s.failed},
-                          {"time_s", {{"total", s.total_s}, {"compile", s.compile_s}, {"validate", s.validate_s},
-                                      {"measure", s.measure_s}, {"finalists", s.finalists_s}, {"setup", s.setup_s}}},
-                          {"cache_hits", s.cache_hits},
-                          {"compiled_ahead", s.compiled_ahead},
-                          {"guessed_ahead", s.guessed_ahead},
-                          {"compile_ahead_stopped", s.compile_ahead_stopped.empty()
-                                                        ? nlohmann::json(nullptr)
-                                                        : nlohmann::json(s.compile_ahead_stopped)},
-                          {"skipped_templates", skipped_json(s)},
-                          {"partial_spaces", partial_spaces_json(s)},
-                          {"warm_starts", warm_starts_json(s)},
-                          {"worker_restarts", s.worker_restarts},
-                          {"references_reused", s.references_reused},
-                          {"compile_overlap", s.compile_overlap},
-                          {"code_generators", s.code_generators},
-                          {"generators_lost", s.generators_lost},
-                          {"generators_lost_running", s.generators_lost_running},
-                          {"generated_ahead", s.generated_ahead},
-                          {"compiled_combined", s.compiled_combined},
-                          {"validated_ahead", s.validated_ahead},
-                          {"compiled_alone", s.compiled_alone},
-                          {"shares_rebuilt", s.shares_rebuilt},
-                          {"stop_reason", s.stop_reason},
-                          {"retimings", s.retimings},
-                          {"retiming_note", s.retiming_note},
-                          {"retimed_for_load", s.retimed_for_load},
-                          {"winner", nullptr},
-                          {"default", nullptr}};
-      // Why timing stopped, over this run's ok candidates (docs/measurement.md, step 4).
-      nlohmann::json stops = nlohmann::json::object();
-      for (const auto& c : s.outcomes) {
-        if (c.reused || c.status != CandidateStatus::kOk || c.timing.stop.empty()) continue;
-        stops[c.timing.stop] = stops.value(c.timing.stop, 0) + 1;
-      }
-      j["timing_stops"] = stops;
-      if (s.winner) j["winner"] = outcome_json(*s.winner, flops);
-      if (s.default_result) j["default"] = outcome_json(*s.default_result, flops);
-      j["finalists"] = nlohmann::json::array();
-      const FinalistTiming* won = winning_finalist(s);
-      const auto tied = within_noise_of_winner(s);
-      for (const auto& f : s.finalists) {
-        const bool is_winner = &f == won;
-        j["finalists"].push_back({{"template", f.outcome.template_name},
-                                  {"config", f.outcome.config},
-                                  {"search_median_ms", f.outcome.timing.median_ms},
-                                  {"interleaved_median_ms", f.interleaved.median_ms},
-                                  {"interleaved_count", f.interleaved.count},
-                                  {"interleaved_ci_ms", {f.interleaved.ci.low_ms, f.interleaved.ci.high_ms}},
-                                  {"interleaved_ci_coverage", f.interleaved.ci.coverage},
-                                  {"winner", is_winner},
-                                  {"within_noise_of_winner", std::find(tied.begin(), tied.end(), &f) != tied.end()},
-                                  {"interleaved_stop", f.interleaved.stop},
-                                  {"interleaved_clocks", f.interleaved.clocks.to_json()}});
-      }
-      if (s.winner && s.default_result && s.default_result->status == CandidateStatus::kOk)
-        j["speedup_vs_default"] = s.default_result->timing.median_ms / s.winner->timing.median_ms;
+                          {"problem", problem.key()}};
+      j.update(to_json(s, flops));
       print_json(j);
       if (!s.winner) throw ExitStatus{kExitNoCandidatePassed};
       return;
     }
-    for (const auto& [name, reason] : s.skipped_templates) std::cout << "\nskipped " << name << ": " << reason;
-    for (const auto& [name, note] : s.partial_spaces) std::cout << "\npart of the space: " << note;
-    for (const auto& w : s.warm_starts) {
+    for (const auto& [name, reason] : s.search.skipped_templates) std::cout << "\nskipped " << name << ": " << reason;
+    for (const auto& [name, note] : s.search.partial_spaces) std::cout << "\npart of the space: " << note;
+    for (const auto& w : s.search.warm_starts) {
       std::cout << "\nwarm start " << w.template_name << " " << w.config << ": the winner of " << w.from_problem
                 << " (log2 distance " << fmt(w.distance, 3) << ")";
     }
     std::cout << "\n" << problem.key() << " on " << device->info().name << " (" << device->info().selector
-              << "): " << s.evaluated + s.reused << " candidates (" << s.reused << " already stored), "
-              << s.failed << " failed, " << fmt(s.total_s, 3) << " s\n";
+              << "): " << s.counts.evaluated + s.counts.reused << " candidates (" << s.counts.reused
+              << " already stored), " << s.counts.failed << " failed, " << fmt(s.times.total_s, 3) << " s\n";
     std::vector<std::vector<std::string>> rows;
     auto row = [&](const std::string& label, const CandidateOutcome& c) {
       rows.push_back({label, c.template_name, c.config, std::string(status_name(c.status)),
@@ -241,7 +149,7 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
     if (s.winner) row("winner", *s.winner);
     if (s.default_result) row("default", *s.default_result);
     print_table({"", "template", "config", "status", "median ms", "p20 / p80 ms", "GFLOP/s"}, rows);
-    if (!s.retiming_note.empty()) std::cout << "note: " << s.retiming_note << "\n";
+    if (!s.retiming.note.empty()) std::cout << "note: " << s.retiming.note << "\n";
     // Finalists the re-timing cannot tell from the winner: another run may name one of them.
     if (const FinalistTiming* won = winning_finalist(s)) {
       const auto interval = [](const TimingStats& timing) {

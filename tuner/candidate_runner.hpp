@@ -1,5 +1,5 @@
 // Where candidates run: the part of the tuner that touches the device.
-// The tuning loop (tuner.cpp) picks configurations and stores results; a
+// The tuning loop (tuning_session.cpp) picks configurations and stores results; a
 // CandidateRunner compiles, prunes, validates and times them. Two kinds:
 // InProcessRunner (in_process_runner.hpp) runs them in the calling process;
 // WorkerRunner (worker_runner.hpp) runs an InProcessRunner in a supervised

@@ -92,8 +92,8 @@ Status retime_finalists(CandidateRunner& runner, const MeasurementProtocol& prot
     for (std::size_t i : chosen) refs.push_back({outcomes[i].template_name, outcomes[i].config});
     auto report = runner.retime(refs);
     if (!report.ok() || report->timings.size() != chosen.size()) break;  // the results so far stand
-    summary.compiled_alone += report->compiled_alone;
-    summary.retimings = retiming;
+    summary.pipeline.compiled_alone += report->compiled_alone;
+    summary.retiming.retimings = retiming;
     for (std::size_t k = 0; k < chosen.size(); ++k) {
       const std::size_t i = chosen[k];
       KF_TRY(store(outcomes[i], report->timings[k], retiming));
@@ -109,7 +109,7 @@ Status retime_finalists(CandidateRunner& runner, const MeasurementProtocol& prot
       // finalists: they go beside the winner, once each.
       std::vector<std::size_t> loaded = timed_under_load(outcomes, stored, order, best, protocol);
       if (loaded.empty() || retiming >= most) break;
-      summary.retimed_for_load += next_round(best, std::move(loaded));
+      summary.retiming.retimed_for_load += next_round(best, std::move(loaded));
       continue;
     }
 
@@ -126,7 +126,7 @@ Status retime_finalists(CandidateRunner& runner, const MeasurementProtocol& prot
            << outcomes[lead].config << " (" << stored[lead] << " ms against " << stored[best]
            << " ms): the machine's speed changed while the finalists were re-timed; the winner is the fastest "
               "as stored";
-      summary.retiming_note = note.str();
+      summary.retiming.note = note.str();
       break;
     }
     next_round(lead, std::move(faster));
@@ -177,7 +177,7 @@ std::optional<std::string> leader_change(const TuneSummary& s, const CandidateOu
   } else {
     out << leader.timing.median_ms << " ms in the search";
   }
-  if (!s.retiming_note.empty()) out << "; " << s.retiming_note;
+  if (!s.retiming.note.empty()) out << "; " << s.retiming.note;
   return out.str();
 }
 

@@ -26,11 +26,11 @@ using StoreRetiming = std::function<Status(const CandidateOutcome&, const Timing
 /// re-timing's fastest is re-timed again together with every outcome
 /// stored faster than it (fastest first, up to `max_finalists` in all), at
 /// most `finalist_retimings` re-timings in all. After that the winner
-/// stands as stored and summary.retiming_note says why. A settled winner is
+/// stands as stored and summary.retiming.note says why. A settled winner is
 /// re-timed once more, within the same limit, beside the candidates timed
 /// while other work took at least `retime_load_share` of a CPU device's
 /// host whose medians, scaled by the share of the host they had, would have
-/// made the finalists (summary.retimed_for_load counts them).
+/// made the finalists (summary.retiming.retimed_for_load counts them).
 /// summary.finalists gets each re-timed outcome once, with its last timing,
 /// in the order first re-timed. A runner that fails to re-time leaves the
 /// results as they are.

@@ -99,8 +99,8 @@ TEST_CASE("finalists: one re-timing when the machine holds still", "[measurement
   Stored stored;
   REQUIRE(retime_finalists(runner, finalist_protocol(), summary, store_into(stored)).ok());
   CHECK(runner.asked == std::vector<std::vector<std::string>>{{"A", "B", "C"}});
-  CHECK(summary.retimings == 1);
-  CHECK(summary.retiming_note.empty());
+  CHECK(summary.retiming.retimings == 1);
+  CHECK(summary.retiming.note.empty());
   REQUIRE(summary.winner);
   CHECK(summary.winner->config == "B");
   CHECK(summary.winner->timing.median_ms == 10.2);
@@ -123,8 +123,8 @@ TEST_CASE("finalists: re-timed again with the candidates stored faster when the 
     REQUIRE(retime_finalists(runner, finalist_protocol(), summary, store_into(stored)).ok());
     REQUIRE(runner.asked.size() == 2);
     CHECK(runner.asked[1] == std::vector<std::string>{"B", "D"});
-    CHECK(summary.retimings == 2);
-    CHECK(summary.retiming_note.empty());
+    CHECK(summary.retiming.retimings == 2);
+    CHECK(summary.retiming.note.empty());
     REQUIRE(summary.winner);
     CHECK(summary.winner->config == "B");
     CHECK(summary.winner->timing.median_ms == 10.1);
@@ -151,7 +151,7 @@ TEST_CASE("finalists: a candidate stored exactly as fast as the re-timing's fast
   REQUIRE(retime_finalists(runner, finalist_protocol(), summary, store_into(stored)).ok());
   REQUIRE(runner.asked.size() == 2);
   CHECK(runner.asked[1] == std::vector<std::string>{"B", "A"});
-  CHECK(summary.retiming_note.empty());
+  CHECK(summary.retiming.note.empty());
   REQUIRE(summary.winner);
   CHECK(summary.winner->config == "B");
 }
@@ -172,8 +172,8 @@ TEST_CASE("finalists: after the last re-timing an unsettled winner stands as sto
   // (max_finalists 4).
   CHECK(runner.asked == std::vector<std::vector<std::string>>{
                             {"A", "B", "C"}, {"A", "D", "E", "G"}, {"A", "H", "I", "J"}});
-  CHECK(summary.retimings == 3);
-  CHECK_THAT(summary.retiming_note, Catch::Contains("after 3 re-timings") &&
+  CHECK(summary.retiming.retimings == 3);
+  CHECK_THAT(summary.retiming.note, Catch::Contains("after 3 re-timings") &&
                                         Catch::Contains("1 candidate(s) timed earlier") && Catch::Contains("A (15 ms"));
   REQUIRE(summary.winner);
   CHECK(summary.winner->config == "K");  // as the database's winners table would say
@@ -211,8 +211,8 @@ TEST_CASE("finalists: a candidate slowed by other load while timed is re-timed b
     REQUIRE(retime_finalists(runner, p, summary, store_into(stored)).ok());
     REQUIRE(runner.asked.size() == 2);
     CHECK(runner.asked[1] == std::vector<std::string>{"A", "E"});
-    CHECK(summary.retimed_for_load == 1);
-    CHECK(summary.retimings == 2);
+    CHECK(summary.retiming.retimed_for_load == 1);
+    CHECK(summary.retiming.retimings == 2);
     REQUIRE(summary.winner);
     CHECK(summary.winner->config == "E");
     CHECK(summary.winner->timing.median_ms == 9.8);
@@ -221,7 +221,7 @@ TEST_CASE("finalists: a candidate slowed by other load while timed is re-timed b
     p.retime_load_share = 0;
     REQUIRE(retime_finalists(runner, p, summary, store_into(stored)).ok());
     CHECK(runner.asked.size() == 1);
-    CHECK(summary.retimed_for_load == 0);
+    CHECK(summary.retiming.retimed_for_load == 0);
   }
   SECTION("not beyond the re-timings allowed") {
     p.finalist_retimings = 1;
@@ -263,7 +263,7 @@ TEST_CASE("finalists: a short candidate whose load no tick counted is judged by 
   REQUIRE(retime_finalists(runner, finalist_protocol(), summary, store_into(stored)).ok());
   REQUIRE(runner.asked.size() == 2);
   CHECK(runner.asked[1] == std::vector<std::string>{"A", "T", "W"});
-  CHECK(summary.retimed_for_load == 2);
+  CHECK(summary.retiming.retimed_for_load == 2);
   REQUIRE(summary.winner);
   CHECK(summary.winner->config == "W");
 }
@@ -277,8 +277,8 @@ TEST_CASE("finalists: a re-timing that timed nothing ends the re-timings", "[mea
   Stored stored;
   REQUIRE(retime_finalists(runner, finalist_protocol(), summary, store_into(stored)).ok());
   CHECK(runner.asked.size() == 1);
-  CHECK(summary.retimings == 1);
-  CHECK(summary.retiming_note.empty());
+  CHECK(summary.retiming.retimings == 1);
+  CHECK(summary.retiming.note.empty());
 }
 
 TEST_CASE("finalists: a runner that fails to re-time leaves the search's results", "[measurement][unit]") {
@@ -290,7 +290,7 @@ TEST_CASE("finalists: a runner that fails to re-time leaves the search's results
   runner.search = &search;
   Stored stored;
   REQUIRE(retime_finalists(runner, finalist_protocol(), summary, store_into(stored)).ok());
-  CHECK(summary.retimings == 0);
+  CHECK(summary.retiming.retimings == 0);
   CHECK(summary.finalists.empty());
   CHECK(stored.median.empty());
   REQUIRE(summary.winner);

@@ -77,8 +77,8 @@ TEST_CASE("a sweep records every candidate and catches the planted flaw", "[tune
     }
   });
   REQUIRE(summary.ok());
-  CHECK(summary->evaluated == 8);
-  CHECK(summary->failed == 4);
+  CHECK(summary->counts.evaluated == 8);
+  CHECK(summary->counts.failed == 4);
   CHECK(events == 8 + 2);
   CHECK(retimes == 1);
   for (const auto& o : summary->outcomes) {
@@ -145,7 +145,7 @@ TEST_CASE("a sweep records every candidate and catches the planted flaw", "[tune
   // search and the re-timing (finalist_retiming.hpp): those come after.
   CHECK(retimed == static_cast<int>(summary->finalists.size()));
   REQUIRE(summary->finalists.size() >= chosen.size());
-  CHECK((summary->retimings == 1) == (summary->finalists.size() == chosen.size()));
+  CHECK((summary->retiming.retimings == 1) == (summary->finalists.size() == chosen.size()));
   for (std::size_t k = 0; k < chosen.size(); ++k) {
     CHECK(summary->finalists[k].outcome.config == summary->outcomes[chosen[k]].config);
   }
@@ -179,9 +179,9 @@ TEST_CASE("a sweep records every candidate and catches the planted flaw", "[tune
   // A rerun of the same sweep evaluates nothing again.
   auto again = tuner.run(req);
   REQUIRE(again.ok());
-  CHECK(again->evaluated == 0);
-  CHECK(again->reused == 8);
-  CHECK(again->failed == 4);
+  CHECK(again->counts.evaluated == 0);
+  CHECK(again->counts.reused == 8);
+  CHECK(again->counts.failed == 4);
   CHECK((*db)->results({})->size() == 8);
 }
 
@@ -202,7 +202,7 @@ TEST_CASE("the first timed launch is the poisoned-output run: a kernel that read
   req.templates = {catalog.find("gemm_reads_c")};
   auto summary = tuner.run(req, {});
   REQUIRE(summary.ok());
-  CHECK(summary->evaluated == 4);
+  CHECK(summary->counts.evaluated == 4);
   for (const auto& o : summary->outcomes) {
     INFO(o.config << " " << o.reason);
     if (o.config.find("RC1") != std::string::npos) {
@@ -242,7 +242,7 @@ TEST_CASE("a batch is validated first and timed fastest first, so its slow candi
     auto s = tuner.run(req, {});
     REQUIRE(s.ok());
     REQUIRE(s->outcomes.size() == 6);
-    CHECK(s->validated_ahead == (fastest_first ? 6 : 0));
+    CHECK(s->pipeline.validated_ahead == (fastest_first ? 6 : 0));
     std::map<std::string, std::string> stop;
     for (const auto& o : s->outcomes) {
       CHECK(o.status == CandidateStatus::kOk);
@@ -287,7 +287,7 @@ TEST_CASE("templates sharing an evaluation budget are timed in the strategy's or
     auto s = tuner.run(req, {});
     REQUIRE(s.ok());
     CHECK(s->outcomes.size() == 4);
-    CHECK(s->validated_ahead == (shared ? 0 : 4));
+    CHECK(s->pipeline.validated_ahead == (shared ? 0 : 4));
   }
 }
 
@@ -361,8 +361,8 @@ TEST_CASE("compiling ahead while measuring gives every candidate the outcome it 
     req.compile_threads = 2;
     auto s = tuner.run(req);
     REQUIRE(s.ok());
-    CHECK(s->compile_overlap == (mode == TuneRequest::CompileOverlap::kOn));
-    CHECK(s->evaluated == 8);
+    CHECK(s->pipeline.compile_overlap == (mode == TuneRequest::CompileOverlap::kOn));
+    CHECK(s->counts.evaluated == 8);
     for (const auto& o : s->outcomes) outcomes[mode].insert({o.config, std::string(status_name(o.status))});
   }
   CHECK(outcomes[TuneRequest::CompileOverlap::kOn] == outcomes[TuneRequest::CompileOverlap::kOff]);
