@@ -217,13 +217,13 @@ TEST_CASE("inspect: a .nv.info record cut short is an error naming the section",
   const std::string bytes = test::read_file(file_with(simt().dir, ".cubin"));
   auto image = read_elf_image(std::span(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
   REQUIRE(image.ok());
-  auto info = cli::read_cubin_info(*image);
+  auto info = read_cubin_info(*image);
   REQUIRE(info.ok());
   CHECK(info->sm == 90);
   for (auto& s : image->sections) {
     if (s.name.rfind(".nv.info.", 0) == 0) s.bytes.resize(s.bytes.size() - 2);
   }
-  auto cut = cli::read_cubin_info(*image);
+  auto cut = read_cubin_info(*image);
   REQUIRE(!cut.ok());
   CHECK_THAT(cut.error().message, Catch::StartsWith("cubin: .nv.info.gemm_simt_tiled__"));
 }
@@ -253,8 +253,8 @@ $L__BB0_2: st.global.f32 [%rd1], %f1;
   ret;
 }
 )";
-  REQUIRE(cli::looks_like_ptx(ptx));
-  auto m = cli::parse_ptx(ptx);
+  REQUIRE(looks_like_ptx(ptx));
+  auto m = parse_ptx(ptx);
   REQUIRE(m.ok());
   CHECK(m->target == "sm_80");
   REQUIRE(m->entries.size() == 1);
@@ -265,7 +265,7 @@ $L__BB0_2: st.global.f32 [%rd1], %f1;
         std::vector<std::string>{"ld.param.u64", "bra", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
                                  "ld.shared::cta.u32", "ldmatrix.sync.aligned.m8n8.x4.shared.b16",
                                  "cp.async.cg.shared.global", "bar.sync", "st.global.f32", "ret"});
-  const auto mix = cli::tally_mix(cli::Isa::kPtx, e.opcodes);
+  const auto mix = tally_mix(Isa::kPtx, e.opcodes);
   CHECK(mix.total == 9);
   CHECK(mix.count("mma") == 1);
   CHECK(mix.count("ld_shared") == 1);
@@ -275,12 +275,11 @@ $L__BB0_2: st.global.f32 [%rd1], %f1;
   CHECK(mix.count("st_global") == 1);
   CHECK(mix.count("branch") == 2);
   CHECK(mix.count("other") == 1);
-  CHECK(!cli::looks_like_ptx("int main() { return 0; }"));
-  CHECK(!cli::parse_ptx(".version 8.0\n.target sm_80\n.entry k() { ld.global.u32 %r1, [x];\n").ok());
+  CHECK(!looks_like_ptx("int main() { return 0; }"));
+  CHECK(!parse_ptx(".version 8.0\n.target sm_80\n.entry k() { ld.global.u32 %r1, [x];\n").ok());
 }
 
 TEST_CASE("inspect: amdgcn mnemonic categories", "[inspect]") {
-  using cli::amdgcn_category;
   CHECK(amdgcn_category("v_mfma_f32_32x32x8f16") == "mfma");
   CHECK(amdgcn_category("global_load_dwordx4") == "global_load");
   CHECK(amdgcn_category("global_store_dword") == "global_store");

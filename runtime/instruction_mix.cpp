@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <map>
 
-namespace kforge::cli {
+namespace kforge {
 
 namespace {
 
@@ -116,4 +116,4 @@ InstructionMix tally_mix(Isa isa, const std::vector<std::string>& mnemonics, std
   return mix;
 }
 
-}  // namespace kforge::cli
+}  // namespace kforge

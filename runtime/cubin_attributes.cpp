@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <map>
 
-namespace kforge::cli {
+namespace kforge {
 
 namespace {
 
@@ -247,4 +247,4 @@ Result<CubinInfo> read_cubin_info(const ElfImage& image) {
   return info;
 }
 
-}  // namespace kforge::cli
+}  // namespace kforge

@@ -11,7 +11,7 @@
 
 #include "result.hpp"
 
-namespace kforge::cli {
+namespace kforge {
 
 struct PtxEntry {
   std::string name;
@@ -35,4 +35,4 @@ bool looks_like_ptx(std::string_view text);
 /// or whose entry bodies are not closed.
 Result<PtxModule> parse_ptx(std::string_view text);
 
-}  // namespace kforge::cli
+}  // namespace kforge

@@ -13,7 +13,7 @@
 #include "elf_image.hpp"
 #include "result.hpp"
 
-namespace kforge::cli {
+namespace kforge {
 
 /// One EIATTR record as stored: format (1 none, 2 byte, 3 half, 4 sized), attribute id and payload.
 struct EiattrRecord {
@@ -65,4 +65,4 @@ Result<CubinInfo> read_cubin_info(const ElfImage& image);
 /// The name kforge gives an EIATTR id ("EIATTR_REGCOUNT"; "EIATTR_0x50" for others).
 std::string eiattr_name(std::uint8_t attribute);
 
-}  // namespace kforge::cli
+}  // namespace kforge

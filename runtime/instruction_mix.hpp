@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-namespace kforge::cli {
+namespace kforge {
 
 enum class Isa { kAmdgcn, kPtx };
 
@@ -34,4 +34,4 @@ std::string ptx_category(std::string_view opcode);
 /// Counts `mnemonics` (one per instruction) by category; keeps the `top_n` most frequent.
 InstructionMix tally_mix(Isa isa, const std::vector<std::string>& mnemonics, std::size_t top_n = 10);
 
-}  // namespace kforge::cli
+}  // namespace kforge

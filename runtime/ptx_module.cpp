@@ -3,7 +3,7 @@
 
 #include <cctype>
 
-namespace kforge::cli {
+namespace kforge {
 
 namespace {
 
@@ -172,4 +172,4 @@ Result<PtxModule> parse_ptx(std::string_view raw) {
   return m;
 }
 
-}  // namespace kforge::cli
+}  // namespace kforge
