@@ -3,6 +3,7 @@
 
 #include "in_process_runner.hpp"
 #include "tuning_session.hpp"
+#include "worker_runner.hpp"
 
 namespace kforge {
 

@@ -20,7 +20,7 @@
 #include "template_source.hpp"
 #include "timing_stats.hpp"
 #include "tune_summary.hpp"
-#include "worker_runner.hpp"
+#include "worker_timeouts.hpp"
 
 namespace kforge {
 
