@@ -3,8 +3,9 @@
 #   find_package(kforge REQUIRED)
 #   target_link_libraries(app PRIVATE kforge::runtime)   # C++: #include <kforge/lookup.hpp>
 #   target_link_libraries(capp PRIVATE kforge::c)        # C:   #include <kforge/kforge.h>
-# Headers go flat into P/include/kforge (they include each other by file
-# name). tests/consumer is such a project, built against an installed tree.
+# The public headers go flat into P/include/kforge (they include each other
+# by file name). tests/consumer is such a project, built against an
+# installed tree.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -21,11 +22,9 @@ install(TARGETS ${_kforge_exported} EXPORT kforgeTargets
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS kforge RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
-set(_kforge_headers)
-foreach(dir generator templates db runtime tuner)
-  file(GLOB _h CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/${dir}/*.hpp ${PROJECT_SOURCE_DIR}/${dir}/*.h)
-  list(APPEND _kforge_headers ${_h})
-endforeach()
+# The public headers only (KforgePublicHeaders.cmake says which and why).
+include(KforgePublicHeaders)
+list(TRANSFORM KFORGE_PUBLIC_HEADERS PREPEND ${PROJECT_SOURCE_DIR}/ OUTPUT_VARIABLE _kforge_headers)
 install(FILES ${_kforge_headers} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kforge)
 
 set(_kforge_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/kforge)
