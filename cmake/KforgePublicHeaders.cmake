@@ -1,22 +1,23 @@
 # The public headers: what `cmake --install` puts in P/include/kforge, and all
 # of it. A consumer opens a device, selects and launches through Lookup,
 # describes problems and operators, tunes from C++ and reads or exchanges
-# tuning databases with these alone; C programs need only kforge.h. Every
+# tuning databases with these alone; C programs need only kforge.h, and a
+# declared operator's reference library only kforge_reference.h. Every
 # header here compiles on its own from the installed tree, and the installed
 # directory holds exactly this list (ctest consumer_install,
 # tests/consumer/run_consumer.cmake). A header a public one includes is
 # public too; the rest (workers and their protocol, driver wrappers, compile
 # queues, readers of compiler output) stay inside the build.
 set(KFORGE_PUBLIC_HEADERS
-  # C API (libkforge.so).
-  runtime/kforge.h
+  # C API (libkforge.so), and the C ABI a declared operator's reference library exports.
+  runtime/kforge.h runtime/kforge_reference.h
   # Devices: open one, its identity and the Device/Compiler interfaces.
   runtime/device_registry.hpp runtime/backend.hpp runtime/device_info.hpp
   # Device exposes its cache flush method and clock samples.
   runtime/cache_flush.hpp runtime/clock_reader.hpp
-  # The lookup and what it holds by value on its hot path.
+  # The lookup, what it holds by value on its hot path, and its named launch arguments.
   runtime/lookup.hpp runtime/template_catalog.hpp runtime/binary_cache.hpp runtime/entry_check.hpp
-  runtime/selection_cache.hpp
+  runtime/selection_cache.hpp runtime/named_arguments.hpp
   # Problems, operators, templates and their instances.
   generator/result.hpp generator/problem.hpp generator/dtype.hpp generator/operator.hpp
   generator/gemm_operator.hpp generator/expr.hpp generator/config.hpp generator/manifest.hpp
