@@ -25,6 +25,8 @@ set(KFORGE_PUBLIC_HEADERS
   generator/hardware_identity.hpp
   # The tuning database and its JSON interchange.
   db/database.hpp db/records.hpp db/json_interchange.hpp db/tuning_set.hpp
-  # Tuning from C++: the tuner, its strategies and measurement protocol.
+  # Tuning from C++: the tuner, its strategies and measurement protocol, and
+  # the summary a run returns (its outcomes and warm starts).
   tuner/tuner.hpp tuner/strategy.hpp tuner/candidate_status.hpp tuner/measurement.hpp
-  tuner/timing_stats.hpp tuner/worker_timeouts.hpp)
+  tuner/timing_stats.hpp tuner/worker_timeouts.hpp tuner/tune_summary.hpp tuner/candidate_outcome.hpp
+  tuner/warm_start.hpp)
