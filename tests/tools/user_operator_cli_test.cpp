@@ -116,6 +116,29 @@ TEST_CASE("a 2-D stencil with a halo is checked against expected .npy outputs", 
   check_flaws_caught(results_in(db), "stencil5_tiled", "problem stencil5/H=13,W=21/f32/NN");
 }
 
+TEST_CASE("the stencil is checked as well against a reference library and a reference template",
+          "[cli][declared]") {
+  test::TempDir dir;
+  const std::string tpl = staged(dir, "stencil5", KFORGE_STENCIL5_REFERENCE);
+  const std::string tune = "tune --template " + tpl + " --strategy exhaustive" + kFast + "--json --db ";
+  edit_json(tpl, "operator.json", [](json& j) {
+    j["reference"] = {{"library", "stencil5_reference.so"}, {"symbol", "stencil5_reference"}};
+  });
+  auto lib = parse_json(test::run_kforge(tune + dir.file("lib.db")));
+  CHECK(lib["evaluated"] == 8);
+  CHECK(lib["failed"] == 4);
+  check_flaws_caught(results_in(dir.file("lib.db")), "stencil5_tiled", "; reference: library " + tpl);
+
+  edit_json(tpl, "operator.json", [](json& j) {
+    j["reference"] = {{"template", "reference"}, {"config", "ROWS1"}};
+  });
+  auto ref = parse_json(test::run_kforge(tune + dir.file("tpl.db")));
+  CHECK(ref["evaluated"] == 8);
+  CHECK(ref["failed"] == 4);
+  check_flaws_caught(results_in(dir.file("tpl.db")), "stencil5_tiled",
+                     "; reference: reference template " + tpl + "/reference config ROWS1");
+}
+
 TEST_CASE("an operator with two outputs names the output an unwritten element is in", "[cli][declared]") {
   test::TempDir dir;
   const std::string tpl = staged(dir, "rowstats", KFORGE_ROWSTATS_REFERENCE);
