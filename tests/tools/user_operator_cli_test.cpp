@@ -139,6 +139,45 @@ TEST_CASE("the stencil is checked as well against a reference library and a refe
                      "; reference: reference template " + tpl + "/reference config ROWS1");
 }
 
+TEST_CASE("saxpy against expected .npy outputs and a reference template", "[cli][declared]") {
+  test::TempDir dir;
+  const std::string tpl = staged(dir, "saxpy");
+  const std::string tune = "tune --template " + tpl + " --strategy exhaustive" + kFast + "--json --db ";
+  // The default problem, n = 1000, with inputs and the expected y from files.
+  edit_json(tpl, "operator.json", [](json& j) {
+    j["arguments"][2]["init"] = {{"kind", "npy"}, {"file", "x.npy"}};
+    j["arguments"][3]["init"] = {{"kind", "npy"}, {"file", "y0.npy"}};
+    j["reference"] = {{"expected", {{"y", "y_expected.npy"}}}};
+  });
+  auto npy = parse_json(test::run_kforge(tune + dir.file("npy.db")));
+  CHECK(npy["evaluated"] == 8);
+  CHECK(npy["failed"] == 4);
+  check_flaws_caught(results_in(dir.file("npy.db")), "saxpy_blocked", "first bad index 999 (1 bad)");
+
+  edit_json(tpl, "operator.json", [](json& j) {
+    j["reference"] = {{"template", "reference"}, {"config", "BLOCK1"}};
+  });
+  auto ref = parse_json(test::run_kforge(tune + dir.file("tpl.db")));
+  CHECK(ref["evaluated"] == 8);
+  CHECK(ref["failed"] == 4);
+  check_flaws_caught(results_in(dir.file("tpl.db")), "saxpy_blocked",
+                     "; reference: reference template " + tpl + "/reference config BLOCK1");
+}
+
+TEST_CASE("the two-output operator against expected .npy outputs", "[cli][declared]") {
+  test::TempDir dir;
+  const std::string tpl = staged(dir, "rowstats");
+  edit_json(tpl, "operator.json", [](json& j) {
+    j["arguments"][3]["init"] = {{"kind", "npy"}, {"file", "x.npy"}};
+    j["reference"] = {{"expected", {{"scaled", "scaled_expected.npy"}, {"rowsum", "rowsum_expected.npy"}}}};
+  });
+  auto t = parse_json(test::run_kforge("tune --template " + tpl + " --strategy exhaustive" + kFast +
+                                       "--json --db " + dir.file("r.db")));
+  CHECK(t["evaluated"] == 4);
+  CHECK(t["failed"] == 2);
+  check_flaws_caught(results_in(dir.file("r.db")), "rowstats_rowwise", "(output rowsum element 18)");
+}
+
 TEST_CASE("an operator with two outputs names the output an unwritten element is in", "[cli][declared]") {
   test::TempDir dir;
   const std::string tpl = staged(dir, "rowstats", KFORGE_ROWSTATS_REFERENCE);
