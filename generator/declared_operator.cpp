@@ -76,7 +76,14 @@ Env DeclaredOperator::env_of(const Problem& p) const {
     env[d.name] = it != p.dims.end() ? it->second : d.default_value.value_or(0);
   }
   env["dtype_bytes"] = static_cast<std::int64_t>(dtype_bytes(p.dtype));
+  add_attributes_to(env, *this, p);
   return env;
+}
+
+std::vector<std::string> DeclaredOperator::extra_names() const {
+  std::vector<std::string> names = attribute_names(*this);
+  names.insert(names.begin(), "dtype_bytes");
+  return names;
 }
 
 std::uint64_t DeclaredOperator::count_of(const DeclaredArgument& a, const Env& env) const {

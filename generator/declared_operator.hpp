@@ -32,7 +32,8 @@ class DeclaredOperator final : public Operator {
   std::vector<std::string> dims() const override;
   std::map<std::string, std::int64_t> default_dims() const override { return decl_.default_problem; }
   Result<Problem> normalize(Problem p) const override;
-  std::vector<std::string> extra_names() const override { return {"dtype_bytes"}; }
+  std::vector<std::string> extra_names() const override;
+  std::vector<AttributeSpec> attributes() const override { return decl_.attributes; }
   void add_to(Env& env, const Problem& p) const override;
   double flops(const Problem& p) const override;
   double bytes(const Problem& p) const override;

@@ -20,8 +20,8 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr const char* kTopFields[] = {"schema_version", "name",  "description", "dims",     "default_problem",
-                                      "arguments",      "flops", "bytes",       "reference"};
+constexpr const char* kTopFields[] = {"schema_version", "name",  "description", "dims",      "default_problem",
+                                      "attributes",     "arguments", "flops", "bytes", "reference"};
 constexpr const char* kArgumentFields[] = {"name", "type",   "role",      "dtype", "count",
                                            "init", "poison", "tolerance", "value"};
 constexpr const char* kInitKinds[] = {"uniform", "normal", "integers", "constant", "ramp", "npy"};
@@ -151,6 +151,48 @@ Status parse_default_problem(const Fields& f, const json& root, OperatorDeclarat
       return f.fail(field, "expected a positive integer, got " + json_excerpt(item.value()));
     }
     d.default_problem[item.key()] = item.value().get<std::int64_t>();
+  }
+  return ok_status();
+}
+
+/// "attributes": [{"name": "sign", "values": ["plus", "minus"], "doc"?}]:
+/// names free identifiers, values distinct lower-case identifiers (the
+/// generator defines KF_<NAME>_<VALUE>), the first the default.
+Status parse_attributes(const Fields& f, const json& root, OperatorDeclaration& d) {
+  auto it = root.find("attributes");
+  if (it == root.end()) return ok_status();
+  if (!it->is_array()) return f.fail("attributes", "expected an array of {\"name\", \"values\", \"doc\"?}");
+  const std::vector<std::string> taken = d.names();
+  for (std::size_t i = 0; i < it->size(); ++i) {
+    const json& j = (*it)[i];
+    const std::string field = "attributes[" + std::to_string(i) + "]";
+    if (!j.is_object()) return f.fail(field, "expected an object, got " + std::string(j.type_name()));
+    AttributeSpec a;
+    KF_TRY_ASSIGN(name, f.string_at(j, "name", field + ".name", true));
+    const bool clash = std::find(taken.begin(), taken.end(), name) != taken.end() ||
+                       std::any_of(d.attributes.begin(), d.attributes.end(),
+                                   [&](const AttributeSpec& o) { return o.name == name; });
+    if (!is_identifier(name) || clash) {
+      return f.fail(field + ".name", "'" + printable(name) + "' is not a free identifier");
+    }
+    a.name = name;
+    auto values = j.find("values");
+    if (values == j.end() || !values->is_array() || values->empty()) {
+      return f.fail(field + ".values", "expected a non-empty array of names, the first the default");
+    }
+    for (const auto& v : *values) {
+      const std::string text = v.is_string() ? v.get<std::string>() : "";
+      const bool lower = std::none_of(text.begin(), text.end(),
+                                      [](char c) { return std::isupper(static_cast<unsigned char>(c)); });
+      if (!is_identifier(text) || !lower ||
+          std::find(a.values.begin(), a.values.end(), text) != a.values.end()) {
+        return f.fail(field + ".values", json_excerpt(v) + " is not a new lower-case identifier");
+      }
+      a.values.push_back(text);
+    }
+    KF_TRY_ASSIGN(doc, f.string_at(j, "doc", field + ".doc", false));
+    a.doc = doc;
+    d.attributes.push_back(std::move(a));
   }
   return ok_status();
 }
@@ -479,6 +521,7 @@ std::vector<std::string> OperatorDeclaration::names() const {
   std::vector<std::string> out;
   for (const auto& d : dims) out.push_back(d.name);
   out.emplace_back("dtype_bytes");
+  for (const auto& a : attributes) out.push_back(a.name);
   return out;
 }
 
@@ -515,6 +558,7 @@ Result<OperatorDeclaration> OperatorDeclaration::parse(std::string_view text, co
   d.description = description;
   KF_TRY(parse_dims(f, root, d));
   KF_TRY(parse_default_problem(f, root, d));
+  KF_TRY(parse_attributes(f, root, d));
   KF_TRY(parse_arguments(f, root, d));
   for (const char* cost : {"flops", "bytes"}) {
     if (auto it = root.find(cost); it != root.end()) {

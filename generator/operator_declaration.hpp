@@ -14,6 +14,7 @@
 #include "dtype.hpp"
 #include "expr.hpp"
 #include "manifest.hpp"
+#include "operator.hpp"
 #include "result.hpp"
 
 namespace kforge {
@@ -86,6 +87,9 @@ struct OperatorDeclaration {
   std::string description;
   std::vector<DeclaredDim> dims;
   std::map<std::string, std::int64_t> default_problem;
+  /// Choices that are part of the problem like its dtype (Problem::attrs),
+  /// each read by expressions as its value's index.
+  std::vector<AttributeSpec> attributes;
   std::vector<DeclaredArgument> arguments;
   std::optional<FieldExpr> flops, bytes;  ///< bytes: nullopt counts every buffer once
   ReferenceSpec reference;
@@ -98,7 +102,7 @@ struct OperatorDeclaration {
   /// templates, "../saxpy.json"); nullopt when there is neither.
   static Result<std::optional<OperatorDeclaration>> load_dir(const std::string& dir);
 
-  /// The names an expression may read: the dims, then dtype_bytes.
+  /// The names an expression may read: the dims, dtype_bytes, then the attributes.
   std::vector<std::string> names() const;
   const DeclaredArgument* find_argument(std::string_view name) const;
 };

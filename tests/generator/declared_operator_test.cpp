@@ -303,3 +303,49 @@ TEST_CASE("declared operator: the registry holds one declaration per name", "[de
         "c/operator.json: name: operator 'registry_t' is already declared differently by "
         "a/operator.json");
 }
+
+TEST_CASE("declared operator: a scalar takes its value from a problem attribute", "[declared]") {
+  test::TempDir dir;
+  json j = saxpy_declaration();
+  j["attributes"] = json::parse(R"([{"name": "sign", "values": ["plus", "minus"], "doc": "the sign of a"}])");
+  j["arguments"][1] = json::parse(R"({"name": "a", "type": "f32", "value": "1 - 2 * sign"})");
+  auto d = parse_in(dir, j);
+  INFO((d.ok() ? "" : d.error().message));
+  REQUIRE(d.ok());
+  auto op = DeclaredOperator::create(*d, std::make_shared<SaxpyReference>());
+  REQUIRE(op.ok());
+  REQUIRE((*op)->attributes().size() == 1);
+  CHECK((*op)->extra_names() == std::vector<std::string>{"dtype_bytes", "sign"});
+
+  Problem p;
+  p.op = "saxpy_t";
+  p.dims = {{"n", 8}};
+  auto plain = (*op)->normalize(p);
+  REQUIRE(plain.ok());
+  CHECK(plain->attrs.at("sign") == "plus");  // the first value is the default
+  CHECK((*op)->make_workload(*plain, 1, WorkloadKind::kPoisonedOutput).args[1].f32 == 1.0f);
+  p.attrs = {{"sign", "minus"}};
+  auto minus = (*op)->normalize(p);
+  REQUIRE(minus.ok());
+  CHECK((*op)->make_workload(*minus, 1, WorkloadKind::kPoisonedOutput).args[1].f32 == -1.0f);
+  CHECK(minus->key() != plain->key());  // tuned and stored apart
+
+  p.attrs = {{"sign", "zero"}};
+  auto bad = (*op)->normalize(p);
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().message == "saxpy_t: attribute sign = 'zero' is not one of plus, minus");
+}
+
+TEST_CASE("declared operator: bad attributes are named with their field", "[declared]") {
+  auto with = [](const char* attributes) {
+    json j = saxpy_declaration();
+    j["attributes"] = json::parse(attributes);
+    return j;
+  };
+  fails_naming(with(R"({"name": "sign"})"), {"attributes: expected an array"});
+  fails_naming(with(R"([{"name": "n", "values": ["a"]}])"), {"attributes[0].name: 'n' is not a free identifier"});
+  fails_naming(with(R"([{"name": "s", "values": []}])"), {"attributes[0].values: expected a non-empty array"});
+  fails_naming(with(R"([{"name": "s", "values": ["Up"]}])"), {"attributes[0].values: \"Up\" is not a new lower-case"});
+  fails_naming(with(R"([{"name": "s", "values": ["a", "a"]}])"), {"attributes[0].values: \"a\""});
+  fails_naming(with(R"([{"name": "s", "values": ["a"], "doc": 3}])"), {"attributes[0].doc"});
+}
