@@ -1,5 +1,5 @@
 // Occupancy a compiled kernel allows on an architecture, and the pruning rule
-// the tuner applies before launching a candidate (docs/backends.md, "Occupancy").
+// the tuner applies before launching a candidate (docs/compile-only.md, "Occupancy").
 #pragma once
 
 #include <cstdint>

@@ -14,7 +14,7 @@
 namespace kforge {
 
 /// What one SM (NVIDIA) or CU (AMD) of an architecture holds; the inputs of
-/// occupancy() (docs/backends.md, "Occupancy"). Values from the vendors'
+/// occupancy() (docs/compile-only.md, "Occupancy"). Values from the vendors'
 /// tuning guides and occupancy calculators.
 struct ArchResources {
   std::string backend;  ///< "cuda" or "hip"

@@ -140,7 +140,7 @@ void add_compile_command(CLI::App& app, CommonOptions& o) {
                                  "Compile template instances for a GPU architecture (no GPU needed) and report "
                                  "registers, shared memory, spills, occupancy and pruning");
   auto c = std::make_shared<CompileOptions>();
-  cmd->add_option("--target", c->target, "cuda:sm_80, cuda:sm_90, hip:gfx90a, ... (docs/backends.md)")->required();
+  cmd->add_option("--target", c->target, "cuda:sm_80, cuda:sm_90, hip:gfx90a, ... (docs/compile-only.md)")->required();
   add_problem_flags(*cmd, o);
   add_template_flag(*cmd, o);
   add_json_flag(*cmd, o);

@@ -383,7 +383,7 @@ Result<Evaluation> InProcessRunner::validate_one(const std::string& template_nam
   e.resources = compiled->resources.to_json();
   // Compile-only pruning: what the compiler reports (spills, registers,
   // shared memory, the occupancy they allow) can rule a candidate out before
-  // any launch (docs/backends.md, "Occupancy").
+  // any launch (docs/compile-only.md, "Occupancy").
   if (auto why = prune_reason(compiled->resources, info, threads_per_block(inst->geometry))) {
     fail(CandidateStatus::kResourceLimit, "pruned before launch: " + *why);
     return e;
