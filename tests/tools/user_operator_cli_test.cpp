@@ -84,6 +84,28 @@ void check_flaws_caught(const json& results, const std::string& tpl, const std::
   }
 }
 
+/// Tunes every configuration of `tpl` into DIR/DB: `evaluated` candidates,
+/// `failed` of them, and every FLAW1 one caught and named with `where`.
+void check_tune_catches(const test::TempDir& dir, const std::string& tpl, const std::string& db,
+                        const std::string& name, int evaluated, int failed, const std::string& where) {
+  auto t = parse_json(test::run_kforge("tune --template " + tpl + " --strategy exhaustive" + kFast +
+                                       "--json --db " + dir.file(db)));
+  CHECK(t["evaluated"] == evaluated);
+  CHECK(t["failed"] == failed);
+  check_flaws_caught(results_in(dir.file(db)), name, where);
+}
+
+/// Switches `tpl`'s reference to its reference/ template in `config`, then
+/// check_tune_catches, the failures naming that template.
+void check_reference_template(const test::TempDir& dir, const std::string& tpl, const std::string& name,
+                              const std::string& config, int evaluated, int failed) {
+  edit_json(tpl, "operator.json", [&](json& j) {
+    j["reference"] = {{"template", "reference"}, {"config", config}};
+  });
+  check_tune_catches(dir, tpl, "tpl.db", name, evaluated, failed,
+                     "; reference: reference template " + tpl + "/reference config " + config);
+}
+
 }  // namespace
 
 TEST_CASE("saxpy, declared in data, is tuned against its reference library", "[cli][declared]") {
@@ -120,48 +142,24 @@ TEST_CASE("the stencil is checked as well against a reference library and a refe
           "[cli][declared]") {
   test::TempDir dir;
   const std::string tpl = staged(dir, "stencil5", KFORGE_STENCIL5_REFERENCE);
-  const std::string tune = "tune --template " + tpl + " --strategy exhaustive" + kFast + "--json --db ";
   edit_json(tpl, "operator.json", [](json& j) {
     j["reference"] = {{"library", "stencil5_reference.so"}, {"symbol", "stencil5_reference"}};
   });
-  auto lib = parse_json(test::run_kforge(tune + dir.file("lib.db")));
-  CHECK(lib["evaluated"] == 8);
-  CHECK(lib["failed"] == 4);
-  check_flaws_caught(results_in(dir.file("lib.db")), "stencil5_tiled", "; reference: library " + tpl);
-
-  edit_json(tpl, "operator.json", [](json& j) {
-    j["reference"] = {{"template", "reference"}, {"config", "ROWS1"}};
-  });
-  auto ref = parse_json(test::run_kforge(tune + dir.file("tpl.db")));
-  CHECK(ref["evaluated"] == 8);
-  CHECK(ref["failed"] == 4);
-  check_flaws_caught(results_in(dir.file("tpl.db")), "stencil5_tiled",
-                     "; reference: reference template " + tpl + "/reference config ROWS1");
+  check_tune_catches(dir, tpl, "lib.db", "stencil5_tiled", 8, 4, "; reference: library " + tpl);
+  check_reference_template(dir, tpl, "stencil5_tiled", "ROWS1", 8, 4);
 }
 
 TEST_CASE("saxpy against expected .npy outputs and a reference template", "[cli][declared]") {
   test::TempDir dir;
   const std::string tpl = staged(dir, "saxpy");
-  const std::string tune = "tune --template " + tpl + " --strategy exhaustive" + kFast + "--json --db ";
   // The default problem, n = 1000, with inputs and the expected y from files.
   edit_json(tpl, "operator.json", [](json& j) {
     j["arguments"][2]["init"] = {{"kind", "npy"}, {"file", "x.npy"}};
     j["arguments"][3]["init"] = {{"kind", "npy"}, {"file", "y0.npy"}};
     j["reference"] = {{"expected", {{"y", "y_expected.npy"}}}};
   });
-  auto npy = parse_json(test::run_kforge(tune + dir.file("npy.db")));
-  CHECK(npy["evaluated"] == 8);
-  CHECK(npy["failed"] == 4);
-  check_flaws_caught(results_in(dir.file("npy.db")), "saxpy_blocked", "first bad index 999 (1 bad)");
-
-  edit_json(tpl, "operator.json", [](json& j) {
-    j["reference"] = {{"template", "reference"}, {"config", "BLOCK1"}};
-  });
-  auto ref = parse_json(test::run_kforge(tune + dir.file("tpl.db")));
-  CHECK(ref["evaluated"] == 8);
-  CHECK(ref["failed"] == 4);
-  check_flaws_caught(results_in(dir.file("tpl.db")), "saxpy_blocked",
-                     "; reference: reference template " + tpl + "/reference config BLOCK1");
+  check_tune_catches(dir, tpl, "npy.db", "saxpy_blocked", 8, 4, "first bad index 999 (1 bad)");
+  check_reference_template(dir, tpl, "saxpy_blocked", "BLOCK1", 8, 4);
 }
 
 TEST_CASE("the two-output operator against expected .npy outputs", "[cli][declared]") {
@@ -171,11 +169,7 @@ TEST_CASE("the two-output operator against expected .npy outputs", "[cli][declar
     j["arguments"][3]["init"] = {{"kind", "npy"}, {"file", "x.npy"}};
     j["reference"] = {{"expected", {{"scaled", "scaled_expected.npy"}, {"rowsum", "rowsum_expected.npy"}}}};
   });
-  auto t = parse_json(test::run_kforge("tune --template " + tpl + " --strategy exhaustive" + kFast +
-                                       "--json --db " + dir.file("r.db")));
-  CHECK(t["evaluated"] == 4);
-  CHECK(t["failed"] == 2);
-  check_flaws_caught(results_in(dir.file("r.db")), "rowstats_rowwise", "(output rowsum element 18)");
+  check_tune_catches(dir, tpl, "r.db", "rowstats_rowwise", 4, 2, "(output rowsum element 18)");
 }
 
 TEST_CASE("an operator with two outputs names the output an unwritten element is in", "[cli][declared]") {
