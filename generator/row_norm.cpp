@@ -15,7 +15,8 @@ RowsCols rows_cols_of(const Problem& p) {
   return {get("rows"), get("cols")};
 }
 
-std::vector<ArgumentSpec> row_norm_arguments(const Problem& p, const std::vector<std::string>& column_vectors) {
+std::vector<ArgumentSpec> row_norm_arguments(const Problem& p,
+                                             const std::vector<std::string>& column_vectors) {
   const RowsCols d = rows_cols_of(p);
   std::vector<ArgumentSpec> args = {int_spec("rows", static_cast<std::int64_t>(d.rows)),
                                     int_spec("cols", static_cast<std::int64_t>(d.cols)), float_spec("eps"),
@@ -31,7 +32,8 @@ Workload row_norm_workload(const Problem& p, std::uint64_t seed, WorkloadKind ki
   Workload w;
   w.seed = seed;
   w.tensors.push_back(random_tensor("X", p.dtype, d.rows * d.cols, tensor_stream(seed, 0)));
-  if (kind == WorkloadKind::kAccumulate) fill_boundary_rows(w.tensors[0], d.rows, d.cols, tensor_stream(seed, 3));
+  if (kind == WorkloadKind::kAccumulate)
+    fill_boundary_rows(w.tensors[0], d.rows, d.cols, tensor_stream(seed, 3));
   for (std::size_t i = 0; i < column_vectors.size(); ++i) {
     w.tensors.push_back(random_tensor(column_vectors[i], p.dtype, d.cols, tensor_stream(seed, 1 + i)));
   }
@@ -95,11 +97,20 @@ void fill_boundary_rows(HostTensor& x, std::size_t rows, std::size_t cols, Split
       const float u = rng.symmetric_unit();
       float v = u;
       switch (kind) {
-        case BoundaryRow::kOffset: v = 64.0f + u; break;
-        case BoundaryRow::kConstant: v = constant; break;
-        case BoundaryRow::kLarge: v = u * large; break;
-        case BoundaryRow::kTiny: v = std::copysign(0.5f + 0.5f * std::fabs(u), u) * tiny; break;
-        case BoundaryRow::kUniform: break;
+        case BoundaryRow::kOffset:
+          v = 64.0f + u;
+          break;
+        case BoundaryRow::kConstant:
+          v = constant;
+          break;
+        case BoundaryRow::kLarge:
+          v = u * large;
+          break;
+        case BoundaryRow::kTiny:
+          v = std::copysign(0.5f + 0.5f * std::fabs(u), u) * tiny;
+          break;
+        case BoundaryRow::kUniform:
+          break;
       }
       store_element(x, r * cols + c, v);
     }

@@ -30,7 +30,8 @@ RowsCols rows_cols_of(const Problem& p);
 /// The kernel arguments of a row norm: rows, cols, eps, X (rows x cols, the
 /// problem's dtype), one per-column vector per name in `column_vectors`
 /// (W, then B for layernorm), then the f32 output Y.
-std::vector<ArgumentSpec> row_norm_arguments(const Problem& p, const std::vector<std::string>& column_vectors);
+std::vector<ArgumentSpec> row_norm_arguments(const Problem& p,
+                                             const std::vector<std::string>& column_vectors);
 /// The inputs of row_norm_arguments drawn from `seed` (X from stream 0, the
 /// i-th column vector from stream 1 + i; the boundary rows of a kAccumulate
 /// workload from stream 3) and Y poisoned with NaN.

@@ -24,13 +24,14 @@ Result<Implementability> can_implement(const TemplateManifest& m, const Operator
     return gap(ImplementGap::kGuard, guard.error().message);
   }
   if (!m.supports(problem.dtype) || !m.supports(problem.layout)) {
-    return gap(ImplementGap::kUnsupported, m.name + " does not declare " + std::string(dtype_name(problem.dtype)) +
-                                               " " + problem.layout.name());
+    return gap(
+        ImplementGap::kUnsupported,
+        m.name + " does not declare " + std::string(dtype_name(problem.dtype)) + " " + problem.layout.name());
   }
   KF_TRY_ASSIGN(failed, SearchSpace(m, op, problem, device.limits()).failed_problem_check());
   if (failed != nullptr) {
-    return gap(ImplementGap::kEnvelope, m.name + ": " + failed->field + " '" + failed->expr.text() +
-                                            "' fails for " + problem.key());
+    return gap(ImplementGap::kEnvelope,
+               m.name + ": " + failed->field + " '" + failed->expr.text() + "' fails for " + problem.key());
   }
   return Implementability{};
 }

@@ -3,11 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
-#include <optional>
 #include <limits>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
 
 #include "bounded_json.hpp"
 #include "lookup.hpp"
@@ -31,7 +30,7 @@ std::string fmt_ms(double ms) {
 /// Winners and devices of one database, for the problem's operator, dtype and layout.
 struct Tuned {
   const LookupSource* source = nullptr;
-  std::vector<WinnerRecord> winners;  ///< fastest first
+  std::vector<WinnerRecord> winners;            ///< fastest first
   std::map<std::string, DeviceRecord> devices;  ///< by key
 };
 
@@ -61,13 +60,15 @@ constexpr Rule kRules[] = {
 bool in_scope(Scope scope, const DeviceInfo& me, const std::string& my_key, const DeviceRecord& d,
               bool same_problem) {
   switch (scope) {
-    case Scope::kExact: return d.key == my_key && same_problem;
-    case Scope::kNearest: return d.key == my_key && !same_problem;
+    case Scope::kExact:
+      return d.key == my_key && same_problem;
+    case Scope::kNearest:
+      return d.key == my_key && !same_problem;
     case Scope::kSameArch:
       return d.key != my_key && d.backend == me.backend && !me.arch.empty() && d.arch == me.arch;
     case Scope::kSameVendor:
-      return d.key != my_key && d.backend == me.backend && !me.vendor.empty() &&
-             d.vendor == me.vendor && d.arch != me.arch;
+      return d.key != my_key && d.backend == me.backend && !me.vendor.empty() && d.vendor == me.vendor &&
+             d.arch != me.arch;
   }
   return false;
 }
@@ -78,9 +79,15 @@ class ChainWalk {
  public:
   using Warn = std::function<void(const std::string& key, const std::string& message)>;
 
-  ChainWalk(Problem problem, const Operator& op, const DeviceInfo& info, const EntryChecker& checker, Warn warn)
-      : problem_(std::move(problem)), op_(op), info_(info), checker_(checker), warn_(std::move(warn)),
-        my_key_(info.hardware_key()), key_(problem_.key()) {
+  ChainWalk(Problem problem, const Operator& op, const DeviceInfo& info, const EntryChecker& checker,
+            Warn warn)
+      : problem_(std::move(problem)),
+        op_(op),
+        info_(info),
+        checker_(checker),
+        warn_(std::move(warn)),
+        my_key_(info.hardware_key()),
+        key_(problem_.key()) {
     selection_.problem = problem_;
   }
 
@@ -125,7 +132,8 @@ class ChainWalk {
 };
 
 void ChainWalk::skipped(bool note, const std::string& what, const std::string& origin, const EntryCheck& c,
-                        const std::string& template_name, const std::string& hash, const std::string& config) {
+                        const std::string& template_name, const std::string& hash,
+                        const std::string& config) {
   if (note) why_ << "  skipped " << what << ": " << c.reason << "\n";
   if (c.verdict == EntryVerdict::kStale) {
     warn_("stale\n" + origin + "\n" + template_name + "\n" + hash,
@@ -151,13 +159,14 @@ std::optional<Selection> ChainWalk::try_override(const std::string& template_nam
   }
   why_ << "override: " << template_name << " " << printable(config) << " from " << origin
        << " cannot run this problem: " << c.reason << "\n";
-  warn_("override\n" + origin + "\n" + key_, "override " + template_name + " " + printable(config) + " from " +
-                                                 origin + " cannot run " + key_ + " (" + c.reason +
+  warn_("override\n" + origin + "\n" + key_, "override " + template_name + " " + printable(config) +
+                                                 " from " + origin + " cannot run " + key_ + " (" + c.reason +
                                                  "); using the selection chain");
   return std::nullopt;
 }
 
-Result<std::vector<Tuned>> ChainWalk::read_databases(const std::vector<std::unique_ptr<LookupSource>>& sources) {
+Result<std::vector<Tuned>> ChainWalk::read_databases(
+    const std::vector<std::unique_ptr<LookupSource>>& sources) {
   std::vector<Tuned> tuned;
   for (const auto& source : sources) {
     if (!source->db) {
@@ -227,9 +236,9 @@ std::optional<Selection> ChainWalk::try_rule(const Rule& rule, const std::vector
       // Explanations stay readable: past a few lines only a count is kept
       // (warnings still go out, once per entry).
       skipped(++notes <= kMaxNotesPerRule,
-              rule.name + std::string(" candidate ") + w.template_name + " " + printable(w.config) + " (tuned on " +
-                  c->device->name + " for " + w.problem_key + ", " + c->tuned->source->role + " database " + origin +
-                  ")",
+              rule.name + std::string(" candidate ") + w.template_name + " " + printable(w.config) +
+                  " (tuned on " + c->device->name + " for " + w.problem_key + ", " + c->tuned->source->role +
+                  " database " + origin + ")",
               origin, check, w.template_name, w.template_hash, w.config);
       continue;
     }
@@ -244,8 +253,8 @@ std::optional<Selection> ChainWalk::try_rule(const Rule& rule, const std::vector
                                        : c->device->name + " (" + c->device->arch + ")")
          << " for " << w.problem_key;
     if (c->distance > 0) why_ << " (log2 distance " << c->distance << ")";
-    why_ << ", median " << fmt_ms(w.median_ms) << ", from the " << c->tuned->source->role << " database " << origin
-         << "\n";
+    why_ << ", median " << fmt_ms(w.median_ms) << ", from the " << c->tuned->source->role << " database "
+         << origin << "\n";
     return chosen(rule.name, w.template_name, w.template_hash, w.config);
   }
   if (notes > kMaxNotesPerRule) why_ << "  ... and " << notes - kMaxNotesPerRule << " more skipped\n";

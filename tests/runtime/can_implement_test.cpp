@@ -1,9 +1,8 @@
 // can_implement: each template-level gap is found, in order, and named.
-#include <catch2/catch.hpp>
-
-#include <string>
-
 #include "can_implement.hpp"
+
+#include <catch2/catch.hpp>
+#include <string>
 
 using namespace kforge;
 
@@ -12,9 +11,8 @@ namespace {
 // A planted-style manifest with one field replaced.
 std::string manifest_text(const std::string& field, const std::string& value) {
   std::map<std::string, std::string> fields = {
-      {"operator", "\"gemm\""},        {"targets", "[\"opencl\", \"cuda\"]"},
-      {"dtypes", "[\"f32\"]"},          {"layouts", "[\"NN\"]"},
-      {"envelope", "[\"K >= 4\"]"},     {"arch_guard", "[]"},
+      {"operator", "\"gemm\""}, {"targets", "[\"opencl\", \"cuda\"]"}, {"dtypes", "[\"f32\"]"},
+      {"layouts", "[\"NN\"]"},  {"envelope", "[\"K >= 4\"]"},          {"arch_guard", "[]"},
   };
   fields[field] = value;
   std::string text = R"json({"schema_version": 1, "name": "probe", "source": "probe.c", "kernel": "probe",
@@ -26,9 +24,9 @@ std::string manifest_text(const std::string& field, const std::string& value) {
 }
 
 TemplateManifest manifest(const std::string& field = "", const std::string& value = "") {
-  auto m = TemplateManifest::parse(manifest_text(field.empty() ? "operator" : field,
-                                                 field.empty() ? "\"gemm\"" : value),
-                                   "probe/manifest.json");
+  auto m = TemplateManifest::parse(
+      manifest_text(field.empty() ? "operator" : field, field.empty() ? "\"gemm\"" : value),
+      "probe/manifest.json");
   REQUIRE(m.ok());
   return *m;
 }
@@ -83,7 +81,8 @@ TEST_CASE("can_implement's envelope reason names the expression and the problem"
 }
 
 TEST_CASE("can_implement reports an expression it cannot evaluate", "[can_implement]") {
-  auto fit = can_implement(manifest("envelope", "[\"K / (M - 8) >= 1\"]"), *find_operator("gemm"), gemm(16), cpu());
+  auto fit =
+      can_implement(manifest("envelope", "[\"K / (M - 8) >= 1\"]"), *find_operator("gemm"), gemm(16), cpu());
   // Division by zero is an evaluation error, named with its field.
   REQUIRE_FALSE(fit.ok());
   CHECK_THAT(fit.error().message, Catch::Contains("envelope[0]"));
