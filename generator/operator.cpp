@@ -10,7 +10,9 @@
 #include "layernorm_operator.hpp"
 #include "reduce_operator.hpp"
 #include "rmsnorm_operator.hpp"
+#include "rope_operator.hpp"
 #include "softmax_operator.hpp"
+#include "swiglu_operator.hpp"
 #include "transpose_operator.hpp"
 
 namespace kforge {
@@ -23,6 +25,8 @@ const AttentionOperator kAttention{};
 const ReduceOperator kReduce{};
 const TransposeOperator kTranspose{};
 const SoftmaxOperator kSoftmax{};
+const RopeOperator kRope{};
+const SwigluOperator kSwiglu{};
 
 struct Registered {
   std::shared_ptr<const Operator> op;
@@ -67,7 +71,7 @@ const Operator* find_operator(std::string_view name) {
 }
 
 std::vector<const Operator*> builtin_operators() {
-  return {&kGemm, &kReduce, &kSoftmax, &kTranspose, &kLayernorm, &kRmsnorm, &kAttention};
+  return {&kGemm, &kReduce, &kSoftmax, &kTranspose, &kLayernorm, &kRmsnorm, &kAttention, &kRope, &kSwiglu};
 }
 
 std::vector<const Operator*> all_operators() {
@@ -106,7 +110,8 @@ Status normalize_attributes(const Operator& op, Problem& p) {
   }
   const auto specs = op.attributes();
   for (const auto& [name, value] : p.attrs) {
-    auto spec = std::find_if(specs.begin(), specs.end(), [&](const AttributeSpec& s) { return s.name == name; });
+    auto spec =
+        std::find_if(specs.begin(), specs.end(), [&](const AttributeSpec& s) { return s.name == name; });
     if (spec == specs.end()) {
       std::vector<std::string> names;
       for (const auto& s : specs) names.push_back(s.name);

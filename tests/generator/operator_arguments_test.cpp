@@ -65,6 +65,10 @@ TEST_CASE("every operator's arguments match its workloads", "[operator][argument
       normalized("reduce", {{"rows", 3}, {"cols", 5}}, {{"axis", "all"}, {"kind", "max"}}));
   check_against_workloads(normalized("softmax", {{"rows", 3}, {"cols", 5}}));
   check_against_workloads(normalized("transpose", {{"rows", 3}, {"cols", 5}, {"batch", 2}}));
+  check_against_workloads(normalized("rope", {{"tokens", 3}, {"heads", 2}, {"head_dim", 6}}));
+  check_against_workloads(
+      normalized("rope", {{"tokens", 1}, {"heads", 3}, {"head_dim", 4}}, {{"pairing", "interleaved"}}));
+  check_against_workloads(normalized("swiglu", {{"rows", 3}, {"cols", 5}}));
 }
 
 TEST_CASE("gemm's contract: dims fixed, bias accessed only with a bias epilogue", "[operator][arguments]") {
