@@ -225,6 +225,9 @@ TEST_CASE("numerics: attention templates keep their recorded error", "[opencl][n
   check_operator("attention");
 }
 
+TEST_CASE("numerics: rope templates keep their recorded error", "[opencl][numerics]") { check_operator("rope"); }
+TEST_CASE("numerics: swiglu templates keep their recorded error", "[opencl][numerics]") { check_operator("swiglu"); }
+
 TEST_CASE("numerics: every built-in template has fixtures", "[opencl][numerics]") {
   // A new template must come with its cases (values recorded by KFORGE_UPDATE_NUMERICS=1).
   auto all = builtin_templates();
