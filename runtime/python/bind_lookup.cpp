@@ -1,0 +1,197 @@
+// Python bindings: the runtime lookup (select, explain, launch), its
+// selections and the kernels they prepare.
+#include <nanobind/stl/function.h>
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/string_view.h>
+#include <nanobind/stl/vector.h>
+
+#include "bindings.hpp"
+#include "bound_kernel.hpp"
+#include "lookup.hpp"
+#include "problem_from_python.hpp"
+#include "python_errors.hpp"
+
+namespace nb = nanobind;
+
+namespace kforge::python {
+
+namespace {
+
+/// A lookup with the kernels Python asked for, one per selection.
+struct PyLookup {
+  explicit PyLookup(std::unique_ptr<Lookup> l) : lookup(std::move(l)) {}
+  PyLookup(PyLookup&&) = default;
+  PyLookup(const PyLookup&) = delete;
+
+  std::unique_ptr<Lookup> lookup;
+  std::map<std::string, std::unique_ptr<BoundKernel>> kernels;
+
+  BoundKernel& kernel(const Selection& s) {
+    std::string key = s.problem.key() + "|" + s.template_name + "|" + s.config;
+    auto& slot = kernels[key];
+    if (!slot) slot = std::make_unique<BoundKernel>(*lookup, s);
+    return *slot;
+  }
+};
+
+std::string_view kind_name(OperatorArg::Kind k) {
+  switch (k) {
+    case OperatorArg::Kind::kTensor:
+      return "tensor";
+    case OperatorArg::Kind::kInt32:
+      return "int32";
+    case OperatorArg::Kind::kFloat32:
+      return "float32";
+  }
+  return "unknown";
+}
+
+nb::list argument_list(const std::vector<ArgumentSpec>& specs) {
+  nb::list out;
+  for (const ArgumentSpec& a : specs) {
+    nb::dict d;
+    d["name"] = a.name;
+    d["kind"] = kind_name(a.kind);
+    if (a.kind == OperatorArg::Kind::kTensor) {
+      d["dtype"] = dtype_name(a.dtype);
+      d["elements"] = a.elements;
+      d["is_output"] = a.is_output;
+      d["accessed"] = a.accessed;
+    }
+    d["value"] = a.value ? nb::cast(*a.value) : nb::none();
+    out.append(d);
+  }
+  return out;
+}
+
+nb::dict problem_dict(const Problem& p) {
+  nb::dict d;
+  d["op"] = p.op;
+  d["dims"] = p.dims;
+  d["dtype"] = dtype_name(p.dtype);
+  d["layout"] = p.layout.name();
+  d["epilogue"] = p.epilogue.name();
+  d["attrs"] = p.attrs;
+  d["key"] = p.key();
+  return d;
+}
+
+PyLookup open_lookup(PyDevice& device, const std::string& db, const std::string& system_db,
+                     const std::vector<std::string>& template_dirs, bool binary_cache,
+                     const std::string& cache_dir, nb::object on_warning) {
+  TemplateCatalog catalog = unwrap(TemplateCatalog::builtin());
+  for (const auto& dir : template_dirs) unwrap(catalog.add_dir(dir));
+  LookupOptions o;
+  o.user_db = db;
+  o.system_db = system_db;
+  o.use_binary_cache = binary_cache;
+  o.binary_cache_dir = cache_dir;
+  if (!on_warning.is_none()) {
+    o.on_warning = [on_warning](const std::string& message) {
+      nb::gil_scoped_acquire gil;
+      on_warning(message);
+    };
+  }
+  return PyLookup(unwrap(Lookup::open(o, *device.device, std::move(catalog))));
+}
+
+Selection select(PyLookup& l, std::string op, std::map<std::string, std::int64_t> dims, std::string dtype,
+                 std::string layout, std::string epilogue, std::map<std::string, std::string> attrs) {
+  ProblemFields f{std::move(op),     std::move(dims),     std::move(dtype),
+                  std::move(layout), std::move(epilogue), std::move(attrs)};
+  return unwrap(l.lookup->select(problem_from_fields(f)));
+}
+
+void bind_selection(nb::module_& m) {
+  nb::class_<Selection>(m, "Selection", "What the lookup chose for a problem, and why.")
+      .def_ro("rule", &Selection::rule)
+      .def_ro("template_name", &Selection::template_name)
+      .def_ro("template_hash", &Selection::template_hash)
+      .def_ro("config", &Selection::config)
+      .def_ro("tuned_problem", &Selection::tuned_problem)
+      .def_ro("tuned_device", &Selection::tuned_device)
+      .def_ro("database", &Selection::database)
+      .def_ro("tuned_median_ms", &Selection::tuned_median_ms)
+      .def_ro("distance", &Selection::distance)
+      .def_ro("explanation", &Selection::explanation)
+      .def_prop_ro("problem", [](const Selection& s) { return problem_dict(s.problem); })
+      .def_prop_ro(
+          "arguments",
+          [](const Selection& s) {
+            const Operator* op = find_operator(s.problem.op);
+            if (!op) throw_bad_input("unknown operator '" + s.problem.op + "'");
+            return argument_list(op->arguments(s.problem));
+          },
+          "The operator's argument list for this problem, in launch order.")
+      .def("__repr__", [](const Selection& s) {
+        return "<kforge.Selection " + s.problem.key() + " -> " + s.template_name + " " + s.config + " (" +
+               s.rule + ")>";
+      });
+}
+
+void bind_kernel(nb::module_& m) {
+  nb::class_<BoundKernel>(m, "Kernel", "A selection compiled and ready to launch; buffers are reused.")
+      .def("__call__", &BoundKernel::launch, "Launches; returns the kernel's device time in ms.")
+      .def("launch", &BoundKernel::launch, "Launches; returns the kernel's device time in ms.")
+      .def_prop_ro("selection", &BoundKernel::selection)
+      .def_prop_ro("arguments", [](const BoundKernel& k) { return argument_list(k.arguments()); })
+      .def_prop_ro("origin", [](const BoundKernel& k) { return k.prepared().origin; })
+      .def_prop_ro("binary_key", [](const BoundKernel& k) { return k.prepared().binary_key; });
+}
+
+}  // namespace
+
+void bind_lookup(nb::module_& m) {
+  bind_selection(m);
+  bind_kernel(m);
+  nb::class_<PyLookup>(m, "Lookup",
+                       "Selects tuned kernels from databases, compiles them once, launches them.")
+      .def(nb::new_(&open_lookup), nb::arg("device"), nb::arg("db") = "", nb::arg("system_db") = "",
+           nb::arg("template_dirs") = std::vector<std::string>{}, nb::arg("binary_cache") = true,
+           nb::arg("cache_dir") = "", nb::arg("on_warning").none() = nb::none(), nb::keep_alive<1, 2>())
+      .def("select", &select, nb::arg("op"), nb::arg("dims"), nb::arg("dtype") = "f32",
+           nb::arg("layout") = "NN", nb::arg("epilogue") = "none",
+           nb::arg("attrs") = std::map<std::string, std::string>{},
+           "The selection for a problem (cached per problem).")
+      .def(
+          "explain",
+          [](PyLookup& l, std::string op, std::map<std::string, std::int64_t> dims, std::string dtype,
+             std::string layout, std::string epilogue, std::map<std::string, std::string> attrs) {
+            return select(l, std::move(op), std::move(dims), std::move(dtype), std::move(layout),
+                          std::move(epilogue), std::move(attrs))
+                .explanation;
+          },
+          nb::arg("op"), nb::arg("dims"), nb::arg("dtype") = "f32", nb::arg("layout") = "NN",
+          nb::arg("epilogue") = "none", nb::arg("attrs") = std::map<std::string, std::string>{},
+          "Every rule the selection tried, one per line.")
+      .def("kernel", &PyLookup::kernel, nb::arg("selection"), nb::rv_policy::reference_internal,
+           "The selection compiled (once) and ready to launch.")
+      .def(
+          "launch",
+          [](PyLookup& l, const Selection& s, const nb::args& args, const nb::kwargs& kwargs) {
+            return l.kernel(s).launch(args, kwargs);
+          },
+          nb::arg("selection"), nb::arg("args"), nb::arg("kwargs"),
+          "Launches the selection's kernel with tensors and scalars; returns its device time in ms.")
+      .def(
+          "set_override",
+          [](PyLookup& l, const std::string& op, const std::string& tpl, const std::string& config) {
+            unwrap(l.lookup->set_override(op, tpl, config));
+          },
+          nb::arg("op"), nb::arg("template_name"), nb::arg("config"))
+      .def("clear_override", [](PyLookup& l, const std::string& op) { l.lookup->clear_override(op); })
+      .def_prop_ro("binary_cache_dir", [](const PyLookup& l) { return l.lookup->binary_cache_dir(); })
+      .def_prop_ro("kernel_stats", [](const PyLookup& l) {
+        KernelStats s = l.lookup->kernel_stats();
+        nb::dict d;
+        d["memory_hits"] = s.memory_hits;
+        d["disk_hits"] = s.disk_hits;
+        d["compiles"] = s.compiles;
+        d["disk_corrupt"] = s.disk_corrupt;
+        d["disk_load_failures"] = s.disk_load_failures;
+        return d;
+      });
+}
+
+}  // namespace kforge::python

@@ -1,0 +1,53 @@
+// A selection ready to launch from Python: compiled once (Lookup::prepare),
+// with one device buffer per tensor argument allocated at the first launch
+// and reused by every later one, so a launch costs the checks, the copies
+// and the kernel. Host tensors are copied into the buffers before the
+// launch and outputs copied back into their tensors after it.
+#pragma once
+
+#include <nanobind/nanobind.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "lookup.hpp"
+#include "tensor_argument.hpp"
+
+namespace kforge::python {
+
+class BoundKernel {
+ public:
+  BoundKernel(Lookup& lookup, Selection selection);
+  BoundKernel(const BoundKernel&) = delete;
+  BoundKernel& operator=(const BoundKernel&) = delete;
+
+  /// Launches with the contract's arguments, positionally in its order, then
+  /// by name; an int32 dim the problem fixes (gemm's M) may be left out, and
+  /// so may a tensor the kernel does not access (or None). Every argument
+  /// is checked first (tensor_argument.hpp, launch_arguments.hpp): a wrong
+  /// one is kBadInput naming it and nothing is launched. Waits for the
+  /// kernel; returns its device time in ms.
+  double launch(const nanobind::args& args, const nanobind::kwargs& kwargs);
+
+  const Selection& selection() const { return selection_; }
+  const std::vector<ArgumentSpec>& arguments() const { return prepared_->arguments; }
+  const PreparedKernel& prepared() const { return *prepared_; }
+
+ private:
+  /// One handle per contract argument (null where none was given).
+  std::vector<nanobind::handle> in_contract_order(const nanobind::args& args,
+                                                  const nanobind::kwargs& kwargs) const;
+  /// The device buffer of argument `index`, allocated at its first use.
+  Buffer& buffer(std::size_t index);
+  KernelArg scalar(std::size_t index, nanobind::handle value) const;
+
+  Lookup& lookup_;
+  Selection selection_;
+  const PreparedKernel* prepared_ = nullptr;
+  std::vector<std::unique_ptr<Buffer>> buffers_;  ///< by contract index
+  std::mutex launch_mutex_;                       ///< one copy-launch-copy at a time: the buffers are shared
+};
+
+}  // namespace kforge::python

@@ -1,0 +1,105 @@
+// The checks a tensor passes before a launch, each naming the argument.
+#include "tensor_argument.hpp"
+
+#include "python_errors.hpp"
+
+namespace nb = nanobind;
+
+namespace kforge::python {
+
+namespace {
+
+/// The kforge dtype a DLPack dtype is, or "" when kforge has none.
+std::string dlpack_dtype_name(const nb::dlpack::dtype& d) {
+  if (d.lanes != 1) return "";
+  if (d.code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::Float) && d.bits == 32) return "f32";
+  if (d.code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::Float) && d.bits == 16) return "f16";
+  if (d.code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::Bfloat) && d.bits == 16) return "bf16";
+  return "";
+}
+
+std::string describe_dtype(const nb::dlpack::dtype& d) {
+  std::string name = dlpack_dtype_name(d);
+  if (!name.empty()) return name;
+  return "DLPack code " + std::to_string(d.code) + " with " + std::to_string(d.bits) + " bits";
+}
+
+std::string shape_text(const AnyTensor& t) {
+  std::string s = "(";
+  for (std::size_t i = 0; i < t.ndim(); ++i) s += (i ? ", " : "") + std::to_string(t.shape(i));
+  return s + (t.ndim() == 1 ? ",)" : ")");
+}
+
+/// Row-major and packed; dims of extent 1 may carry any stride.
+bool c_contiguous(const AnyTensor& t) {
+  std::int64_t expected = 1;
+  for (std::size_t i = t.ndim(); i-- > 0;) {
+    if (t.shape(i) != 1 && t.stride(i) != expected) return false;
+    expected *= static_cast<std::int64_t>(t.shape(i));
+  }
+  return true;
+}
+
+std::string device_text(const AnyTensor& t) {
+  switch (t.device_type()) {
+    case nb::device::cpu::value:
+      return "cpu";
+    case nb::device::cuda::value:
+      return "cuda:" + std::to_string(t.device_id());
+    case nb::device::cuda_host::value:
+      return "cuda pinned host memory";
+    case nb::device::rocm::value:
+      return "rocm:" + std::to_string(t.device_id());
+    default:
+      return "DLPack device type " + std::to_string(t.device_type());
+  }
+}
+
+/// Host memory a backend can copy from: CPU and pinned memory.
+bool on_host(const AnyTensor& t) {
+  return t.device_type() == nb::device::cpu::value || t.device_type() == nb::device::cuda_host::value;
+}
+
+void check_placement(const std::string& label, const AnyTensor& t, const std::string& backend) {
+  if (on_host(t)) return;
+  const bool gpu_memory =
+      t.device_type() == nb::device::cuda::value || t.device_type() == nb::device::rocm::value;
+  if (gpu_memory && (backend == "cuda" || backend == "hip")) {
+    throw ErrorException({ErrorCode::kUnsupported,
+                          label + ": a tensor in " + device_text(t) + " memory is unavailable on the " +
+                              backend +
+                              " backend: kforge launches from its own buffers, so pass a host tensor "
+                              "(it is copied)",
+                          {}});
+  }
+  throw_bad_input(label + ": the tensor is in " + device_text(t) + " memory, but the device is on the " +
+                  backend + " backend, which takes host tensors (copied); move it to the CPU first");
+}
+
+}  // namespace
+
+std::string argument_label(const std::string& op, std::size_t index, const ArgumentSpec& spec) {
+  return "argument " + std::to_string(index) + " '" + spec.name + "' of " + op;
+}
+
+CheckedTensor check_tensor(const std::string& op, std::size_t index, const ArgumentSpec& spec,
+                           const AnyTensor& tensor, bool writable, const std::string& backend) {
+  const std::string label = argument_label(op, index, spec);
+  const std::string want_dtype(dtype_name(spec.dtype));
+  if (dlpack_dtype_name(tensor.dtype()) != want_dtype) {
+    throw_bad_input(label + ": dtype " + describe_dtype(tensor.dtype()) + ", expected " + want_dtype);
+  }
+  if (spec.accessed && tensor.size() != spec.elements) {
+    throw_bad_input(label + ": shape " + shape_text(tensor) + " holds " + std::to_string(tensor.size()) +
+                    " elements, expected " + std::to_string(spec.elements));
+  }
+  if (!c_contiguous(tensor)) {
+    throw_bad_input(label + ": the tensor of shape " + shape_text(tensor) +
+                    " is not C-contiguous (make a contiguous copy first)");
+  }
+  check_placement(label, tensor, backend);
+  if (spec.is_output && !writable) throw_bad_input(label + ": an output, but the array is read-only");
+  return {tensor.data(), tensor.nbytes(), writable};
+}
+
+}  // namespace kforge::python
