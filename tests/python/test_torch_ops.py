@@ -1,0 +1,64 @@
+"""The torch.library custom ops (torch.ops.kforge.*) against PyTorch's own
+operators, eagerly and under torch.compile on the CPU."""
+import pytest
+
+torch = pytest.importorskip("torch", reason="PyTorch is not installed")
+
+import kforge  # noqa: E402
+from kforge import torch_ops  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def use_lookup(lookup):
+    torch_ops.use(lookup)
+
+
+def close(got, want, tol):
+    torch.testing.assert_close(got, want.float(), rtol=tol, atol=tol)
+
+
+def test_gemm():
+    a, b = torch.randn(24, 40), torch.randn(40, 16)
+    close(torch.ops.kforge.gemm(a, b), a.double() @ b.double(), 1e-4)
+
+
+def test_rms_norm():
+    x, w = torch.randn(6, 64), torch.randn(64)
+    want = x.double() * torch.rsqrt(x.double().pow(2).mean(-1, keepdim=True) + 1e-6) * w.double()
+    close(torch.ops.kforge.rms_norm(x, w, 1e-6), want, 1e-4)
+
+
+def test_softmax():
+    x = torch.randn(5, 70)
+    close(torch.ops.kforge.softmax(x), torch.softmax(x.double(), -1), 1e-5)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_attention(causal):
+    q, k, v = torch.randn(1, 2, 8, 16), torch.randn(1, 2, 8, 16), torch.randn(1, 2, 8, 16)
+    want = torch.nn.functional.scaled_dot_product_attention(q.double(), k.double(), v.double(), is_causal=causal)
+    close(torch.ops.kforge.attention(q, k, v, causal), want, 1e-4)
+
+
+def test_bad_shapes_raise():
+    with pytest.raises(kforge.BadInputError, match="do not multiply"):
+        torch.ops.kforge.gemm(torch.randn(4, 5), torch.randn(6, 4))
+
+
+def test_ops_under_torch_compile():
+    def block(x, w, b):
+        h = torch.ops.kforge.rms_norm(x, w, 1e-6)
+        return torch.ops.kforge.softmax(torch.ops.kforge.gemm(h, b))
+
+    x, w, b = torch.randn(8, 32), torch.randn(32), torch.randn(32, 24)
+    compiled = torch.compile(block, fullgraph=True)
+    close(compiled(x, w, b), block(x, w, b), 1e-5)
+
+
+def test_fake_implementations_give_shapes():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode():
+        out = torch.ops.kforge.gemm(torch.empty(3, 4), torch.empty(4, 5))
+        assert out.shape == (3, 5) and out.dtype == torch.float32
+        assert torch.ops.kforge.attention(*(torch.empty(1, 2, 3, 4),) * 3, True).shape == (1, 2, 3, 4)

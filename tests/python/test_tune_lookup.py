@@ -1,0 +1,73 @@
+"""A tuning run from Python on PoCL (a tiny GEMM, three candidates), then
+the lookup's selection and explanation over its database, and a launch of
+the winner checked against a float64 reference."""
+import numpy as np
+import pytest
+
+import kforge
+from conftest import TINY_GEMM, gemm_inputs, gemm_reference
+
+
+def test_tune_reports_progress_and_a_winner(tuned):
+    db, summary, events = tuned
+    kinds = [e.kind for e in events]
+    assert kinds[0] == "start" and kinds[-1] == "done"
+    candidates = [e for e in events if e.kind == "candidate"]
+    assert 1 <= len(candidates) <= 3
+    assert all(e.outcome.status == "ok" for e in candidates)
+    assert summary.problem == "gemm/K=64,M=32,N=48,batch=1/f32/NN"
+    assert summary.winner.status == "ok"
+    assert summary.winner.median_ms > 0
+
+
+def test_database_holds_the_winner(tuned):
+    db, summary, _ = tuned
+    winners = kforge.Database(str(db), read_only=True).winners(op="gemm")
+    assert [(w.template_name, w.config) for w in winners] == [(summary.winner.template, summary.winner.config)]
+    results = kforge.Database(str(db), read_only=True).results()
+    assert len(results) >= 1 and all(r.status == "ok" for r in results)
+
+
+def test_lookup_selects_and_explains_the_tuned_winner(device, tuned, cache_dir):
+    db, summary, _ = tuned
+    lookup = kforge.Lookup(device, db=str(db), cache_dir=str(cache_dir))
+    sel = lookup.select("gemm", TINY_GEMM)
+    assert (sel.rule, sel.config) == ("exact", summary.winner.config)
+    assert "exact" in lookup.explain("gemm", TINY_GEMM)
+    near = lookup.select("gemm", {"M": 40, "N": 48, "K": 64})
+    assert near.rule == "nearest" and near.tuned_problem == summary.problem
+
+
+def test_launch_of_the_winner_matches_the_reference(device, tuned, cache_dir):
+    db, _, _ = tuned
+    lookup = kforge.Lookup(device, db=str(db), cache_dir=str(cache_dir))
+    sel = lookup.select("gemm", TINY_GEMM)
+    a, b = gemm_inputs(TINY_GEMM["M"], TINY_GEMM["N"], TINY_GEMM["K"], seed=5)
+    c = np.full((TINY_GEMM["M"], TINY_GEMM["N"]), np.nan, dtype=np.float32)
+    lookup.launch(sel, A=a, B=b, C=c, alpha=1.0, beta=0.0)
+    np.testing.assert_allclose(c, gemm_reference(a, b), rtol=1e-4, atol=1e-4)
+    # The tuner stored the winner's binary: the lookup loads it, compiling nothing.
+    assert lookup.kernel_stats["compiles"] == 0
+
+
+def test_an_exception_in_progress_is_raised_after_the_run(device, tmp_path, cache_dir):
+    def progress(event):
+        raise RuntimeError("stop here")
+
+    with pytest.raises(RuntimeError, match="stop here"):
+        kforge.tune(device, "gemm", {"M": 16, "N": 16, "K": 16}, db=str(tmp_path / "t.db"), max_evals=1,
+                    progress=progress, isolated=False, cache_dir=str(cache_dir))
+    # The run itself finished and stored its result.
+    assert len(kforge.Database(str(tmp_path / "t.db")).results()) == 1
+
+
+def test_bad_tune_input_names_the_field(device, tmp_path):
+    with pytest.raises(kforge.BadInputError, match="template: no template for gemm on opencl named 'nope'"):
+        kforge.tune(device, "gemm", {"M": 16, "N": 16, "K": 16}, db=str(tmp_path / "t.db"), template="nope")
+
+
+def test_devices_and_templates_are_records():
+    assert any(d.backend == "opencl" for d in kforge.devices())
+    gemm = kforge.templates("gemm")
+    assert gemm and all(t.op == "gemm" for t in gemm)
+    assert all("parameters" in t.manifest for t in gemm)
