@@ -108,23 +108,24 @@ def run_phase(args, device, shape, weights, phase, batch, log):
     variants = {"tuned": kforge.Lookup(device, db=args.db), "default": kforge.Lookup(device)}
     section = {"phase": phase, "batch": batch, "tokens": int(inputs["x"].shape[0] * inputs["x"].shape[1]),
                "steps": [s.label() for s in steps], "variants": {}}
-    for name, lookup in variants.items():
-        block = KforgeBlock(lookup, shape, weights, steps)
-        out = block.run(inputs)
-        err = relative_error(out, ref)
-        walls, op_times = [], []
-        for _ in range(args.reps):
+    blocks = {name: KforgeBlock(lookup, shape, weights, steps) for name, lookup in variants.items()}
+    errors = {name: relative_error(b.run(inputs), ref) for name, b in blocks.items()}  # also warms up
+    walls = {name: [] for name in blocks}
+    op_times = {name: [] for name in blocks}
+    for _ in range(args.reps):  # interleaved, so a change in the machine's load hits every variant alike
+        for name, block in blocks.items():
             t0 = time.perf_counter()
             block.run(inputs)
-            walls.append((time.perf_counter() - t0) * 1e3)
-            op_times.append(dict(block.last_times))
-        per_op = {k: median([t[k] for t in op_times]) for k in op_times[0]}
-        isolated = {k: block.isolated_ms(k, inputs, args.reps) for k in per_op}
+            walls[name].append((time.perf_counter() - t0) * 1e3)
+            op_times[name].append(dict(block.last_times))
+    for name, block in blocks.items():
+        per_op = {k: median([t[k] for t in op_times[name]]) for k in op_times[name][0]}
         section["variants"][name] = {
-            "error": err, "valid": err <= args.tolerance, "wall_ms": median(walls),
-            "device_ms": sum(per_op.values()), "per_op_ms": per_op, "isolated_ms": isolated,
+            "error": errors[name], "valid": errors[name] <= args.tolerance, "wall_ms": median(walls[name]),
+            "device_ms": sum(per_op.values()), "per_op_ms": per_op,
+            "isolated_ms": {k: block.isolated_ms(k, inputs, args.reps) for k in per_op},
             "selections": block.selections()}
-        log(f"{phase} B={batch} {name}: error {err:.2e}, block {median(walls):.3f} ms")
+        log(f"{phase} B={batch} {name}: error {errors[name]:.2e}, block {median(walls[name]):.3f} ms")
     for name, fn in (("numpy", numpy_block), ("torch", torch_block)):
         section["variants"][name] = eager_variant(fn, shape, weights, inputs, ref, args, phase)
     section["amdahl"] = amdahl(section["variants"]["default"], section["variants"]["tuned"])
