@@ -9,11 +9,12 @@ source tools/deps.sh
 kforge_install_deps
 build=${KFORGE_BUILD_DIR:-build}
 # The Python package's build and tests use a venv in the build tree: nanobind
-# and pytest from PyPI, NumPy from Debian (docs/python.md).
+# pytest and NumPy from PyPI (docs/python.md): the venv's Python need not be
+# Debian's, whose NumPy it would not see.
 python_env="$build/python-env"
 mkdir -p "$build"
 [ -x "$python_env/bin/python" ] || python3 -m venv --system-site-packages "$python_env"
-"$python_env/bin/python" -m pip install -q --disable-pip-version-check "nanobind>=2,<4" pytest
+"$python_env/bin/python" -m pip install -q --disable-pip-version-check "nanobind>=2,<4" pytest numpy
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DKFORGE_WARNINGS_AS_ERRORS=ON \
       -DPython_EXECUTABLE="$python_env/bin/python"
 cmake --build "$build" -j"$(nproc)"
