@@ -178,14 +178,17 @@ def markdown(receipt):
     for sec in receipt["phases"]:
         v = sec["variants"]
         lines += [f"## {sec['phase']}, batch {sec['batch']}", "",
-                  "| variant | block wall ms | tokens/s | kernels ms | error | valid |", "|---|---|---|---|---|---|"]
+                  "| variant | block wall ms | tokens/s | kernels ms | glue ms | error | valid |",
+                  "|---|---|---|---|---|---|---|"]
         for name in ("tuned", "default", "numpy", "torch"):
             r = v[name]
             if not r.get("available", True):
-                lines.append(f"| {name} | not available: {r['reason']} | | | | |")
+                lines.append(f"| {name} | not available: {r['reason']} | | | | | |")
                 continue
-            kernels = f"{r['device_ms']:.3f}" if "device_ms" in r else "—"
-            lines.append(f"| {name} | {r['wall_ms']:.3f} | {sec['tokens'] / r['wall_ms'] * 1e3:.0f} | {kernels} | "
+            kernels, glue = "—", "—"
+            if "device_ms" in r:
+                kernels, glue = f"{r['device_ms']:.3f}", f"{r['wall_ms'] - r['device_ms']:.3f}"
+            lines.append(f"| {name} | {r['wall_ms']:.3f} | {sec['tokens'] / r['wall_ms'] * 1e3:.0f} | {kernels} | {glue} | "
                          f"{r['error']:.2e} | {'yes' if r['valid'] else 'NO'} |")
         a = sec["amdahl"]
         lines += ["", "| operator | share of default block | tuned ms | default ms | isolated speedup | "
