@@ -18,14 +18,27 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr const char* kTopFields[] = {"schema_version", "name",    "operator",           "description",
-                                      "source",         "kernel",  "targets",            "arch_guard",
-                                      "dtypes",         "layouts", "parameters",         "constraints",
-                                      "envelope",       "launch",  "local_memory_bytes",
-                                      "operator_declaration"};
+constexpr const char* kTopFields[] = {"schema_version",
+                                      "name",
+                                      "operator",
+                                      "description",
+                                      "source",
+                                      "kernel",
+                                      "targets",
+                                      "arch_guard",
+                                      "dtypes",
+                                      "layouts",
+                                      "parameters",
+                                      "constraints",
+                                      "envelope",
+                                      "launch",
+                                      "local_memory_bytes",
+                                      "operator_declaration",
+                                      "library"};
 constexpr const char* kParameterFields[] = {"name", "values", "default", "doc"};
 constexpr const char* kLaunchFields[] = {"block", "grid"};
 constexpr const char* kTargets[] = {"opencl", "cuda", "hip"};
+constexpr const char* kLibraries[] = {"clblast", "cublaslt", "hipblaslt"};
 
 std::string join_ints(const std::vector<std::int64_t>& v) {
   std::string s = "[";
@@ -226,6 +239,25 @@ Status parse_schema_version(const Checker& c, const json& root, TemplateManifest
   return ok_status();
 }
 
+/// A library template (docs/vendor-libraries.md) names a known library and
+/// has no source: its entry point is a library call, named after the template.
+Status parse_library(const Checker& c, const json& root, std::string name, std::string op,
+                     std::string description, std::string library, TemplateManifest& m) {
+  if (std::find(std::begin(kLibraries), std::end(kLibraries), library) == std::end(kLibraries)) {
+    return c.fail("library",
+                  "unknown library '" + printable(library) + "' (known: " + join_names(kLibraries) + ")");
+  }
+  for (const char* field : {"source", "kernel"}) {
+    if (root.contains(field)) return c.fail(field, "a library template has no kernel source");
+  }
+  m.name = std::move(name);
+  m.op = std::move(op);
+  m.description = std::move(description);
+  m.kernel = m.name;
+  m.library = std::move(library);
+  return ok_status();
+}
+
 Status parse_identity(const Checker& c, const json& root, TemplateManifest& m) {
   KF_TRY_ASSIGN(name, c.string_field(root, "name", true));
   if (!is_identifier(name)) return c.fail("name", "'" + printable(name) + "' is not an identifier");
@@ -248,6 +280,10 @@ Status parse_identity(const Checker& c, const json& root, TemplateManifest& m) {
         "operator_declaration",
         "'" + printable(declaration) + "' must be a relative path of letters, digits, '_', '-', '.' and '/'");
   }
+  KF_TRY_ASSIGN(library, c.string_field(root, "library", false));
+  if (root.contains("library"))
+    return parse_library(c, root, std::move(name), std::move(op), std::move(description), std::move(library),
+                         m);
   KF_TRY_ASSIGN(source, c.string_field(root, "source", true));
   if (!is_safe_relative_path(source)) {
     return c.fail("source", "'" + printable(source) +

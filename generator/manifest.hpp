@@ -40,6 +40,10 @@ struct TemplateManifest {
   std::string description;
   std::string source;       ///< kernel source file name, relative to the manifest
   std::string kernel;       ///< entry-point base name in the source
+  /// A vendor library called instead of a compiled kernel ("clblast",
+  /// "cublaslt", "hipblaslt"); empty for a kernel template. Such a template
+  /// has no source; its parameters choose the library's call form or algorithm.
+  std::string library;
   std::vector<std::string> targets;  ///< "opencl", "cuda", "hip"
   std::vector<std::string> arch_guard;  ///< required architectures; empty = portable
   std::vector<Dtype> dtypes;
@@ -66,6 +70,7 @@ struct TemplateManifest {
   bool supports(Dtype d) const;
   bool supports(const Layout& l) const;
   bool supports_target(std::string_view backend) const;
+  bool is_library() const { return !library.empty(); }
   /// True when every value of `c` is declared for its parameter and every parameter is set.
   /// Values are not trusted: this check runs before any source is generated.
   Status check_declared(const Config& c) const;

@@ -38,8 +38,12 @@ Result<TemplateSource> TemplateSource::load_dir(const std::string& dir) {
     return Error::bad_input(manifest_path.string() + ": operator: '" + manifest.op + "', but " +
                             declaration->path + " beside it declares '" + declaration->name + "'");
   }
-  const std::filesystem::path kernel_path = std::filesystem::path(dir) / manifest.source;
-  KF_TRY_ASSIGN(kernel_text, read_text(kernel_path, "kernel source named by " + manifest_path.string()));
+  std::string kernel_text;
+  if (!manifest.is_library()) {
+    const std::filesystem::path kernel_path = std::filesystem::path(dir) / manifest.source;
+    KF_TRY_ASSIGN(text, read_text(kernel_path, "kernel source named by " + manifest_path.string()));
+    kernel_text = std::move(text);
+  }
   TemplateSource t;
   t.manifest = std::move(manifest);
   t.manifest_text = std::move(manifest_text);
@@ -65,6 +69,7 @@ std::string TemplateSource::hash(std::string_view prelude_text) const {
   Hasher h;
   h.add(manifest_text).add(kernel_text).add(prelude_text);
   if (!operator_text.empty()) h.add(operator_text);  // built-in templates keep their hashes
+  if (manifest.is_library()) h.add(library_identity);
   return h.hex();
 }
 

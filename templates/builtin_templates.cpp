@@ -42,8 +42,9 @@ Result<std::vector<TemplateSource>> builtin_templates() {
     std::string dir(f.path.substr(0, f.path.size() - kManifest.size()));
     auto manifest = TemplateManifest::parse(f.text, "builtin:" + std::string(f.path));
     if (!manifest.ok()) return manifest.error();
-    std::string_view kernel = find_file(dir + "/" + manifest->source);
-    if (kernel.empty()) {
+    std::string_view kernel =
+        manifest->is_library() ? std::string_view() : find_file(dir + "/" + manifest->source);
+    if (kernel.empty() && !manifest->is_library()) {
       return Error::internal("builtin:" + std::string(f.path) + ": source '" + manifest->source +
                              "' is not embedded");
     }
