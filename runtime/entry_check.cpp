@@ -18,6 +18,8 @@ std::string_view verdict_name(EntryVerdict v) {
     case EntryVerdict::kGuard: return "guard";
     case EntryVerdict::kUnsupported: return "unsupported";
     case EntryVerdict::kNotValid: return "not_valid";
+    case EntryVerdict::kUnavailable:
+      return "unavailable";
   }
   return "unknown";
 }
@@ -41,6 +43,11 @@ EntryCheck EntryChecker::check_stored(std::string_view template_name, std::strin
   if (c.tpl == nullptr) {
     c.verdict = EntryVerdict::kUnknownTemplate;
     c.reason = "template '" + printable(template_name) + "' is not known to this kforge";
+    return c;
+  }
+  if (!c.tpl->library_unavailable.empty()) {
+    c.verdict = EntryVerdict::kUnavailable;
+    c.reason = c.tpl->library_unavailable;
     return c;
   }
   const std::string& current = current_hash(template_name);

@@ -25,6 +25,7 @@ enum class EntryVerdict {
   kGuard,            ///< the template does not target the backend, or its arch guard fails
   kUnsupported,      ///< dtype or layout not declared by the template
   kNotValid,         ///< a constraint or the envelope fails for this problem on this device
+  kUnavailable,      ///< a library template whose library does not load here
 };
 
 std::string_view verdict_name(EntryVerdict v);  ///< "usable", "stale", "invalid", ...

@@ -10,6 +10,7 @@
 #include "cpu_clock_reader.hpp"
 #include "host_cache_eviction.hpp"
 #include "launch_check.hpp"
+#include "library_kernel.hpp"
 #include "opencl_backend.hpp"
 #include "opencl_device_info.hpp"
 #include "pci_clock_reader.hpp"
@@ -212,6 +213,7 @@ Status set_kernel_args(const OpenClKernel& k, const std::vector<KernelArg>& args
 
 Result<double> OpenClDevice::launch(Kernel& kernel, const std::vector<KernelArg>& args,
                                     const LaunchGeometry& geometry, const OnRunning& on_running) {
+  if (auto* call = dynamic_cast<LibraryKernel*>(&kernel)) return call->run(args, geometry, on_running);
   auto* k = dynamic_cast<OpenClKernel*>(&kernel);
   if (!k) return Error::bad_input("launch: kernel was not loaded by the OpenCL backend");
   KF_TRY(check_launch_geometry(

@@ -52,6 +52,9 @@ class OpenClDevice final : public Device {
   /// (pci_clock_reader.hpp); none where the device tells no address or the
   /// vendor's library is missing.
   ClockReader* clock_reader() override;
+  /// The in-order, profiling queue every launch goes to: OpenCL libraries
+  /// (CLBlast) enqueue their work there too.
+  cl_command_queue queue() const { return queue_.get(); }
 
  private:
   Result<const OpenClBuffer*> checked_buffer(const Buffer& b, std::size_t bytes, Transfer direction) const;

@@ -5,6 +5,7 @@
 
 #include "builtin_templates.hpp"
 #include "declared_operator.hpp"
+#include "library_candidates.hpp"
 #include "library_reference.hpp"
 
 namespace kforge {
@@ -13,6 +14,7 @@ Result<TemplateCatalog> TemplateCatalog::builtin() {
   TemplateCatalog c;
   KF_TRY_ASSIGN(tpls, builtin_templates());
   c.templates_ = std::move(tpls);
+  for (TemplateSource& t : c.templates_) resolve_library(t);
   return c;
 }
 
@@ -54,6 +56,7 @@ Status register_declared_operator(const std::string& dir) {
 Status TemplateCatalog::add_dir(const std::string& dir) {
   KF_TRY(register_declared_operator(dir));
   KF_TRY_ASSIGN(tpl, TemplateSource::load_dir(dir));
+  resolve_library(tpl);
   std::erase_if(templates_, [&](const TemplateSource& t) { return t.manifest.name == tpl.manifest.name; });
   templates_.push_back(std::move(tpl));
   return ok_status();

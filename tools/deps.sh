@@ -8,6 +8,8 @@ kforge_packages=(cmake g++ make pkg-config git libsqlite3-dev nlohmann-json3-dev
 kforge_packages+=(python3-dev python3-venv python3-pip python3-numpy)
 # The report test: a headless browser renders kforge report, libpng reads its screenshot.
 kforge_packages+=(chromium libpng-dev)
+# Library candidates: CLBlast, loaded with dlopen (docs/vendor-libraries.md).
+kforge_packages+=(libclblast-dev)
 
 kforge_install_deps() {
   local missing=()

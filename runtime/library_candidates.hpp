@@ -1,0 +1,38 @@
+// Library templates (manifest `library`): whether their library loads here,
+// with what identity, and the call a configuration binds to
+// (docs/vendor-libraries.md).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "backend.hpp"
+#include "config.hpp"
+#include "instance.hpp"
+#include "problem.hpp"
+#include "result.hpp"
+#include "template_source.hpp"
+
+namespace kforge {
+
+struct LibraryAvailability {
+  std::string identity;     ///< name, version and file of the library loaded; empty when unavailable
+  std::string unavailable;  ///< why it cannot be used here; empty when it can
+};
+
+/// Loads `library` ("clblast", "cublaslt", "hipblaslt") once per process.
+LibraryAvailability library_availability(std::string_view library);
+
+/// Fills a library template's library_identity and library_unavailable;
+/// a kernel template is left as it is.
+void resolve_library(TemplateSource& tpl);
+
+/// The library call of `config` for `problem` on `device`, ready to launch
+/// (LibraryKernel). kUnsupported where the library is unavailable or
+/// cannot run on this device, naming why.
+Result<std::unique_ptr<Kernel>> bind_library_call(Device& device, const TemplateSource& tpl,
+                                                  const Instance& inst, const Problem& problem,
+                                                  const Config& config);
+
+}  // namespace kforge
