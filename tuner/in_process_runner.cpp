@@ -16,6 +16,7 @@
 #include "device_reference.hpp"
 #include "host_cpus.hpp"
 #include "instance.hpp"
+#include "library_candidates.hpp"
 #include "occupancy.hpp"
 #include "program_combiner.hpp"
 #include "reference_file.hpp"
@@ -333,6 +334,67 @@ bool run_untimed(Device& device, const Problem& problem, const std::string& temp
 
 }  // namespace
 
+std::unique_ptr<Kernel> InProcessRunner::load_kernel(const TemplateSource& tpl, const Instance& inst,
+                                                     const std::string& name, Evaluation& e) {
+  const auto t_compile = Clock::now();
+  auto fail = [&](CandidateStatus status, const std::string& reason) -> std::unique_ptr<Kernel> {
+    e.status = status;
+    e.reason = reason;
+    return nullptr;
+  };
+  Result<CompiledKernel> compiled = Error::internal("not compiled");
+  // Compiled ahead: its time is in the batch's, or, with compile overlap,
+  // only the wait for a compile still running counts here.
+  bool was_ready = false;
+  if (auto ready = ahead_->take({tpl.manifest.name, name}, &was_ready)) {
+    compiled = std::move(ready->compiled);
+    e.cache_hit = ready->cache_hit;
+    e.compiled_ahead = compile_overlap_ && was_ready;
+  } else {
+    compiled = compile(tpl, inst, &e.cache_hit);
+    e.compiled_alone = !e.cache_hit;
+  }
+  e.compile_s = seconds_since(t_compile);
+  if (!compiled.ok()) {
+    e.compile_log = compiled.error().context;
+    return fail(status_for(compiled.error().code), compiled.error().message);
+  }
+  // A program the compiler keeps (OpenCL) serves the finalists' re-timing
+  // too, rather than a build of their own source (a combined program's
+  // kernels are in no program of their own).
+  if (compiled->program) built_[{tpl.manifest.name, name}] = *compiled;
+  e.compile_ms = compiled->compile_ms;
+  e.compile_log = compiled->log;
+  e.resources = compiled->resources.to_json();
+  // Compile-only pruning: what the compiler reports (spills, registers,
+  // shared memory, the occupancy they allow) can rule a candidate out before
+  // any launch (docs/compile-only.md, "Occupancy").
+  if (auto why = prune_reason(compiled->resources, device_.info(), threads_per_block(inst.geometry))) {
+    return fail(CandidateStatus::kResourceLimit, "pruned before launch: " + *why);
+  }
+  auto kernel = device_.load(*compiled);
+  if (!kernel.ok()) {
+    std::tie(e.status, e.reason) = failure(kernel.error());
+    return nullptr;
+  }
+  return std::move(*kernel);
+}
+
+std::unique_ptr<Kernel> InProcessRunner::bind_library(const TemplateSource& tpl, const Instance& inst,
+                                                      const Config& cfg, Evaluation& e) {
+  // The library builds what it runs at its first call, made here: that is
+  // the candidate's compile.
+  const auto t_bind = Clock::now();
+  auto bound = bind_library_call(device_, tpl, inst, problem_, cfg);
+  e.compile_s = seconds_since(t_bind);
+  e.compile_ms = e.compile_s * 1e3;
+  if (!bound.ok()) {
+    std::tie(e.status, e.reason) = failure(bound.error());
+    return nullptr;
+  }
+  return std::move(*bound);
+}
+
 Result<Evaluation> InProcessRunner::validate_one(const std::string& template_name, const Config& cfg,
                                                  const std::function<void(std::string_view)>& on_phase,
                                                  Validated& held) {
@@ -345,55 +407,17 @@ Result<Evaluation> InProcessRunner::validate_one(const std::string& template_nam
     e.status = status;
     e.reason = reason;
   };
-  auto fail_with = [&](const Error& err) {
-    std::tie(e.status, e.reason) = failure(err);
-  };
-
-  auto t_compile = Clock::now();
   auto inst = instantiate(*tpl, prelude_text(info.backend), op_, cfg, problem_, info.limits());
   if (!inst.ok()) {
-    fail(inst.error().code == ErrorCode::kResource ? CandidateStatus::kResourceLimit : CandidateStatus::kNotSupported,
+    fail(inst.error().code == ErrorCode::kResource ? CandidateStatus::kResourceLimit
+                                                   : CandidateStatus::kNotSupported,
          inst.error().message);
     return e;
   }
-  Result<CompiledKernel> compiled = Error::internal("not compiled");
-  // Compiled ahead: its time is in the batch's, or, with compile overlap,
-  // only the wait for a compile still running counts here.
-  bool was_ready = false;
-  if (auto ready = ahead_->take({template_name, name}, &was_ready)) {
-    compiled = std::move(ready->compiled);
-    e.cache_hit = ready->cache_hit;
-    e.compiled_ahead = compile_overlap_ && was_ready;
-  } else {
-    compiled = compile(*tpl, *inst, &e.cache_hit);
-    e.compiled_alone = !e.cache_hit;
-  }
-  e.compile_s = seconds_since(t_compile);
-  if (!compiled.ok()) {
-    e.compile_log = compiled.error().context;
-    fail(status_for(compiled.error().code), compiled.error().message);
-    return e;
-  }
-  // A program the compiler keeps (OpenCL) serves the finalists' re-timing
-  // too, rather than a build of their own source (a combined program's
-  // kernels are in no program of their own).
-  if (compiled->program) built_[{template_name, name}] = *compiled;
-  e.compile_ms = compiled->compile_ms;
-  e.compile_log = compiled->log;
-  e.resources = compiled->resources.to_json();
-  // Compile-only pruning: what the compiler reports (spills, registers,
-  // shared memory, the occupancy they allow) can rule a candidate out before
-  // any launch (docs/compile-only.md, "Occupancy").
-  if (auto why = prune_reason(compiled->resources, info, threads_per_block(inst->geometry))) {
-    fail(CandidateStatus::kResourceLimit, "pruned before launch: " + *why);
-    return e;
-  }
+  std::unique_ptr<Kernel> kernel =
+      tpl->manifest.is_library() ? bind_library(*tpl, *inst, cfg, e) : load_kernel(*tpl, *inst, name, e);
+  if (!kernel) return e;
   if (on_phase) on_phase("compiled");
-  auto kernel = device_.load(*compiled);
-  if (!kernel.ok()) {
-    fail_with(kernel.error());
-    return e;
-  }
 
   // Every validation run but the poisoned-output run, untimed (the
   // accumulate run); the poisoned-output run is the first timed launch
@@ -407,12 +431,12 @@ Result<Evaluation> InProcessRunner::validate_one(const std::string& template_nam
   if (ClockReader* clocks = device_.clock_reader()) clocks->restart();
   fault_point("KFORGE_FAULT_ABORT_LAUNCHING", name);
   for (std::size_t i = 1; i < workloads_->runs.size() && e.status == CandidateStatus::kOk; ++i) {
-    (void)run_untimed(device_, problem_, template_name, name, failure_tail(template_name, name), **kernel,
+    (void)run_untimed(device_, problem_, template_name, name, failure_tail(template_name, name), *kernel,
                       inst->geometry, workloads_->runs[i], e, on_phase);
   }
   e.validate_s = seconds_since(t_val);
   if (e.status != CandidateStatus::kOk) return e;
-  held.kernel = std::move(*kernel);
+  held.kernel = std::move(kernel);
   held.geometry = inst->geometry;
   return e;
 }
@@ -533,6 +557,13 @@ Result<RetimeReport> InProcessRunner::retime(const std::vector<CandidateRef>& re
     if (!tpl) return Error::bad_input("no template named '" + f.template_name + "' in this tuning run");
     KF_TRY_ASSIGN(cfg, Config::parse(f.config));
     KF_TRY_ASSIGN(inst, instantiate(*tpl, prelude_text(info.backend), op_, cfg, problem_, info.limits()));
+    if (tpl->manifest.is_library()) {  // bound again: a library call has no binary to keep
+      KF_TRY_ASSIGN(call, bind_library_call(device_, *tpl, inst, problem_, cfg));
+      finalists.push_back({call.get(), &workloads_->runs[0].args, inst.geometry});
+      kernels.push_back(std::move(call));
+      binaries.push_back({std::nullopt, CompiledKernel{}});
+      continue;
+    }
     // The program its evaluation used; else its share of a batch built
     // again (a worker started since: WorkerRunner::rebuild_share); else its own.
     bool hit = false;
@@ -640,7 +671,7 @@ Result<PrecompileReport> InProcessRunner::precompile(const std::vector<Candidate
     if (ahead_->contains(key) || (c.build_only && !combine)) continue;
     const TemplateSource* tpl = find(c.template_name);
     auto cfg = tpl ? Config::parse(c.config) : Result<Config>(Error::not_found(c.template_name));
-    if (!cfg.ok()) continue;
+    if (!cfg.ok() || tpl->manifest.is_library()) continue;  // a library call is bound where it runs
     // Instances that fail to generate are left to evaluate(), which records why.
     auto inst = instantiate(*tpl, prelude_text(info.backend), op_, *cfg, problem_, info.limits());
     if (!inst.ok()) continue;

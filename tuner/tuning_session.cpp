@@ -246,6 +246,11 @@ Status TuningSession::prepare_template(const TemplateSource& tpl, const std::vec
     summary_.search.skipped_templates.emplace_back(m.name, fit.reason);
     return ok_status();
   }
+  // A library that does not load here is a note, not an error: the kernels are tuned without it.
+  if (!tpl.library_unavailable.empty()) {
+    summary_.search.skipped_templates.emplace_back(m.name, tpl.library_unavailable);
+    return ok_status();
+  }
   TemplateState st;
   st.tpl = &tpl;
   KF_TRY_ASSIGN(template_id, db_.put_template({0, m.name, m.op, tpl.hash(prelude_), tpl.manifest_text}));
