@@ -12,6 +12,7 @@
 #include "hash.hpp"
 #include "instance.hpp"
 #include "launch_arguments.hpp"
+#include "library_candidates.hpp"
 #include "lookup_source.hpp"
 #include "named_arguments.hpp"
 #include "printable.hpp"
@@ -56,7 +57,10 @@ Result<std::unique_ptr<Lookup>> Lookup::open(const LookupOptions& options, Devic
   }
   std::unique_ptr<Lookup> lookup(
       new Lookup(std::move(sources), device, std::move(catalog), options.on_warning));
-  if (options.env_overrides) lookup->read_env_overrides();
+  if (options.env_overrides) {
+    lookup->read_env_overrides();
+    lookup->read_env_policies();
+  }
   if (options.use_binary_cache) {
     // Opened (and created) at the first prepare: a lookup that only selects
     // touches no cache directory.
@@ -93,6 +97,28 @@ void Lookup::read_env_overrides() {
     if (!o.error.empty()) warn_once("override " + var, o.error + "; the override is ignored");
     overrides_.emplace(std::string(op->name()), std::move(o));
   }
+}
+
+void Lookup::read_env_policies() {
+  for (const Operator* op : all_operators()) {
+    auto policy = library_policy_from_env(op->name());
+    if (!policy.ok()) {
+      warn_once("policy " + std::string(op->name()),
+                policy.error().message + "; library candidates are compared");
+    } else if (*policy != LibraryPolicy::kCompare) {
+      policies_[std::string(op->name())] = Policy{*policy, library_policy_variable(op->name())};
+    }
+  }
+}
+
+Status Lookup::set_library_policy(std::string_view op, LibraryPolicy policy) {
+  if (find_operator(op) == nullptr) {
+    return Error::bad_input("library policy: unknown operator '" + printable(op) + "'");
+  }
+  std::lock_guard lock(select_mutex_);
+  policies_[std::string(op)] = Policy{policy, "set_library_policy"};
+  cache_.clear();
+  return ok_status();
 }
 
 Status Lookup::set_override(std::string_view op, std::string_view template_name,
@@ -167,6 +193,7 @@ Result<const PreparedKernel*> Lookup::prepare(const Selection& selection) {
   Hasher h;
   h.add(inst.source).add(inst.kernel_name).add(options);
   h.add(device_.compiler().name()).add(device_.compiler().version()).add(info.hardware_key());
+  if (tpl->manifest.is_library()) h.add(tpl->library_identity);
   auto prepared = std::make_unique<PreparedKernel>();
   prepared->geometry = inst.geometry;
   prepared->binary_key = h.hex();
@@ -178,7 +205,13 @@ Result<const PreparedKernel*> Lookup::prepare(const Selection& selection) {
     if (auto it = kernels_.find(prepared->binary_key); it != kernels_.end()) kernel = it->second.get();
   }
   std::unique_ptr<Kernel> loaded;
-  if (kernel == nullptr) {
+  if (kernel == nullptr && tpl->manifest.is_library()) {
+    // A library call: bound (the library builds what it runs) rather than compiled.
+    KF_TRY_ASSIGN(k, bind_library_call(device_, *tpl, inst, selection.problem, cfg));
+    prepared->origin = "library";
+    loaded = std::move(k);
+    kernel = loaded.get();
+  } else if (kernel == nullptr) {
     KF_TRY_ASSIGN(k, load_or_compile(*tpl, inst, selection.problem, *prepared));
     loaded = std::move(k);
     kernel = loaded.get();

@@ -53,6 +53,7 @@
 #include "binary_cache.hpp"
 #include "database.hpp"
 #include "entry_check.hpp"
+#include "library_policy.hpp"
 #include "named_arguments.hpp"
 #include "operator.hpp"
 #include "problem.hpp"
@@ -74,6 +75,11 @@ struct Selection {
   std::string database;        ///< database rules: the file the entry came from
   double tuned_median_ms = 0;  ///< database rules: its median time there
   double distance = 0;         ///< log2 distance to the tuned problem (0 when the same)
+  /// Database rules, where this problem was tuned here with both library
+  /// candidates and kernels: the fastest usable entry of each
+  /// ("gemm_clblast BATCHED0") and its median; empty and 0 otherwise.
+  std::string library_best, kernel_best;
+  double library_best_ms = 0, kernel_best_ms = 0;
   std::string explanation;     ///< every step tried, one per line
 };
 
@@ -86,7 +92,7 @@ struct LookupOptions {
   /// Receives each warning once per lookup (stale or invalid entries,
   /// rejected overrides). Default: one line on stderr, "kforge: warning: ...".
   std::function<void(const std::string&)> on_warning;
-  /// Read KFORGE_OVERRIDE_<OP> from the environment when opening.
+  /// Read KFORGE_OVERRIDE_<OP> and KFORGE_LIBRARY_<OP> from the environment when opening.
   bool env_overrides = true;
   /// Directory of the on-disk binary cache; "" means BinaryCache::default_dir()
   /// ($KFORGE_CACHE_DIR, else $XDG_CACHE_HOME/kforge/binaries, else
@@ -105,7 +111,8 @@ struct PreparedKernel {
   LaunchGeometry geometry;
   std::string binary_key;  ///< hash of what was compiled (source, compiler, options, device)
   /// Where the binary came from when it was first needed: "memory" (loaded
-  /// already for another problem), "disk" (the binary cache) or "compiled".
+  /// already for another problem), "disk" (the binary cache), "compiled",
+  /// or "library" (a library template's call, bound: no binary).
   std::string origin;
   /// Its entry in the binary cache; "" when the cache is off.
   std::string cache_entry;
@@ -152,6 +159,11 @@ class Lookup {
   /// is checked at select time, where a misfit falls through to the chain.
   Status set_override(std::string_view op, std::string_view template_name, std::string_view config);
   void clear_override(std::string_view op);
+  /// Whether library candidates take part for operator `op`: compared with
+  /// kernels (the default), forbidden (kernels only) or forced (libraries
+  /// only, their default configuration where none was tuned). Replaces what
+  /// KFORGE_LIBRARY_<OP> said and forgets cached selections.
+  Status set_library_policy(std::string_view op, LibraryPolicy policy);
 
   /// Generates, compiles and loads the selected kernel once. Identical
   /// sources share one compiled kernel across problems; the launch geometry
@@ -193,6 +205,7 @@ class Lookup {
   Result<std::unique_ptr<Kernel>> load_or_compile(const TemplateSource& tpl, const Instance& inst,
                                                   const Problem& problem, PreparedKernel& prepared);
   void read_env_overrides();
+  void read_env_policies();
   Result<Selection> select_uncached(const Problem& requested);  // lookup_chain.cpp
   /// Sends `message` to on_warning unless the same `key` was warned before.
   void warn_once(const std::string& key, const std::string& message);
@@ -206,6 +219,11 @@ class Lookup {
 
   std::mutex select_mutex_;  ///< the slow path: databases, overrides, warnings
   std::map<std::string, Override, std::less<>> overrides_;  ///< by operator
+  struct Policy {
+    LibraryPolicy policy = LibraryPolicy::kCompare;
+    std::string origin;  ///< "set_library_policy" or the environment variable's name
+  };
+  std::map<std::string, Policy, std::less<>> policies_;  ///< by operator; absent: compare
   std::set<std::string> warned_;
 
   mutable std::shared_mutex kernel_mutex_;

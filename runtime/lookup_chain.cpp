@@ -80,8 +80,10 @@ class ChainWalk {
   using Warn = std::function<void(const std::string& key, const std::string& message)>;
 
   ChainWalk(Problem problem, const Operator& op, const DeviceInfo& info, const EntryChecker& checker,
-            Warn warn)
-      : problem_(std::move(problem)),
+            Warn warn, LibraryPolicy policy, std::string policy_origin)
+      : policy_(policy),
+        policy_origin_(std::move(policy_origin)),
+        problem_(std::move(problem)),
         op_(op),
         info_(info),
         checker_(checker),
@@ -121,6 +123,14 @@ class ChainWalk {
     return selection_;
   }
 
+  /// Whether the policy admits an entry's template; notes why not.
+  bool admitted(const TemplateSource& tpl, bool note, const std::string& what);
+  /// The fastest usable library entry and kernel entry among `cands`, into
+  /// the selection and, when both exist, an explanation line with their ratio.
+  void compare_kinds(const std::vector<const Candidate*>& cands);
+
+  LibraryPolicy policy_;
+  std::string policy_origin_;
   Problem problem_;
   const Operator& op_;
   const DeviceInfo& info_;
@@ -242,7 +252,13 @@ std::optional<Selection> ChainWalk::try_rule(const Rule& rule, const std::vector
               origin, check, w.template_name, w.template_hash, w.config);
       continue;
     }
+    if (!admitted(*check.tpl, notes < kMaxNotesPerRule,
+                  rule.name + std::string(" candidate ") + w.template_name + " " + printable(w.config))) {
+      ++notes;
+      continue;
+    }
     if (notes > kMaxNotesPerRule) why_ << "  ... and " << notes - kMaxNotesPerRule << " more skipped\n";
+    if (rule.scope == Scope::kExact) compare_kinds(cands);
     selection_.tuned_problem = w.problem_key;
     selection_.tuned_device = c->device->name;
     selection_.database = origin;
@@ -262,8 +278,49 @@ std::optional<Selection> ChainWalk::try_rule(const Rule& rule, const std::vector
   return std::nullopt;
 }
 
+bool ChainWalk::admitted(const TemplateSource& tpl, bool note, const std::string& what) {
+  if (policy_admits(policy_, tpl.manifest)) return true;
+  if (note) {
+    why_ << "  skipped " << what << ": library candidates are "
+         << (policy_ == LibraryPolicy::kForce ? "forced" : "forbidden") << " for " << problem_.op << " ("
+         << policy_origin_ << ")\n";
+  }
+  return false;
+}
+
+void ChainWalk::compare_kinds(const std::vector<const Candidate*>& cands) {
+  const WinnerRecord* best[2] = {nullptr, nullptr};  // kernel, library
+  for (const Candidate* c : cands) {
+    const WinnerRecord& w = *c->winner;
+    EntryCheck check = checker_.check(w.template_name, w.template_hash, w.config, problem_, op_);
+    if (!check.usable()) continue;
+    const WinnerRecord*& slot = best[check.tpl->manifest.is_library() ? 1 : 0];
+    if (slot == nullptr || w.median_ms < slot->median_ms) slot = &w;
+  }
+  if (!best[0] || !best[1]) return;
+  selection_.kernel_best = best[0]->template_name + " " + best[0]->config;
+  selection_.library_best = best[1]->template_name + " " + best[1]->config;
+  selection_.kernel_best_ms = best[0]->median_ms;
+  selection_.library_best_ms = best[1]->median_ms;
+  const bool library_faster = best[1]->median_ms < best[0]->median_ms;
+  const WinnerRecord& fast = *best[library_faster ? 1 : 0];
+  const WinnerRecord& slow = *best[library_faster ? 0 : 1];
+  std::ostringstream ratio;
+  ratio.precision(3);
+  ratio << (fast.median_ms > 0 ? slow.median_ms / fast.median_ms : 0.0);
+  why_ << "compared: " << (library_faster ? "library " : "kernel ") << fast.template_name << " "
+       << fast.config << " (" << fmt_ms(fast.median_ms) << ") is " << ratio.str() << "x faster than "
+       << (library_faster ? "kernel " : "library ") << slow.template_name << " " << slow.config << " ("
+       << fmt_ms(slow.median_ms) << ") here\n";
+}
+
 std::optional<Selection> ChainWalk::try_default(const TemplateCatalog& catalog) {
   auto candidates = catalog.for_op(problem_.op, info_.backend);
+  // A library is a default only where it is forced: without a tuning
+  // result the kernels' defaults come first.
+  std::erase_if(candidates, [&](const TemplateSource* t) {
+    return policy_ == LibraryPolicy::kForce ? !t->manifest.is_library() : t->manifest.is_library();
+  });
   std::stable_partition(candidates.begin(), candidates.end(),
                         [](const TemplateSource* t) { return t->origin.rfind("builtin:", 0) == 0; });
   for (const TemplateSource* tpl : candidates) {
@@ -285,8 +342,12 @@ Result<Selection> Lookup::select_uncached(const Problem& requested) {
   const Operator* op = find_operator(requested.op);
   if (!op) return Error::bad_input("unknown operator '" + printable(requested.op) + "'");
   KF_TRY_ASSIGN(problem, op->normalize(requested));
-  ChainWalk walk(problem, *op, device_.info(), checker_,
-                 [this](const std::string& key, const std::string& message) { warn_once(key, message); });
+  const auto policy = policies_.find(problem.op);
+  ChainWalk walk(
+      problem, *op, device_.info(), checker_,
+      [this](const std::string& key, const std::string& message) { warn_once(key, message); },
+      policy == policies_.end() ? LibraryPolicy::kCompare : policy->second.policy,
+      policy == policies_.end() ? "" : policy->second.origin);
   if (auto it = overrides_.find(problem.op); it == overrides_.end()) {
     walk.no_override();
   } else if (auto sel = walk.try_override(it->second.template_name, it->second.config, it->second.origin,
