@@ -175,6 +175,11 @@ void add_compile_command(CLI::App& app, CommonOptions& o) {
     nlohmann::json skipped = nlohmann::json::array();
     for (const auto* tpl : templates) {
       const auto& m = tpl->manifest;
+      if (m.is_library()) {
+        skipped.push_back(
+            {{"template", m.name}, {"reason", m.name + " calls " + m.library + ": nothing to compile"}});
+        continue;
+      }
       if (Status g = check_arch_guard(m, target.backend, target.arch); !g.ok()) {
         skipped.push_back({{"template", m.name}, {"reason", g.error().message}});
         continue;

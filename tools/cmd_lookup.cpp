@@ -1,6 +1,7 @@
 // `kforge lookup`: what the runtime library would select for a problem, and why.
 #include "commands.hpp"
 #include "lookup.hpp"
+#include "tune_setup.hpp"
 
 namespace kforge::cli {
 
@@ -10,6 +11,7 @@ struct LookupFlags {
   std::string system_db;
   bool prepare = false;
   bool no_binary_cache = false;
+  std::string library;  ///< compare, forbid or force; empty: $KFORGE_LIBRARY_<OP>
 };
 
 }  // namespace
@@ -28,6 +30,10 @@ void add_lookup_command(CLI::App& app, CommonOptions& o) {
                 "Also get the launchable kernel: from memory, the binary cache or the compiler");
   cmd->add_flag("--no-binary-cache", flags.no_binary_cache,
                 "With --prepare: compile without reading or writing the binary cache");
+  cmd->add_option("--library", flags.library,
+                  "Library candidates: compare (the faster entry wins), forbid (kernels only) or force "
+                  "(libraries only); default: $KFORGE_LIBRARY_<OP>, else compare")
+      ->check(CLI::IsMember({"compare", "forbid", "force"}));
   cmd->callback([&o] {
     TemplateCatalog catalog = make_catalog(o);  // first: it registers declared operators
     Problem problem = make_problem(o);
@@ -37,6 +43,9 @@ void add_lookup_command(CLI::App& app, CommonOptions& o) {
     options.system_db = flags.system_db;
     options.use_binary_cache = !flags.no_binary_cache;
     auto lookup = unwrap(Lookup::open(options, *device, std::move(catalog)));
+    if (!flags.library.empty()) {
+      unwrap(lookup->set_library_policy(problem.op, unwrap(library_policy_for(problem.op, flags.library))));
+    }
     Selection s = unwrap(lookup->select(problem));
     const PreparedKernel* prepared = flags.prepare ? unwrap(lookup->prepare(s)) : nullptr;
     if (o.json) {
@@ -49,6 +58,12 @@ void add_lookup_command(CLI::App& app, CommonOptions& o) {
         j["database"] = s.database;
       }
       if (s.rule == "nearest") j["distance"] = s.distance;
+      if (!s.library_best.empty()) {
+        j["vendor_comparison"] = {{"library_best", s.library_best},
+                                  {"library_best_ms", s.library_best_ms},
+                                  {"kernel_best", s.kernel_best},
+                                  {"kernel_best_ms", s.kernel_best_ms}};
+      }
       if (prepared) j["kernel"] = {{"origin", prepared->origin}, {"cache_entry", prepared->cache_entry}};
       print_json(j);
       return;

@@ -4,6 +4,7 @@
 #include "bounded_json.hpp"
 #include "commands.hpp"
 #include "database.hpp"
+#include "vendor_comparison.hpp"
 
 namespace kforge::cli {
 
@@ -39,6 +40,25 @@ nlohmann::json result_json(const ResultRecord& r) {
           {"compile_ms", r.compile_ms}, {"clocks", clocks},         {"created_at", r.created_at}};
 }
 
+/// kforge's best against the vendor's, for the problems a library candidate was tuned on.
+void print_vendor_table(const std::vector<VendorComparison>& versus,
+                        std::map<std::string, std::string>& names) {
+  std::vector<std::vector<std::string>> rows;
+  auto side = [](const ComparedEntry& e) {
+    return e.template_name.empty() ? std::string("-")
+                                   : e.template_name + " " + e.config + " " + fmt(e.median_ms);
+  };
+  for (const auto& v : versus) {
+    if (v.library.template_name.empty()) continue;
+    rows.push_back({names[v.device_key], v.problem_key, side(v.kernel), side(v.library),
+                    v.ratio > 0 ? fmt(v.ratio, 3) : "-", v.faster.empty() ? "-" : v.faster});
+  }
+  if (rows.empty()) return;
+  std::cout << "\nkforge vs vendor library (ratio: kernel median / library median; above 1 the library is "
+               "faster):\n";
+  print_table({"device", "problem", "kforge best (ms)", "library best (ms)", "ratio", "faster"}, rows);
+}
+
 }  // namespace
 
 void add_show_command(CLI::App& app, CommonOptions& o) {
@@ -54,6 +74,7 @@ void add_show_command(CLI::App& app, CommonOptions& o) {
     if (!s->problem.empty()) wf.problem_key = s->problem;
     auto winners = unwrap(db->winners(wf));
     auto devices = unwrap(db->devices());
+    const auto versus = compare_vendor(winners, make_catalog(o));
     std::vector<ResultRecord> results;
     if (s->results) {
       Database::ResultFilter rf;
@@ -71,6 +92,9 @@ void add_show_command(CLI::App& app, CommonOptions& o) {
         j["winners"].push_back({{"device_key", w.device_key}, {"problem", w.problem_key}, {"template", w.template_name},
                                 {"template_hash", w.template_hash}, {"config", w.config}, {"median_ms", w.median_ms},
                                 {"result_id", w.result_id}});
+      j["vendor_comparison"] = nlohmann::json::array();
+      for (const auto& v : versus)
+        if (!v.library.template_name.empty()) j["vendor_comparison"].push_back(v.to_json());
       if (s->results) {
         j["results"] = nlohmann::json::array();
         for (const auto& r : results) j["results"].push_back(result_json(r));
@@ -85,6 +109,7 @@ void add_show_command(CLI::App& app, CommonOptions& o) {
       rows.push_back({device_names[w.device_key], w.problem_key, w.template_name, w.config, fmt(w.median_ms)});
     std::cout << "winners in " << o.db << ":\n";
     print_table({"device", "problem", "template", "config", "median ms"}, rows);
+    print_vendor_table(versus, device_names);
     if (s->results) {
       rows.clear();
       for (const auto& r : results)

@@ -26,6 +26,7 @@ struct TuneOptions {
   int warm_start = 0;
   std::string config;
   std::string only_template;
+  std::string library;  ///< compare, forbid or force; empty: $KFORGE_LIBRARY_<OP>
   bool quiet = false;
   int min_reps = 5, max_reps = 30;
   double cut_ratio = MeasurementProtocol{}.cut_ratio;
@@ -62,6 +63,11 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
       ->capture_default_str();
   cmd->add_option("--config", t->config, "Evaluate only this configuration (canonical name)");
   cmd->add_option("--only-template", t->only_template, "Tune only this template");
+  cmd->add_option(
+         "--library", t->library,
+         "Library candidates (vendor libraries such as CLBlast): compare (tune them beside the kernels), "
+         "forbid (kernels only) or force (libraries only); default: $KFORGE_LIBRARY_<OP>, else compare")
+      ->check(CLI::IsMember({"compare", "forbid", "force"}));
   cmd->add_option("--min-reps", t->min_reps, "Timed repetitions at least")
       ->check(integer_at_least(1))
       ->capture_default_str();
@@ -93,8 +99,10 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
 
     TuneRequest req;
     req.problem = problem;
-    req.templates = select_templates(catalog, problem.op, device->info().backend, t->only_template,
-                                     !o.template_dirs.empty());
+    const LibraryPolicy policy = unwrap(library_policy_for(problem.op, t->library));
+    req.templates = admitted_templates(select_templates(catalog, problem.op, device->info().backend,
+                                                        t->only_template, !o.template_dirs.empty()),
+                                       policy);
     if (req.templates.empty()) {
       throw ErrorException(Error::bad_input("no template for " + problem.op + " on " + device->info().backend +
                                             (t->only_template.empty() ? "" : " named '" + t->only_template + "'")));

@@ -20,4 +20,16 @@ std::vector<const TemplateSource*> select_templates(const TemplateCatalog& catal
   return out;
 }
 
+Result<LibraryPolicy> library_policy_for(const std::string& op, const std::string& flag) {
+  if (flag.empty()) return library_policy_from_env(op);
+  if (auto p = parse_library_policy(flag)) return *p;
+  return Error::bad_input("--library: '" + flag + "': expected compare, forbid or force");
+}
+
+std::vector<const TemplateSource*> admitted_templates(std::vector<const TemplateSource*> templates,
+                                                      LibraryPolicy policy) {
+  std::erase_if(templates, [&](const TemplateSource* t) { return !policy_admits(policy, t->manifest); });
+  return templates;
+}
+
 }  // namespace kforge::cli

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "library_policy.hpp"
 #include "template_catalog.hpp"
 
 namespace kforge::cli {
@@ -16,5 +17,13 @@ namespace kforge::cli {
 std::vector<const TemplateSource*> select_templates(const TemplateCatalog& catalog, const std::string& op,
                                                     const std::string& backend, const std::string& only_template,
                                                     bool has_user_templates);
+
+/// The policy for `op`: `flag` ("compare", "forbid", "force") when given,
+/// else $KFORGE_LIBRARY_<OP>, else compare. A bad value is kBadInput.
+Result<LibraryPolicy> library_policy_for(const std::string& op, const std::string& flag);
+
+/// `templates` without those `policy` does not admit (library_policy.hpp).
+std::vector<const TemplateSource*> admitted_templates(std::vector<const TemplateSource*> templates,
+                                                      LibraryPolicy policy);
 
 }  // namespace kforge::cli
