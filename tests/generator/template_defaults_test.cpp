@@ -59,6 +59,7 @@ TEST_CASE("every built-in template's in-file defaults equal its manifest's", "[t
   REQUIRE(builtins.ok());
   REQUIRE(builtins->size() >= 9);
   for (const auto& tpl : *builtins) {
+    if (tpl.manifest.is_library()) continue;  // a library call has no source to give defaults in
     const auto defaults = in_file_defaults(tpl.kernel_text);
     for (const Parameter& p : tpl.manifest.parameters) {
       INFO(tpl.manifest.name << " (" << tpl.manifest.source << "): " << p.name);

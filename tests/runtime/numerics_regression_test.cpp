@@ -236,6 +236,9 @@ TEST_CASE("numerics: every built-in template has fixtures", "[opencl][numerics]"
     if (std::find(t.manifest.targets.begin(), t.manifest.targets.end(), "opencl") == t.manifest.targets.end()) {
       continue;  // runs on PoCL only when it targets OpenCL
     }
+    // A library's numbers are its own (they change with its version); every
+    // tune validates them against the reference instead.
+    if (t.manifest.is_library()) continue;
     std::ifstream in(numerics_path(t.manifest.op));
     if (!in.good()) {
       FAIL_CHECK(numerics_path(t.manifest.op) << " is missing (template " << t.manifest.name << ")");
