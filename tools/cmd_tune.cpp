@@ -100,9 +100,8 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
     TuneRequest req;
     req.problem = problem;
     const LibraryPolicy policy = unwrap(library_policy_for(problem.op, t->library));
-    req.templates = admitted_templates(select_templates(catalog, problem.op, device->info().backend,
-                                                        t->only_template, !o.template_dirs.empty()),
-                                       policy);
+    req.templates = select_templates(catalog, problem.op, device->info().backend, t->only_template,
+                                     !o.template_dirs.empty(), policy);
     if (req.templates.empty()) {
       throw ErrorException(Error::bad_input("no template for " + problem.op + " on " + device->info().backend +
                                             (t->only_template.empty() ? "" : " named '" + t->only_template + "'")));

@@ -4,8 +4,13 @@
 namespace kforge::cli {
 
 std::vector<const TemplateSource*> select_templates(const TemplateCatalog& catalog, const std::string& op,
-                                                    const std::string& backend, const std::string& only_template,
-                                                    bool has_user_templates) {
+                                                    const std::string& backend,
+                                                    const std::string& only_template, bool has_user_templates,
+                                                    std::optional<LibraryPolicy> policy) {
+  if (!policy) {
+    auto from_env = library_policy_from_env(op);
+    policy = from_env.ok() ? *from_env : LibraryPolicy::kCompare;
+  }
   std::vector<const TemplateSource*> out;
   for (const auto* tpl : catalog.for_op(op, backend)) {
     if (only_template.empty() || tpl->manifest.name == only_template) out.push_back(tpl);
@@ -17,6 +22,7 @@ std::vector<const TemplateSource*> select_templates(const TemplateCatalog& catal
       if (tpl->origin.rfind("builtin:", 0) != 0) user.push_back(tpl);
     if (!user.empty()) out = user;
   }
+  std::erase_if(out, [&](const TemplateSource* t) { return !policy_admits(*policy, t->manifest); });
   return out;
 }
 
@@ -24,12 +30,6 @@ Result<LibraryPolicy> library_policy_for(const std::string& op, const std::strin
   if (flag.empty()) return library_policy_from_env(op);
   if (auto p = parse_library_policy(flag)) return *p;
   return Error::bad_input("--library: '" + flag + "': expected compare, forbid or force");
-}
-
-std::vector<const TemplateSource*> admitted_templates(std::vector<const TemplateSource*> templates,
-                                                      LibraryPolicy policy) {
-  std::erase_if(templates, [&](const TemplateSource* t) { return !policy_admits(policy, t->manifest); });
-  return templates;
 }
 
 }  // namespace kforge::cli

@@ -2,6 +2,7 @@
 // which templates are tuned for a problem on a device's backend.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,17 +14,17 @@ namespace kforge::cli {
 /// The templates of `op` that target `backend`, in name order; only the one
 /// named `only_template` when it is not empty. With user template directories
 /// (`has_user_templates`) and no `only_template`, the user templates alone
-/// when any of them implements `op`. Empty when none matches.
+/// when any of them implements `op`. Only those `policy` admits: library
+/// templates compared (kept), forbidden or forced (docs/vendor-libraries.md);
+/// without a policy, what $KFORGE_LIBRARY_<OP> says (a bad value: compare).
+/// Empty when none matches.
 std::vector<const TemplateSource*> select_templates(const TemplateCatalog& catalog, const std::string& op,
-                                                    const std::string& backend, const std::string& only_template,
-                                                    bool has_user_templates);
+                                                    const std::string& backend,
+                                                    const std::string& only_template, bool has_user_templates,
+                                                    std::optional<LibraryPolicy> policy = std::nullopt);
 
 /// The policy for `op`: `flag` ("compare", "forbid", "force") when given,
 /// else $KFORGE_LIBRARY_<OP>, else compare. A bad value is kBadInput.
 Result<LibraryPolicy> library_policy_for(const std::string& op, const std::string& flag);
-
-/// `templates` without those `policy` does not admit (library_policy.hpp).
-std::vector<const TemplateSource*> admitted_templates(std::vector<const TemplateSource*> templates,
-                                                      LibraryPolicy policy);
 
 }  // namespace kforge::cli
