@@ -155,7 +155,7 @@ TEST_CASE("a gemm tune with CLBlast stores it beside the kernels and the lookup 
   CHECK(launch_error(**lookup, *forbidden, 64) < 1e-3);
 }
 
-TEST_CASE("the environment forbids library candidates per operator", "[library][opencl]") {
+TEST_CASE("the environment forces library candidates per operator", "[library][opencl]") {
   test::ScopedEnv env("KFORGE_LIBRARY_GEMM", "force");
   auto device = open_device("opencl:0");
   REQUIRE(device.ok());
