@@ -61,8 +61,8 @@ TEST_CASE("tune --library force tunes the library alone, forbid the kernels alon
 
 TEST_CASE("a missing CLBlast is a skipped template with the reason, not an error", "[cli][library]") {
   kforge::test::TempDir dir;
-  const json t = parse(kforge::test::run_kforge("env KFORGE_CLBLAST_LIBRARY=/nonexistent/libclblast.so.1 " +
-                                                std::string(KFORGE_CLI) + " " + kTune + dir.file("t.db")));
+  kforge::test::ScopedEnv missing("KFORGE_CLBLAST_LIBRARY", "/nonexistent/libclblast.so.1");
+  const json t = parse(kforge::test::run_kforge(kTune + dir.file("t.db")));
   REQUIRE(t["skipped_templates"].size() == 1);
   CHECK(t["skipped_templates"][0]["template"] == "gemm_clblast");
   CHECK_THAT(t["skipped_templates"][0]["reason"].get<std::string>(),
