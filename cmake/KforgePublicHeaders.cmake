@@ -17,7 +17,7 @@ set(KFORGE_PUBLIC_HEADERS
   runtime/cache_flush.hpp runtime/clock_reader.hpp
   # The lookup, what it holds by value on its hot path, and its named launch arguments.
   runtime/lookup.hpp runtime/template_catalog.hpp runtime/binary_cache.hpp runtime/entry_check.hpp
-  runtime/selection_cache.hpp runtime/named_arguments.hpp
+  runtime/selection_cache.hpp runtime/named_arguments.hpp runtime/library_policy.hpp
   # Problems, operators, templates and their instances.
   generator/result.hpp generator/problem.hpp generator/dtype.hpp generator/operator.hpp
   generator/gemm_operator.hpp generator/expr.hpp generator/config.hpp generator/manifest.hpp
