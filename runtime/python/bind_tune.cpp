@@ -12,6 +12,7 @@
 #include "bindings.hpp"
 #include "database.hpp"
 #include "json_to_python.hpp"
+#include "library_policy.hpp"
 #include "problem_from_python.hpp"
 #include "python_errors.hpp"
 #include "template_catalog.hpp"
@@ -34,6 +35,7 @@ struct TuneFields {
   std::uint64_t seed = 1;
   int warm_start = 0;
   std::optional<std::string> template_name, config;
+  std::string library;  ///< compare, forbid, force; "": $KFORGE_LIBRARY_<OP>, else compare
   std::vector<std::string> template_dirs, worker;
   bool binary_cache = true;
   std::string cache_dir;  ///< "": BinaryCache::default_dir()
@@ -83,11 +85,26 @@ nb::dict event_dict(const TuneEvent& e) {
   return d;
 }
 
+/// `library` when given, else $KFORGE_LIBRARY_<OP>, else compare; a bad one raises BadInputError.
+LibraryPolicy library_policy(const std::string& op, const std::string& library) {
+  if (library.empty()) {
+    auto from_env = library_policy_from_env(op);
+    if (!from_env.ok()) throw_bad_input(from_env.error().message);
+    return *from_env;
+  }
+  const auto parsed = parse_library_policy(library);
+  if (!parsed) throw_bad_input("library: '" + library + "': expected compare, forbid or force");
+  return *parsed;
+}
+
 std::vector<const TemplateSource*> templates_to_tune(const TemplateCatalog& catalog, const Problem& p,
                                                      const std::string& backend, const TuneFields& f) {
+  const LibraryPolicy policy = library_policy(p.op, f.library);
   std::vector<const TemplateSource*> out;
-  for (const TemplateSource* t : catalog.for_op(p.op, backend))
-    if (!f.template_name || t->manifest.name == *f.template_name) out.push_back(t);
+  for (const TemplateSource* t : catalog.for_op(p.op, backend)) {
+    const bool named = !f.template_name || t->manifest.name == *f.template_name;
+    if (named && policy_admits(policy, t->manifest)) out.push_back(t);
+  }
   if (out.empty()) {
     throw_bad_input("template: no template for " + p.op + " on " + backend +
                     (f.template_name ? " named '" + *f.template_name + "'" : ""));
@@ -179,6 +196,7 @@ void bind_tune(nb::module_& m) {
       .def_rw("warm_start", &TuneFields::warm_start)
       .def_rw("template_name", &TuneFields::template_name)
       .def_rw("config", &TuneFields::config)
+      .def_rw("library", &TuneFields::library)
       .def_rw("template_dirs", &TuneFields::template_dirs)
       .def_rw("worker", &TuneFields::worker)
       .def_rw("binary_cache", &TuneFields::binary_cache)

@@ -33,11 +33,12 @@ def lookup(device, tmp_path, cache_dir):
 
 @pytest.fixture(scope="session")
 def tuned(device, tmp_path_factory, cache_dir):
-    """(database path, summary, progress events) of a 3-candidate tune of TINY_GEMM."""
+    """(database path, summary, progress events) of a 3-candidate tune of TINY_GEMM,
+    kernels only (vendor-library candidates forbidden)."""
     db = tmp_path_factory.mktemp("tuned") / "kforge.db"
     events = []
     summary = kforge.tune(device, "gemm", TINY_GEMM, db=str(db), max_evals=3, seed=7, progress=events.append,
-                          cache_dir=str(cache_dir))
+                          library="forbid", cache_dir=str(cache_dir))
     return db, summary, events
 
 

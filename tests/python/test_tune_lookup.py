@@ -64,6 +64,17 @@ def test_an_exception_in_progress_is_raised_after_the_run(device, tmp_path, cach
 def test_bad_tune_input_names_the_field(device, tmp_path):
     with pytest.raises(kforge.BadInputError, match="template: no template for gemm on opencl named 'nope'"):
         kforge.tune(device, "gemm", {"M": 16, "N": 16, "K": 16}, db=str(tmp_path / "t.db"), template="nope")
+    with pytest.raises(kforge.BadInputError, match="library: 'sometimes': expected compare, forbid or force"):
+        kforge.tune(device, "gemm", {"M": 16, "N": 16, "K": 16}, db=str(tmp_path / "t.db"), library="sometimes")
+
+
+def test_tune_follows_the_library_policy(device, tmp_path):
+    """Forced: only vendor-library candidates are tuned; forbidden: only kernels."""
+    dims = {"M": 16, "N": 16, "K": 16}
+    forced = kforge.tune(device, "gemm", dims, db=str(tmp_path / "f.db"), max_evals=2, library="force")
+    forbidden = kforge.tune(device, "gemm", dims, db=str(tmp_path / "k.db"), max_evals=2, library="forbid")
+    assert forced.winner.template == "gemm_clblast"
+    assert forbidden.winner.template != "gemm_clblast"
 
 
 def test_devices_and_templates_are_records():

@@ -7,7 +7,7 @@ from kforge._records import Record
 
 def tune(device, op, dims, *, dtype="f32", layout="NN", epilogue="none", attrs=None, db="kforge.db",
          strategy="random", max_evals=0, time_budget_s=0.0, no_improvement=0, seed=1, warm_start=0,
-         template=None, config=None, template_dirs=(), progress=None, isolated=True, binary_cache=True,
+         template=None, config=None, library=None, template_dirs=(), progress=None, isolated=True, binary_cache=True,
          cache_dir=None):
     """Tunes one problem on ``device`` into the database ``db`` and returns the
     summary ``kforge tune --json`` prints (docs/cli.md) as a Record.
@@ -17,6 +17,9 @@ def tune(device, op, dims, *, dtype="f32", layout="NN", epilogue="none", attrs=N
     ``isolated`` (the default) candidates run in a supervised worker
     process (``python -m kforge._worker``), so one that crashes or hangs is
     recorded as such; ``isolated=False`` runs them in this process.
+    ``library`` ("compare", "forbid", "force") admits vendor-library
+    candidates as ``kforge tune --library`` does; None follows
+    $KFORGE_LIBRARY_<OP> (docs/vendor-libraries.md).
     """
     problem = _kforge._ProblemFields()
     problem.op = op
@@ -35,6 +38,7 @@ def tune(device, op, dims, *, dtype="f32", layout="NN", epilogue="none", attrs=N
     fields.warm_start = warm_start
     fields.template_name = template
     fields.config = config
+    fields.library = library or ""
     fields.template_dirs = [str(d) for d in template_dirs]
     fields.worker = [sys.executable, "-m", "kforge._worker"] if isolated else []
     fields.binary_cache = binary_cache
