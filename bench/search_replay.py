@@ -181,10 +181,10 @@ def kt_scores(py, name, cache_json, table, strategy, budgets, seeds, prefix, wor
             "overhead_ms_per_eval": 1e3 * seconds / max(evaluations, 1)}
 
 
-def kforge_scores(replay, landscape, strategies, budgets, seeds, work, name):
+def kforge_scores(replay, landscape, strategies, budgets, seeds, work, name, extra=()):
     out = os.path.join(work, f"{name}.kforge.json")
     cmd = [replay, landscape, "--seeds", str(seeds), "--budgets", ",".join(map(str, budgets)), "--json", out,
-           "--guesses", "0"]
+           "--guesses", "0", *extra]
     for s in strategies:
         r = subprocess.run(cmd + ["--strategy", s], capture_output=True, text=True)
         if r.returncode not in (0, 1):
