@@ -73,6 +73,9 @@ def parse_args():
                     help="largest normwise relative error of the block's output against float64")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "receipts"))
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--host-threads", type=int, default=0,
+                    help="PyTorch's intra-op threads for the eager block (0: PyTorch's default). On a loaded "
+                         "host, spinning OpenMP threads slow PyTorch several-fold: 1 keeps it fair")
     return ap.parse_args()
 
 
@@ -147,6 +150,17 @@ def eager_variant(fn, shape, weights, inputs, ref, args, phase):
     return {"available": True, "error": err, "valid": err <= args.tolerance, "wall_ms": median(walls)}
 
 
+def torch_threads(wanted):
+    """Sets PyTorch's intra-op threads when asked; what it uses, or None without PyTorch."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    if wanted > 0:
+        torch.set_num_threads(wanted)
+    return torch.get_num_threads()
+
+
 def amdahl(default, tuned):
     """Expected block speedup from each operator's isolated speedup and its
     share of the default block's wall time, beside the measured one."""
@@ -174,7 +188,9 @@ def markdown(receipt):
              f"Device: {receipt['device']}. Block: hidden {s['hidden']}, {s['heads']} heads of {s['head_dim']}, "
              f"MLP {s['mlp']}, f32 activations; prefill {s['seq']} tokens, decode at context {s['context']}. "
              f"Tolerance: normwise relative error of the block's output against float64 at most "
-             f"{receipt['tolerance']:g}. Median of {receipt['reps']} runs.", ""]
+             f"{receipt['tolerance']:g}. Median of {receipt['reps']} runs. Load average at start "
+             f"{receipt['context']['load_average_at_start'][0]:.1f} on {receipt['context']['cpu_count']} CPUs; "
+             f"PyTorch threads: {receipt['context'].get('torch_threads') or 'no PyTorch'}.", ""]
     for sec in receipt["phases"]:
         v = sec["variants"]
         lines += [f"## {sec['phase']}, batch {sec['batch']}", "",
@@ -211,6 +227,7 @@ def main():
     shape = BlockShape(args.hidden, args.heads, args.mlp, args.seq, args.context)
     weights = Weights(shape, np.random.default_rng(args.seed))
     ctx = context(args.kforge, "decoder_block")
+    ctx["torch_threads"] = torch_threads(args.host_threads)
     batches = [("prefill", args.batch)] + [("decode", int(b)) for b in args.decode_batch.split(",")]
     tuned = []
     if not args.no_tune:
