@@ -18,6 +18,16 @@
 namespace kforge {
 
 /// Resource usage a compiler reports for one kernel (fields it cannot report stay -1).
+/// A compiler remark about one kernel's code (ptxas "(C7514) Potential
+/// Performance Loss: ..."): its code, text, and whether it says the
+/// kernel's tensor-core pipeline was serialized, which prunes it.
+struct CompilerDiagnostic {
+  std::string code;
+  std::string message;
+  bool serializes_tensor_ops = false;
+  bool operator==(const CompilerDiagnostic&) const = default;
+};
+
 struct ResourceReport {
   std::int64_t registers = -1;
   std::int64_t local_mem_bytes = -1;    ///< static local/shared memory
@@ -25,6 +35,7 @@ struct ResourceReport {
   std::int64_t spill_stores = -1;
   std::int64_t spill_loads = -1;
   std::int64_t max_block_threads = -1;  ///< the most threads per block this kernel allows
+  std::vector<CompilerDiagnostic> diagnostics;  ///< written to JSON only when there are any
   nlohmann::json to_json() const;
 };
 

@@ -88,6 +88,16 @@ ResourceReport resources_from_json(const nlohmann::json& j) {
   get("spill_stores", r.spill_stores);
   get("spill_loads", r.spill_loads);
   get("max_block_threads", r.max_block_threads);
+  if (j.contains("diagnostics") && j["diagnostics"].is_array()) {
+    for (const auto& d : j["diagnostics"]) {
+      if (!d.is_object() || !d.contains("code") || !d["code"].is_string()) continue;
+      CompilerDiagnostic c;
+      c.code = d["code"].get<std::string>();
+      if (d.contains("message") && d["message"].is_string()) c.message = d["message"].get<std::string>();
+      c.serializes_tensor_ops = d.value("serializes_tensor_ops", false);
+      r.diagnostics.push_back(std::move(c));
+    }
+  }
   return r;
 }
 

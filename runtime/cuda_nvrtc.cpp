@@ -144,6 +144,7 @@ Result<NvrtcOutput> nvrtc_compile(const std::string& source, const std::string& 
   res.spill_stores = rep.spill_store_bytes;
   res.spill_loads = rep.spill_load_bytes;
   res.max_block_threads = ptx_max_threads(out.ptx, kernel_name);
+  res.diagnostics = parse_ptxas_diagnostics(log);
   out.kernel.kernel_name = kernel_name;
   out.kernel.log = std::move(log);
   out.kernel.options = joined;

@@ -1,6 +1,7 @@
 // Text parsing of ptxas' verbose log and of PTX.
 #include "cuda_ptxas_log.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <sstream>
 
@@ -50,6 +51,25 @@ PtxasReport parse_ptxas_log(const std::string& log, const std::string& kernel) {
     }
   }
   return r;
+}
+
+std::vector<CompilerDiagnostic> parse_ptxas_diagnostics(const std::string& log) {
+  std::vector<CompilerDiagnostic> out;
+  std::istringstream in(log);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("ptxas", 0) != 0) continue;
+    const std::size_t open = line.find(": (C");
+    const std::size_t close = open == std::string::npos ? open : line.find(')', open);
+    if (close == std::string::npos) continue;
+    CompilerDiagnostic d;
+    d.code = line.substr(open + 3, close - open - 3);
+    d.message = line.substr(std::min(close + 2, line.size()));
+    while (!d.message.empty() && (d.message.back() == '\r' || d.message.back() == ' ')) d.message.pop_back();
+    d.serializes_tensor_ops = d.message.find("wgmma.mma_async instructions are serialized") != std::string::npos;
+    if (std::find(out.begin(), out.end(), d) == out.end()) out.push_back(std::move(d));
+  }
+  return out;
 }
 
 std::int64_t ptx_max_threads(const std::string& ptx, const std::string& kernel) {

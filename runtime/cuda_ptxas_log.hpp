@@ -5,6 +5,9 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include "backend.hpp"
 
 namespace kforge {
 
@@ -22,6 +25,13 @@ struct PtxasReport {
 ///   ptxas         .     256 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 ///   ptxas info    : Used 40 registers, used 1 barriers, 256 bytes cumulative stack size, 1024 bytes smem
 PtxasReport parse_ptxas_log(const std::string& log, const std::string& kernel);
+
+/// ptxas' coded remarks anywhere in the log, in order, once each:
+///   ptxas info    : (C7508) Potential Performance Loss: 'setmaxnreg' ignored; ...
+///   ptxas warning : (C7510) Potential Performance Loss: wgmma.mma_async instructions are serialized ...
+/// A remark saying wgmma.mma_async instructions are serialized (C7510,
+/// C7511, C7514, ... by cause) is marked serializes_tensor_ops.
+std::vector<CompilerDiagnostic> parse_ptxas_diagnostics(const std::string& log);
 
 /// Threads per block the PTX entry declares (.maxntid or .reqntid x*y*z), -1 when none.
 std::int64_t ptx_max_threads(const std::string& ptx, const std::string& kernel);

@@ -71,6 +71,12 @@ double occupancy(const ResourceReport& r, std::int64_t threads_per_block, const 
 
 std::optional<std::string> prune_reason(const ResourceReport& r, const DeviceInfo& target,
                                         std::int64_t threads_per_block) {
+  for (const auto& d : r.diagnostics) {
+    // A serialized wgmma pipeline runs the tensor cores a fraction of the
+    // time; the same template's other configurations, or another template,
+    // do better (docs/compile-only.md, "Compiler diagnostics").
+    if (d.serializes_tensor_ops) return "ptxas " + d.code + " on " + target.arch + ": " + d.message;
+  }
   if (r.spill_stores > 0 || r.spill_loads > 0) {
     // hipRTC's code object counts spilled registers; ptxas reports bytes.
     if (target.backend == "hip") {

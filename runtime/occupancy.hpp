@@ -40,7 +40,7 @@ OccupancyDetail occupancy_detail(const ResourceReport& r, std::int64_t threads_p
 double occupancy(const ResourceReport& r, std::int64_t threads_per_block, const DeviceInfo& target);
 
 /// Why a compiled candidate should not be launched on `target`, or nullopt:
-/// it spills (spill stores or loads > 0), exceeds the per-thread register or
+/// the compiler says its tensor-core pipeline is serialized, it spills (spill stores or loads > 0), exceeds the per-thread register or
 /// per-block shared-memory limit, or its occupancy is below
 /// kMinUsefulOccupancy. Threads per block: `threads_per_block`, or where that
 /// is 0 the kernel's declared launch bound (r.max_block_threads). Unknown

@@ -239,3 +239,47 @@ TEST_CASE("without a CUDA driver there are no CUDA devices and no error", "[cuda
   CHECK(is_sticky_device_error(sticky_device_error("launch failed", "CUDA_ERROR_ILLEGAL_ADDRESS")));
   CHECK_FALSE(is_sticky_device_error(Error{ErrorCode::kLaunch, "launch failed", {}}));
 }
+
+TEST_CASE("ptxas' coded remarks become diagnostics, and a serialized wgmma prunes", "[cuda][unit]") {
+  // Recorded from ptxas 13.0 (nvcc -arch=sm_90a -Xptxas -v) on a kernel that
+  // reads a wgmma accumulator inside the pipeline and uses setmaxnreg
+  // without a register count at entry.
+  const std::string log =
+      "ptxas info    : (C7508) Potential Performance Loss: 'setmaxnreg' ignored; unable to determine register "
+      "count at entry.\n"
+      "ptxas info    : (C7514) Potential Performance Loss: wgmma.mma_async instructions are serialized due to "
+      "non wgmma instructions reading accumulator registers of  a wgmma between start and end of the pipeline "
+      "stage in the function 'k'\n"
+      "ptxas info    : 0 bytes gmem\n"
+      "ptxas info    : Compiling entry function 'k' for 'sm_90a'\n"
+      "ptxas info    : (C7508) Potential Performance Loss: 'setmaxnreg' ignored; unable to determine register "
+      "count at entry.\n"
+      "ptxas info    : Used 34 registers, used 0 barriers\n";
+  const auto d = parse_ptxas_diagnostics(log);
+  REQUIRE(d.size() == 2);  // the repeated C7508 once
+  CHECK(d[0].code == "C7508");
+  CHECK(d[0].message.rfind("Potential Performance Loss: 'setmaxnreg' ignored", 0) == 0);
+  CHECK_FALSE(d[0].serializes_tensor_ops);
+  CHECK(d[1].code == "C7514");
+  CHECK(d[1].serializes_tensor_ops);
+  CHECK(parse_ptxas_diagnostics("ptxas info    : Used 34 registers\nC7514 (no prefix)\n").empty());
+
+  DeviceInfo target;
+  target.backend = "cuda";
+  target.arch = "sm_90a";
+  ResourceReport r;
+  r.registers = 34;
+  r.spill_stores = r.spill_loads = 0;
+  r.diagnostics = {d[0]};
+  CHECK_FALSE(prune_reason(r, target, 128).has_value());  // setmaxnreg ignored: slower, not pruned
+  r.diagnostics = d;
+  const auto why = prune_reason(r, target, 128);
+  REQUIRE(why.has_value());
+  CHECK(why->rfind("ptxas C7514 on sm_90a: Potential Performance Loss: wgmma.mma_async", 0) == 0);
+  // The report keeps them, and the binary cache reads them back.
+  const auto j = r.to_json();
+  REQUIRE(j.contains("diagnostics"));
+  CHECK(j["diagnostics"].size() == 2);
+  CHECK(j["diagnostics"][1]["code"] == "C7514");
+  CHECK_FALSE(ResourceReport{}.to_json().contains("diagnostics"));
+}

@@ -203,3 +203,51 @@ TEST_CASE("NVRTC 12.9 and later compile without NVRTC's own cache, so every comp
     CHECK(out->kernel.resources.spill_stores == 0);
   }
 }
+
+TEST_CASE("NVRTC's ptxas remarks reach the resource report, and a serialized wgmma is pruned", "[cuda][nvrtc]") {
+  require_nvrtc();
+  // One wgmma whose accumulator a call reads before the wait (ptxas
+  // serializes the pipeline: C7514), and a setmaxnreg ptxas cannot honour.
+  const std::string source = R"(
+__device__ __noinline__ float kf_side(float x) { return x * 2.0f + 1.0f; }
+extern "C" __global__ void __launch_bounds__(128) kf_wgmma_probe(float* out, unsigned long long da,
+                                                                 unsigned long long db) {
+  float d[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  asm volatile("wgmma.fence.sync.aligned;\n");
+  asm volatile("wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 "
+               "{%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, 1, 1, 1, 0, 0;\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+               : "l"(da), "l"(db));
+  asm volatile("wgmma.commit_group.sync.aligned;\n");
+  d[0] = kf_side(d[0]);
+  asm volatile("wgmma.wait_group.sync.aligned 0;\n");
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+  for (int i = 0; i < 8; ++i) out[threadIdx.x * 8 + i] = d[i];
+}
+)";
+  auto out = nvrtc_compile(source, "kf_wgmma_probe", "sm_90a", "");
+  REQUIRE(out.ok());
+  const ResourceReport& r = out->kernel.resources;
+  INFO(out->kernel.log);
+  bool setmaxnreg_ignored = false, serialized = false;
+  for (const auto& d : r.diagnostics) {
+    setmaxnreg_ignored = setmaxnreg_ignored || d.code == "C7508";
+    serialized = serialized || d.serializes_tensor_ops;
+  }
+  CHECK(setmaxnreg_ignored);
+  REQUIRE(serialized);
+  DeviceInfo target;
+  target.backend = "cuda";
+  target.arch = "sm_90a";
+  const auto why = prune_reason(r, target, 128);
+  REQUIRE(why.has_value());
+  CHECK(why->find("wgmma.mma_async instructions are serialized") != std::string::npos);
+
+  // The same kernel with the accumulator read after the wait is not serialized.
+  std::string fixed = source;
+  const std::string early = "  d[0] = kf_side(d[0]);\n";
+  fixed.erase(fixed.find(early), early.size());
+  auto clean = nvrtc_compile(fixed, "kf_wgmma_probe", "sm_90a", "");
+  REQUIRE(clean.ok());
+  for (const auto& d : clean->kernel.resources.diagnostics) CHECK_FALSE(d.serializes_tensor_ops);
+}
