@@ -52,6 +52,29 @@ Result<void*> DynamicLibrary::symbol(const std::string& name) const {
   return p;
 }
 
+std::string LoadedFile::text() const {
+  return bytes < 0 ? path : path + ", " + std::to_string(bytes) + " bytes";
+}
+
+std::string LoadedFile::so_version() const {
+  const std::string name = std::filesystem::path(path).filename().string();
+  const auto at = name.find(".so.");
+  return at == std::string::npos ? "unknown version" : name.substr(at + 4);
+}
+
+LoadedFile loaded_file(const DynamicLibrary& lib, void* symbol) {
+  Dl_info info{};
+  const std::filesystem::path file = dladdr(symbol, &info) != 0 && info.dli_fname
+                                         ? std::filesystem::path(info.dli_fname)
+                                         : std::filesystem::path(lib.path());
+  std::error_code ec;
+  const std::filesystem::path real = std::filesystem::canonical(file, ec);
+  LoadedFile out{(ec ? file : real).string(), -1};
+  const auto size = std::filesystem::file_size(out.path, ec);
+  if (!ec) out.bytes = static_cast<std::int64_t>(size);
+  return out;
+}
+
 std::vector<std::string> library_candidates(const std::vector<std::string>& names, const char* env_var,
                                             const std::vector<std::string>& dirs) {
   std::vector<std::string> roots;

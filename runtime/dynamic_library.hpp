@@ -2,6 +2,7 @@
 // runs without the CUDA or HIP driver and compiler installed.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <string>
@@ -46,6 +47,19 @@ class DynamicLibrary {
   void* handle_ = nullptr;
   std::string path_;
 };
+
+/// The file a loaded library came from, as an identity shows it: its real
+/// path (links resolved) and its size, found through one of its symbols.
+struct LoadedFile {
+  std::string path;
+  std::int64_t bytes = -1;  ///< -1 where the size cannot be read
+  /// "<path>, <bytes> bytes", or the path alone.
+  std::string text() const;
+  /// The version the file name carries after ".so." ("1.5.3" of
+  /// libclblast.so.1.5.3); "unknown version" where it has none.
+  std::string so_version() const;
+};
+LoadedFile loaded_file(const DynamicLibrary& lib, void* symbol);
 
 /// Candidate paths for a library of a toolkit: `names` under each directory of
 /// `env_var` (a path list, e.g. KFORGE_CUDA_PATH) and of `dirs`, then the bare
