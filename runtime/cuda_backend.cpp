@@ -9,6 +9,7 @@
 #include "cuda_api.hpp"
 #include "gpu_launch.hpp"
 #include "launch_check.hpp"
+#include "library_kernel.hpp"
 #include "nvml_api.hpp"
 #include "sticky_error.hpp"
 
@@ -248,6 +249,7 @@ class CudaDevice final : public Device {
 
   Result<double> launch(Kernel& kernel, const std::vector<KernelArg>& args, const LaunchGeometry& g,
                         const OnRunning& on_running = {}) override {
+    if (auto* call = dynamic_cast<LibraryKernel*>(&kernel)) return call->run(args, g, on_running);
     if (on_running) on_running();  // the code exists once loaded
     auto& k = static_cast<CudaKernel&>(kernel);
     KF_TRY(check_launch_geometry(k, g, {}, {.block_threads = "CUDA_ERROR_INVALID_VALUE at launch"}));
@@ -290,6 +292,26 @@ class CudaDevice final : public Device {
     if (CUresult r = api_.cuCtxSynchronize(); r != cuda::kSuccess) return note(cuda_error(api_, "cache flush", r));
     return ok_status();
   }
+
+  /// A library's work on this device's stream, timed as a launch is.
+  Result<double> timed_call(const std::function<Status(void*)>& enqueue) {
+    KF_TRY(enter());
+    KF_TRY(ensure_events());
+    if (CUresult r = api_.cuEventRecord(start_, stream_); r != cuda::kSuccess)
+      return note(cuda_error(api_, "cuEventRecord", r));
+    KF_TRY(enqueue(stream_));
+    if (CUresult e = api_.cuEventRecord(end_, stream_); e != cuda::kSuccess)
+      return note(cuda_error(api_, "cuEventRecord", e));
+    if (CUresult e = api_.cuEventSynchronize(end_); e != cuda::kSuccess) {
+      return note(cuda_error(api_, "a library call failed while running", e));
+    }
+    float ms = 0;
+    if (CUresult e = api_.cuEventElapsedTime(&ms, start_, end_); e != cuda::kSuccess) {
+      return note(cuda_error(api_, "cuEventElapsedTime", e));
+    }
+    return static_cast<double>(ms);
+  }
+  Status make_current() { return enter(); }
 
   /// NVML's view of this GPU, found by its UUID (nvml_api.hpp); none without NVML.
   ClockReader* clock_reader() override {
@@ -335,6 +357,24 @@ class CudaDevice final : public Device {
 };
 
 }  // namespace
+
+Status cuda_make_current(Device& device) {
+  auto* cuda = dynamic_cast<CudaDevice*>(&device);
+  if (!cuda) return Error::bad_input(device.info().name + " is not a CUDA device");
+  return cuda->make_current();
+}
+
+Result<std::uint64_t> cuda_buffer_address(const Buffer& buffer) {
+  const auto* b = dynamic_cast<const CudaBuffer*>(&buffer);
+  if (!b) return Error::bad_input("a buffer that is not a CUDA device's passed to a CUDA library call");
+  return static_cast<std::uint64_t>(b->ptr());
+}
+
+Result<double> cuda_timed_call(Device& device, const std::function<Status(void*)>& enqueue) {
+  auto* cuda = dynamic_cast<CudaDevice*>(&device);
+  if (!cuda) return Error::bad_input(device.info().name + " is not a CUDA device");
+  return cuda->timed_call(enqueue);
+}
 
 std::string cuda_unavailable_reason() {
   const auto& api = DriverApi::get();

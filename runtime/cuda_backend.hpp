@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -46,6 +47,17 @@ std::vector<DeviceInfo> list_cuda_devices();
 
 /// Opens CUDA device `index` (its primary context and one stream).
 Result<std::unique_ptr<Device>> open_cuda_device(std::size_t index);
+
+/// What a library call on a CUDA device (cuBLASLt, cublaslt_gemm.hpp) needs
+/// from it: the device's context current on this thread (the library finds
+/// it there), a buffer's device address, and a call on the device's stream
+/// timed with the events a kernel's launch is timed with. kBadInput where
+/// the device or buffer is not the CUDA backend's.
+Status cuda_make_current(Device& device);
+Result<std::uint64_t> cuda_buffer_address(const Buffer& buffer);
+/// Runs `enqueue(stream)` between the two events and waits for the second;
+/// the device time between them in ms. `enqueue`'s error is returned as is.
+Result<double> cuda_timed_call(Device& device, const std::function<Status(void* stream)>& enqueue);
 
 /// Why the CUDA driver cannot be used here ("CUDA driver (libcuda.so.1) not
 /// found: ..."), or empty when it loads and initializes.

@@ -9,6 +9,7 @@
 #include "gpu_launch.hpp"
 #include "hip_api.hpp"
 #include "launch_check.hpp"
+#include "library_kernel.hpp"
 #ifdef KFORGE_HAVE_ROCM_SMI
 #include "rocm_smi_api.hpp"
 #endif
@@ -210,6 +211,7 @@ class HipDevice final : public Device {
 
   Result<double> launch(Kernel& kernel, const std::vector<KernelArg>& args, const LaunchGeometry& g,
                         const OnRunning& on_running = {}) override {
+    if (auto* call = dynamic_cast<LibraryKernel*>(&kernel)) return call->run(args, g, on_running);
     if (on_running) on_running();  // the code exists once loaded
     auto& k = static_cast<HipKernel&>(kernel);
     KF_TRY(check_launch_geometry(k, g));
@@ -273,6 +275,31 @@ class HipDevice final : public Device {
     return clocks_.get();
   }
 
+  Status make_current() {
+    return enter();
+  }
+  /// A library's work on this device's stream, timed as a launch is.
+  Result<double> timed_call(const std::function<Status(void*)>& enqueue) {
+    KF_TRY(enter());
+    if (!start_ && api_.hipEventCreate(&start_) != hip::kSuccess)
+      return Error{ErrorCode::kLaunch, "hipEventCreate failed", {}};
+    if (!end_ && api_.hipEventCreate(&end_) != hip::kSuccess)
+      return Error{ErrorCode::kLaunch, "hipEventCreate failed", {}};
+    if (hipError_t r = api_.hipEventRecord(start_, stream_); r != hip::kSuccess)
+      return note(hip_error(api_, "hipEventRecord", r));
+    KF_TRY(enqueue(stream_));
+    if (hipError_t e = api_.hipEventRecord(end_, stream_); e != hip::kSuccess)
+      return note(hip_error(api_, "hipEventRecord", e));
+    if (hipError_t e = api_.hipEventSynchronize(end_); e != hip::kSuccess) {
+      return note(hip_error(api_, "a library call failed while running", e));
+    }
+    float ms = 0;
+    if (hipError_t e = api_.hipEventElapsedTime(&ms, start_, end_); e != hip::kSuccess) {
+      return note(hip_error(api_, "hipEventElapsedTime", e));
+    }
+    return static_cast<double>(ms);
+  }
+
  private:
   Status enter() {
     KF_TRY(sticky_.check());
@@ -307,6 +334,24 @@ std::vector<DeviceInfo> list_hip_devices() {
   std::vector<DeviceInfo> out;
   for (int i = 0; i < n; ++i) out.push_back(describe(**api, static_cast<std::size_t>(i)));
   return out;
+}
+
+Status hip_make_current(Device& device) {
+  auto* hip = dynamic_cast<HipDevice*>(&device);
+  if (!hip) return Error::bad_input(device.info().name + " is not a HIP device");
+  return hip->make_current();
+}
+
+Result<void*> hip_buffer_address(const Buffer& buffer) {
+  const auto* b = dynamic_cast<const HipBuffer*>(&buffer);
+  if (!b) return Error::bad_input("a buffer that is not a HIP device's passed to a HIP library call");
+  return b->ptr();
+}
+
+Result<double> hip_timed_call(Device& device, const std::function<Status(void*)>& enqueue) {
+  auto* hip = dynamic_cast<HipDevice*>(&device);
+  if (!hip) return Error::bad_input(device.info().name + " is not a HIP device");
+  return hip->timed_call(enqueue);
 }
 
 Result<std::unique_ptr<Device>> open_hip_device(std::size_t index) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -40,5 +41,13 @@ std::unique_ptr<Compiler> make_hiprtc_compiler(const std::string& arch);
 std::vector<DeviceInfo> list_hip_devices();
 
 Result<std::unique_ptr<Device>> open_hip_device(std::size_t index);
+
+/// What a library call on a HIP device (hipBLASLt, hipblaslt_gemm.hpp)
+/// needs from it, as cuda_backend.hpp's for CUDA: the device current on
+/// this thread, a buffer's address, and a call on the device's stream timed
+/// with the events a launch is timed with. kBadInput for another backend's.
+Status hip_make_current(Device& device);
+Result<void*> hip_buffer_address(const Buffer& buffer);
+Result<double> hip_timed_call(Device& device, const std::function<Status(void* stream)>& enqueue);
 
 }  // namespace kforge

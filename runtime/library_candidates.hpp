@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
@@ -29,10 +30,13 @@ LibraryAvailability library_availability(std::string_view library);
 void resolve_library(TemplateSource& tpl);
 
 /// The library call of `config` for `problem` on `device`, ready to launch
-/// (LibraryKernel). kUnsupported where the library is unavailable or
-/// cannot run on this device, naming why.
+/// (LibraryKernel). `stored` is what a tune stored of the call
+/// (LibraryKernel::call_identity, a result's "library_call"), replayed
+/// where the library leaves a choice; null: chosen afresh. kUnsupported
+/// where the library is unavailable or cannot run on this device, naming why.
 Result<std::unique_ptr<Kernel>> bind_library_call(Device& device, const TemplateSource& tpl,
                                                   const Instance& inst, const Problem& problem,
-                                                  const Config& config);
+                                                  const Config& config,
+                                                  const nlohmann::json& stored = nullptr);
 
 }  // namespace kforge

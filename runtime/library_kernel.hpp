@@ -19,6 +19,12 @@ class LibraryKernel : public Kernel {
   virtual Result<double> run(const std::vector<KernelArg>& args, const LaunchGeometry& geometry,
                              const OnRunning& on_running) = 0;
   ResourceReport resources() const override { return {}; }
+  /// What the library chose for this call where a configuration leaves it
+  /// a choice (cuBLASLt's algorithm: its configuration fields and
+  /// workspace), stored with the candidate's result under "library_call"
+  /// so that the runtime binds exactly that one again; null where the
+  /// configuration says everything (CLBlast).
+  virtual nlohmann::json call_identity() const { return nullptr; }
 };
 
 }  // namespace kforge
