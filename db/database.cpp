@@ -597,8 +597,11 @@ Result<std::vector<ResultRecord>> Database::results(const ResultFilter& f) {
 Result<std::vector<WinnerRecord>> Database::winners(const WinnerFilter& f) {
   std::string sql =
       "SELECT d.key, p.key, p.op, p.dims_json, p.dtype, p.layout, t.name, t.hash, w.config, "
-      "w.median_ms, w.result_id FROM winners w JOIN devices d ON d.id = w.device_id "
-      "JOIN problems p ON p.id = w.problem_id JOIN templates t ON t.id = w.template_id WHERE 1";
+      "w.median_ms, w.result_id, CASE WHEN json_valid(r.resources_json) THEN "
+      "json_extract(r.resources_json, '$.library_call') END "
+      "FROM winners w JOIN devices d ON d.id = w.device_id "
+      "JOIN problems p ON p.id = w.problem_id JOIN templates t ON t.id = w.template_id "
+      "LEFT JOIN results r ON r.id = w.result_id WHERE 1";
   if (f.device_key) sql += " AND d.key = ?";
   if (f.op) sql += " AND p.op = ?";
   if (f.dtype) sql += " AND p.dtype = ?";
@@ -627,6 +630,7 @@ Result<std::vector<WinnerRecord>> Database::winners(const WinnerFilter& f) {
     w.config = st.text(c++);
     w.median_ms = st.real(c++);
     w.result_id = st.int64(c++);
+    w.library_call = st.text(c++);
   }
 }
 

@@ -80,6 +80,9 @@ struct WinnerRecord {
   std::string config;
   double median_ms = 0;
   std::int64_t result_id = 0;
+  /// The result's resources_json "library_call" (JSON text), where a library
+  /// candidate stored the choice it made (cuBLASLt's algorithm); "" otherwise.
+  std::string library_call;
 };
 
 }  // namespace kforge

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "bounded_json.hpp"
 #include "builtin_templates.hpp"
 #include "hash.hpp"
 #include "instance.hpp"
@@ -193,7 +194,16 @@ Result<const PreparedKernel*> Lookup::prepare(const Selection& selection) {
   Hasher h;
   h.add(inst.source).add(inst.kernel_name).add(options);
   h.add(device_.compiler().name()).add(device_.compiler().version()).add(info.hardware_key());
-  if (tpl->manifest.is_library()) h.add(tpl->library_identity);
+  nlohmann::json stored_call;
+  if (tpl->manifest.is_library()) {
+    // A library call is bound for its problem, and for the choice stored with it.
+    h.add(tpl->library_identity).add(selection.problem.key()).add(selection.library_call);
+    if (!selection.library_call.empty()) {
+      KF_TRY_ASSIGN(parsed,
+                    parse_json_bounded(selection.library_call, "library_call of " + selection.template_name));
+      stored_call = std::move(parsed);
+    }
+  }
   auto prepared = std::make_unique<PreparedKernel>();
   prepared->geometry = inst.geometry;
   prepared->binary_key = h.hex();
@@ -207,7 +217,7 @@ Result<const PreparedKernel*> Lookup::prepare(const Selection& selection) {
   std::unique_ptr<Kernel> loaded;
   if (kernel == nullptr && tpl->manifest.is_library()) {
     // A library call: bound (the library builds what it runs) rather than compiled.
-    KF_TRY_ASSIGN(k, bind_library_call(device_, *tpl, inst, selection.problem, cfg));
+    KF_TRY_ASSIGN(k, bind_library_call(device_, *tpl, inst, selection.problem, cfg, stored_call));
     prepared->origin = "library";
     loaded = std::move(k);
     kernel = loaded.get();

@@ -80,6 +80,10 @@ struct Selection {
   /// ("gemm_clblast BATCHED0") and its median; empty and 0 otherwise.
   std::string library_best, kernel_best;
   double library_best_ms = 0, kernel_best_ms = 0;
+  /// Database rules, a library entry: what its tune stored of the call
+  /// (JSON text, LibraryKernel::call_identity), which prepare() replays;
+  /// "" where nothing was stored.
+  std::string library_call;
   std::string explanation;     ///< every step tried, one per line
 };
 

@@ -264,6 +264,7 @@ std::optional<Selection> ChainWalk::try_rule(const Rule& rule, const std::vector
     selection_.database = origin;
     selection_.tuned_median_ms = w.median_ms;
     selection_.distance = c->distance;
+    selection_.library_call = w.library_call;
     why_ << rule.name << ": " << w.template_name << " " << w.config << " tuned on "
          << (c->device->key == my_key_ ? "this device (" + info_.name + ")"
                                        : c->device->name + " (" + c->device->arch + ")")

@@ -1,5 +1,6 @@
 // `kforge lookup`: what the runtime library would select for a problem, and why.
 #include "commands.hpp"
+#include "library_kernel.hpp"
 #include "lookup.hpp"
 #include "tune_setup.hpp"
 
@@ -63,6 +64,14 @@ void add_lookup_command(CLI::App& app, CommonOptions& o) {
                                   {"library_best_ms", s.library_best_ms},
                                   {"kernel_best", s.kernel_best},
                                   {"kernel_best_ms", s.kernel_best_ms}};
+      }
+      if (!s.library_call.empty())
+        j["library_call"] = nlohmann::json::parse(s.library_call, nullptr, false);  // the stored choice
+      if (prepared) {
+        if (const auto* call = dynamic_cast<const LibraryKernel*>(prepared->kernel)) {
+          if (nlohmann::json bound = call->call_identity(); !bound.is_null())
+            j["library_call"] = std::move(bound);
+        }
       }
       if (prepared) j["kernel"] = {{"origin", prepared->origin}, {"cache_entry", prepared->cache_entry}};
       print_json(j);

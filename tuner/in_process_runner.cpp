@@ -17,6 +17,7 @@
 #include "host_cpus.hpp"
 #include "instance.hpp"
 #include "library_candidates.hpp"
+#include "library_kernel.hpp"
 #include "occupancy.hpp"
 #include "program_combiner.hpp"
 #include "reference_file.hpp"
@@ -392,6 +393,11 @@ std::unique_ptr<Kernel> InProcessRunner::bind_library(const TemplateSource& tpl,
     std::tie(e.status, e.reason) = failure(bound.error());
     return nullptr;
   }
+  // What the library chose (cuBLASLt's algorithm) is stored with the result,
+  // so the runtime binds that one again.
+  if (const auto* call = dynamic_cast<const LibraryKernel*>(bound->get()))
+    if (nlohmann::json chosen = call->call_identity(); !chosen.is_null())
+      e.resources = nlohmann::json{{"library_call", std::move(chosen)}};
   return std::move(*bound);
 }
 
