@@ -3,7 +3,6 @@
 // runtime lookup. Without a CUDA device each test prints "SKIPPED: <why>"
 // with WARN, which ctest reports as skipped (SKIP_REGULAR_EXPRESSION).
 #include <catch2/catch.hpp>
-
 #include <cstring>
 
 #include "arch_guard.hpp"
@@ -12,9 +11,13 @@
 #include "database.hpp"
 #include "device_registry.hpp"
 #include "instance.hpp"
+#include "library_candidates.hpp"
+#include "library_kernel.hpp"
+#include "library_policy.hpp"
 #include "lookup.hpp"
 #include "operator.hpp"
 #include "search_space.hpp"
+#include "template_catalog.hpp"
 #include "test_level.hpp"
 #include "test_util.hpp"
 #include "tuner.hpp"
@@ -37,11 +40,20 @@ std::unique_ptr<Device> cuda_device_or_skip() {
 }
 
 /// Runs one instance on `dev` against the operator's reference; returns a failure description or "".
+std::string validate_kernel(Device& dev, const Operator& op, Kernel& kernel, const LaunchGeometry& geometry,
+                            const Problem& p);
+
 std::string run_and_validate(Device& dev, const Operator& op, const Instance& inst, const Problem& p) {
   auto compiled = dev.compiler().compile(inst.source, inst.kernel_name, "");
   if (!compiled.ok()) return "compile: " + compiled.error().message;
   auto kernel = dev.load(*compiled);
   if (!kernel.ok()) return "load: " + kernel.error().message;
+  return validate_kernel(dev, op, **kernel, inst.geometry, p);
+}
+
+/// Both validation runs of `kernel` (compiled or a library call) against the reference; "" when they pass.
+std::string validate_kernel(Device& dev, const Operator& op, Kernel& kernel, const LaunchGeometry& geometry,
+                            const Problem& p) {
   for (auto kind : {WorkloadKind::kPoisonedOutput, WorkloadKind::kAccumulate}) {
     Workload w = op.make_workload(p, 7, kind);
     const Reference ref = op.reference(p, w);
@@ -58,7 +70,7 @@ std::string run_and_validate(Device& dev, const Operator& op, const Instance& in
       else if (a.kind == OperatorArg::Kind::kInt32) args.push_back(KernelArg::of(a.i32));
       else args.push_back(KernelArg::of(a.f32));
     }
-    auto ms = dev.launch(**kernel, args, inst.geometry);
+    auto ms = dev.launch(kernel, args, geometry);
     if (!ms.ok()) return "launch: " + ms.error().message;
     const HostTensor& out = w.tensors[w.output];
     std::vector<float> result(out.elements());
@@ -85,7 +97,7 @@ TEST_CASE("every CUDA gemm template computes correctly on the GPU across dtypes,
   int ran = 0;
   for (const auto& tpl : *builtins) {
     const auto& m = tpl.manifest;
-    if (m.op != "gemm" || !m.supports_target("cuda")) continue;
+    if (m.op != "gemm" || !m.supports_target("cuda") || m.is_library()) continue;  // compiled here
     if (Status g = check_arch_guard(m, "cuda", info.arch); !g.ok()) {
       WARN(g.error().message << ": skipped, the portable templates cover this device");
       continue;
@@ -154,4 +166,106 @@ TEST_CASE("a short tuning sweep on the GPU finds a validated winner, and the loo
   auto sel = (*lookup)->select(p);
   REQUIRE(sel.ok());
   CHECK(sel->rule == "exact");
+}
+
+TEST_CASE("cuBLASLt tuned beside the kernels: the lookup takes the faster and replays the stored algorithm",
+          "[gpu][cuda][cublaslt]") {
+  auto dev = cuda_device_or_skip();
+  if (!dev) return;
+  auto catalog = TemplateCatalog::builtin();
+  REQUIRE(catalog.ok());
+  const TemplateSource* lt = catalog->find("gemm_cublaslt");
+  REQUIRE(lt);
+  if (!lt->library_unavailable.empty()) {
+    WARN("SKIPPED: " << lt->library_unavailable);
+    return;
+  }
+  const Operator* op = find_operator("gemm");
+  REQUIRE(op);
+  test::TempDir dir;
+  const std::string db_path = dir.file("lt.db");
+  for (Dtype dtype : {Dtype::kF32, Dtype::kBF16}) {
+    Problem p;
+    p.op = "gemm";
+    p.dims = {{"M", 256}, {"N", 256}, {"K", 256}, {"batch", 1}};
+    p.dtype = dtype;
+    p.layout = *parse_layout("NN");
+    p = *op->normalize(p);
+    INFO(p.key());
+    {
+      auto db = Database::open(db_path, Database::Mode::kReadWrite);
+      REQUIRE(db.ok());
+      TuneRequest req;
+      req.problem = p;
+      for (const auto* t : catalog->for_op("gemm", "cuda"))
+        if (check_arch_guard(t->manifest, "cuda", dev->info().arch).ok() && t->manifest.supports(dtype))
+          req.templates.push_back(t);
+      req.max_evals = 16;
+      req.protocol.min_reps = 5;
+      req.protocol.max_reps = 10;
+      Tuner tuner(*dev, **db, *op);
+      auto s = tuner.run(req);
+      REQUIRE(s.ok());
+      REQUIRE(s->winner.has_value());
+    }
+    auto lookup = Lookup::open(db_path, *dev, *catalog);
+    REQUIRE(lookup.ok());
+    auto sel = (*lookup)->select(p);
+    REQUIRE(sel.ok());
+    INFO(sel->explanation);
+    CHECK(sel->rule == "exact");
+    REQUIRE_FALSE(sel->library_best.empty());
+    if (!sel->kernel_best.empty())
+      CHECK((sel->template_name == "gemm_cublaslt") == (sel->library_best_ms < sel->kernel_best_ms));
+    // Forced to the library: its stored algorithm is bound again, not asked of the heuristic.
+    REQUIRE((*lookup)->set_library_policy("gemm", LibraryPolicy::kForce).ok());
+    auto forced = (*lookup)->select(p);
+    REQUIRE(forced.ok());
+    CHECK(forced->template_name == "gemm_cublaslt");
+    REQUIRE_FALSE(forced->library_call.empty());
+    auto prepared = (*lookup)->prepare(*forced);
+    REQUIRE(prepared.ok());
+    const auto* call = dynamic_cast<const LibraryKernel*>((*prepared)->kernel);
+    REQUIRE(call);
+    const nlohmann::json identity = call->call_identity();
+    INFO(identity.dump());
+    if (identity["algo"].is_object()) {
+      CHECK(identity.value("replayed", false));
+      CHECK(identity["algo"] == nlohmann::json::parse(forced->library_call)["algo"]);
+    }
+  }
+}
+
+TEST_CASE("a cuBLASLt algorithm bound from its stored identity validates", "[gpu][cuda][cublaslt]") {
+  auto dev = cuda_device_or_skip();
+  if (!dev) return;
+  auto catalog = TemplateCatalog::builtin();
+  REQUIRE(catalog.ok());
+  const TemplateSource* lt = catalog->find("gemm_cublaslt");
+  REQUIRE(lt);
+  if (!lt->library_unavailable.empty()) {
+    WARN("SKIPPED: " << lt->library_unavailable);
+    return;
+  }
+  const Operator* op = find_operator("gemm");
+  Problem p;
+  p.op = "gemm";
+  p.dims = {{"M", 96}, {"N", 80}, {"K", 64}, {"batch", 2}};
+  p.dtype = Dtype::kBF16;
+  p.layout = *parse_layout("TN");
+  p = *op->normalize(p);
+  const Config cfg = *Config::parse("ALGO0");
+  auto inst = instantiate(*lt, prelude_text("cuda"), *op, cfg, p, dev->info().limits());
+  REQUIRE(inst.ok());
+  auto first = bind_library_call(*dev, *lt, *inst, p, cfg);
+  REQUIRE(first.ok());
+  const nlohmann::json stored = dynamic_cast<const LibraryKernel&>(**first).call_identity();
+  INFO(stored.dump());
+  REQUIRE(stored["algo"].is_object());
+  auto again = bind_library_call(*dev, *lt, *inst, p, cfg, stored);
+  REQUIRE(again.ok());
+  const nlohmann::json replayed = dynamic_cast<const LibraryKernel&>(**again).call_identity();
+  CHECK(replayed.value("replayed", false));
+  CHECK(replayed["algo"] == stored["algo"]);
+  CHECK(validate_kernel(*dev, *op, **again, inst->geometry, p) == "");
 }
