@@ -13,6 +13,7 @@
 #include "builtin_templates.hpp"
 #include "operator.hpp"
 #include "tuning_facts.hpp"
+#include "vendor_comparison.hpp"
 
 namespace kforge::cli {
 
@@ -263,6 +264,17 @@ Result<ojson> describe_capabilities(const CapabilitiesRequest& req) {
     }
     out["targets"].push_back(std::move(tj));
   }
+  if (req.evidence) {
+    // Per tuned problem with a library result: kforge's best kernel against the library's best.
+    ojson vendor = ojson::array();
+    for (const VendorComparison& v : with_library(compare_vendor(*req.evidence))) {
+      const DeviceRecord* d = req.evidence->device(v.device_key);
+      ojson row = ojson::parse(v.to_json().dump());
+      row["device"] = d ? d->name : v.device_key;
+      vendor.push_back(std::move(row));
+    }
+    if (!vendor.empty()) out["vendor_comparison"] = std::move(vendor);
+  }
   return out;
 }
 
@@ -278,6 +290,28 @@ std::string cell(const std::string& s) {
   std::string out;
   for (char c : s) out += c == '|' ? std::string("\\|") : std::string(1, c);
   return out;
+}
+
+/// The tuned problems where a library candidate was measured beside the kernels.
+std::string vendor_markdown(const ojson& rows) {
+  auto side = [](const ojson& e) {
+    return e.is_null() ? std::string("-")
+                       : e["template"].get<std::string>() + " " + e["config"].get<std::string>() + " (" +
+                             short_number(e["median_ms"].get<double>()) + " ms)";
+  };
+  std::ostringstream out;
+  out << "\n## kforge against the vendor library\n\nRatio: kforge's best kernel median over the best library "
+         "call's; above 1 the library is faster.\n\n| device | problem | kforge best | library best | ratio "
+         "| faster |\n"
+         "|---|---|---|---|---|---|\n";
+  for (const auto& r : rows) {
+    const double ratio = r["kernel_over_library"].get<double>();
+    const std::string faster = r["faster"].get<std::string>();
+    out << "| " << cell(r["device"].get<std::string>()) << " | " << cell(r["problem"].get<std::string>())
+        << " | " << cell(side(r["kernel_best"])) << " | " << cell(side(r["library_best"])) << " | "
+        << (ratio > 0 ? short_number(ratio, 3) : "-") << " | " << (faster.empty() ? "-" : faster) << " |\n";
+  }
+  return out.str();
 }
 
 std::string evidence_text(const ojson& versions) {
@@ -349,6 +383,7 @@ std::string render_capabilities_markdown(const ojson& m) {
       }
     }
   }
+  if (m.contains("vendor_comparison")) out << vendor_markdown(m["vendor_comparison"]);
   return out.str();
 }
 

@@ -12,6 +12,7 @@
 #include "manifest.hpp"
 #include "svg_plot.hpp"
 #include "tuning_facts.hpp"
+#include "vendor_comparison.hpp"
 
 namespace kforge::cli {
 
@@ -386,6 +387,36 @@ svg.chart { width: 100%; height: auto; }
 
 }  // namespace
 
+namespace {
+
+/// Per tuned problem with a library result, kforge's best kernel against the
+/// best library call (vendor_comparison.hpp); "" where none was tuned.
+std::string vendor_table(const TuningSet& set) {
+  const auto rows = with_library(compare_vendor(set));
+  if (rows.empty()) return "";
+  auto side = [](const ComparedEntry& e) {
+    return e.template_name.empty()
+               ? std::string("-")
+               : html_escape(e.template_name + " " + e.config) + " (" + ms_text(e.median_ms) + ")";
+  };
+  std::ostringstream h;
+  h << "<h2 id=\"vendor\">kforge against the vendor library</h2>\n<p class=\"meta\">Ratio: kforge's best "
+       "kernel "
+       "median over the best library call's; above 1 the library is faster.</p>\n<table>\n<tr><th>device</th>"
+       "<th>problem</th><th>kforge best</th><th>library best</th><th>ratio</th><th>faster</th></tr>\n";
+  for (const VendorComparison& v : rows) {
+    const DeviceRecord* d = set.device(v.device_key);
+    h << "<tr><td>" << html_escape(d ? d->name : v.device_key) << "</td><td>" << html_escape(v.problem_key)
+      << "</td><td>" << side(v.kernel) << "</td><td>" << side(v.library) << "</td><td class=\"num\">"
+      << (v.ratio > 0 ? short_number(v.ratio, 3) : "-") << "</td><td>" << (v.faster.empty() ? "-" : v.faster)
+      << "</td></tr>\n";
+  }
+  h << "</table>\n";
+  return h.str();
+}
+
+}  // namespace
+
 std::string render_report_html(const TuningSet& set, const ReportOptions& options) {
   const auto sections = build_sections(set);
   std::ostringstream h;
@@ -416,7 +447,7 @@ std::string render_report_html(const TuningSet& set, const ReportOptions& option
         << (s.winner ? ms_text(s.winner->median_ms) : "-") << "</td><td class=\"num\">" << speedup
         << "</td><td class=\"num\">" << (tp ? short_number(tp->gflops) : "-") << "</td></tr>\n";
     }
-    h << "</table>\n";
+    h << "</table>\n" << vendor_table(set);
   }
   for (std::size_t i = 0; i < sections.size(); ++i) {
     const Section& s = sections[i];

@@ -117,6 +117,12 @@ Comparison compare_sets(const TuningSet& base, const TuningSet& neu) {
     }
     c.rows.push_back(std::move(row));
   }
+  for (const auto& [side, set] : {std::pair{"base", &base}, std::pair{"new", &neu}}) {
+    for (VendorComparison& v : with_library(compare_vendor(*set))) {
+      const DeviceRecord* d = set->device(v.device_key);
+      c.vendor.push_back({side, d ? d->name : v.device_key, std::move(v)});
+    }
+  }
   return c;
 }
 
@@ -153,6 +159,26 @@ std::string render_comparison_markdown(const Comparison& c) {
         << md(cfg(r.neu)) << " |\n";
   }
   if (c.rows.empty()) out << "\nNothing to compare: neither side has a winner.\n";
+  if (!c.vendor.empty()) {
+    out << "\n## kforge against the vendor library\n\nPer set, kforge's best kernel and the best library "
+           "call; "
+           "ratio: kernel median / library median, above 1 the library is faster.\n\n"
+        << "| set | device | problem | kforge best | ms | library best | ms | ratio | faster |\n"
+        << "|---|---|---|---|---|---|---|---|---|\n";
+    auto name = [](const ComparedEntry& e) {
+      return e.template_name.empty() ? std::string("-") : e.template_name + " " + e.config;
+    };
+    auto ms = [](const ComparedEntry& e) {
+      return e.template_name.empty() ? std::string("-") : short_number(e.median_ms);
+    };
+    for (const VendorRow& r : c.vendor) {
+      const VendorComparison& v = r.versus;
+      out << "| " << r.side << " | " << md(r.device_name) << " | " << md(v.problem_key) << " | "
+          << md(name(v.kernel)) << " | " << ms(v.kernel) << " | " << md(name(v.library)) << " | "
+          << ms(v.library) << " | " << (v.ratio > 0 ? short_number(v.ratio, 3) : "-") << " | "
+          << (v.faster.empty() ? "-" : v.faster) << " |\n";
+    }
+  }
   return out.str();
 }
 
@@ -182,8 +208,17 @@ json comparison_json(const Comparison& c) {
   }
   json summary = json::object();
   for (const char* v : {"slower", "failed", "faster", "same", "only_base", "only_new"}) summary[v] = c.count(v);
-  return {{"base", file_name(c.base_source)}, {"new", file_name(c.new_source)}, {"regressed", c.regressed()},
-          {"summary", summary},             {"rows", rows}};
+  json out = {{"base", file_name(c.base_source)},
+              {"new", file_name(c.new_source)},
+              {"regressed", c.regressed()},
+              {"summary", summary},
+              {"rows", rows}};
+  if (!c.vendor.empty()) {
+    json vendor = {{"base", json::array()}, {"new", json::array()}};
+    for (const VendorRow& r : c.vendor) vendor[r.side].push_back(r.versus.to_json());
+    out["vendor_comparison"] = std::move(vendor);
+  }
+  return out;
 }
 
 }  // namespace kforge::cli

@@ -2,14 +2,14 @@
 // each side's fastest winner, and the verdict of timing_compare.hpp.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "timing_compare.hpp"
 #include "tuning_set.hpp"
+#include "vendor_comparison.hpp"
 
 namespace kforge::cli {
 
@@ -28,9 +28,18 @@ struct ComparisonRow {
   std::string verdict;
 };
 
+/// One set's kforge-against-library row (vendor_comparison.hpp).
+struct VendorRow {
+  std::string side;  ///< "base" or "new"
+  std::string device_name;
+  VendorComparison versus;
+};
+
 struct Comparison {
   std::string base_source, new_source;
   std::vector<ComparisonRow> rows;  ///< by device key, then problem key
+  /// Per set, each tuned problem with a library result: base's rows, then new's.
+  std::vector<VendorRow> vendor;
   int count(const std::string& verdict) const;
   /// True when a row is slower beyond noise or failed.
   bool regressed() const { return count("slower") + count("failed") > 0; }

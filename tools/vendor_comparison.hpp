@@ -3,12 +3,14 @@
 // show, report, compare and capabilities print (docs/vendor-libraries.md).
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "records.hpp"
 #include "template_catalog.hpp"
+#include "tuning_set.hpp"
 
 namespace kforge {
 
@@ -34,5 +36,18 @@ struct VendorComparison {
 /// a kernel (a user template of an earlier run).
 std::vector<VendorComparison> compare_vendor(const std::vector<WinnerRecord>& winners,
                                              const TemplateCatalog& catalog);
+
+/// The same for a tuning set (report, compare, capabilities): a library
+/// template is one whose stored manifest names a `library`, so a set read
+/// anywhere tells them apart without the templates that tuned it.
+std::vector<VendorComparison> compare_vendor(const TuningSet& set);
+
+/// Only the rows with a library side: what the reports print.
+std::vector<VendorComparison> with_library(std::vector<VendorComparison> rows);
+
+/// The core of both: `is_library(template name, template hash)` tells the sides apart.
+std::vector<VendorComparison> compare_vendor(
+    const std::vector<WinnerRecord>& winners,
+    const std::function<bool(const std::string&, const std::string&)>& is_library);
 
 }  // namespace kforge
