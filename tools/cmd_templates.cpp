@@ -52,23 +52,30 @@ nlohmann::json template_json(const TemplateSource& t) {
   for (auto l : m.layouts) layouts.push_back(l.name());
   for (const auto& c : m.constraints) constraints.push_back(c.expr.text());
   for (const auto& e : m.envelope) envelope.push_back(e.expr.text());
-  return {{"name", m.name},
-          {"operator", m.op},
-          {"description", m.description},
-          {"origin", t.origin},
-          {"targets", m.targets},
-          {"arch_guard", m.arch_guard},
-          {"dtypes", dtypes},
-          {"layouts", layouts},
-          {"parameters", params},
-          {"cartesian_size", size.value},
-          {"cartesian_size_overflows", size.overflows},
-          {"cartesian_size_decimal", size.decimal},
-          {"default_config", m.default_config().canonical_name()},
-          {"default_problem", default_problem(m.op)},
-          {"constraints", constraints},
-          {"envelope", envelope},
-          {"hashes", hashes(t)}};
+  nlohmann::json j = {{"name", m.name},
+                      {"operator", m.op},
+                      {"description", m.description},
+                      {"origin", t.origin},
+                      {"targets", m.targets},
+                      {"arch_guard", m.arch_guard},
+                      {"dtypes", dtypes},
+                      {"layouts", layouts},
+                      {"parameters", params},
+                      {"cartesian_size", size.value},
+                      {"cartesian_size_overflows", size.overflows},
+                      {"cartesian_size_decimal", size.decimal},
+                      {"default_config", m.default_config().canonical_name()},
+                      {"default_problem", default_problem(m.op)},
+                      {"constraints", constraints},
+                      {"envelope", envelope},
+                      {"hashes", hashes(t)}};
+  if (m.is_library()) {
+    // Whether the library loads here: its identity, or why it cannot be used.
+    j["library"] = m.library;
+    j["library_identity"] = t.library_identity;
+    j["library_unavailable"] = t.library_unavailable;
+  }
+  return j;
 }
 
 }  // namespace
@@ -95,6 +102,13 @@ void add_templates_command(CLI::App& app, CommonOptions& o) {
                       j["default_config"].get<std::string>()});
     }
     print_table({"template", "op", "dtypes", "layouts", "parameters", "space", "default"}, rows);
+    std::cout << "\nvendor libraries:\n";
+    for (const auto& t : catalog.all())
+      if (t.manifest.is_library())
+        std::cout << "  "
+                  << (t.library_unavailable.empty() ? t.manifest.name + ": " + t.library_identity
+                                                    : t.library_unavailable)
+                  << "\n";
     std::cout << "\n";
     print_operators();
   });

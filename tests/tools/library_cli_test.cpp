@@ -1,6 +1,7 @@
 // Library candidates from the command line: tuned beside the kernels,
 // compared in show, forbidden or forced by flag, unavailable when missing.
 #include <catch2/catch.hpp>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "cli_util.hpp"
@@ -67,4 +68,34 @@ TEST_CASE("a missing CLBlast is a skipped template with the reason, not an error
   CHECK(t["skipped_templates"][0]["template"] == "gemm_clblast");
   CHECK_THAT(t["skipped_templates"][0]["reason"].get<std::string>(),
              Catch::Contains("unavailable") && Catch::Contains("/nonexistent/libclblast.so.1"));
+}
+
+TEST_CASE("kforge templates lists each vendor library with its identity or why it is unavailable",
+          "[cli][library]") {
+  kforge::test::ScopedEnv lt("KFORGE_CUBLASLT_LIBRARY", "/nonexistent/libcublasLt.so.13");
+  kforge::test::ScopedEnv hl("KFORGE_HIPBLASLT_LIBRARY", "/nonexistent/libhipblaslt.so.0");
+  const json all = parse(kforge::test::run_kforge("templates --json"));
+  std::map<std::string, json> by_name;
+  for (const auto& t : all) by_name[t["name"].get<std::string>()] = t;
+  REQUIRE(by_name.count("gemm_cublaslt") == 1);
+  REQUIRE(by_name.count("gemm_hipblaslt") == 1);
+  CHECK(by_name["gemm_cublaslt"]["library"] == "cublaslt");
+  CHECK_THAT(by_name["gemm_cublaslt"]["library_unavailable"].get<std::string>(),
+             Catch::Contains("/nonexistent/libcublasLt.so.13"));
+  CHECK_THAT(by_name["gemm_hipblaslt"]["library_unavailable"].get<std::string>(),
+             Catch::Contains("/nonexistent/libhipblaslt.so.0"));
+  CHECK(by_name["gemm_clblast"]["library_identity"].get<std::string>().rfind("clblast ", 0) == 0);
+  CHECK_FALSE(by_name["gemm_simt_tiled"].contains("library"));
+  const auto text = kforge::test::run_kforge("templates");
+  CHECK_THAT(text.out, Catch::Contains("vendor libraries:") &&
+                           Catch::Contains("  gemm_cublaslt: unavailable: cuBLASLt"));
+}
+
+TEST_CASE("a tune on PoCL never runs the CUDA and HIP library templates", "[cli][library]") {
+  kforge::test::TempDir dir;
+  const json t = parse(kforge::test::run_kforge(kTune + dir.file("t.db") + " --library force"));
+  const json s = parse(kforge::test::run_kforge("show --results --json --db " + dir.file("t.db")));
+  REQUIRE_FALSE(s["results"].empty());
+  for (const auto& r : s["results"]) CHECK(r["template"] == "gemm_clblast");
+  for (const auto& skipped : t["skipped_templates"]) CHECK(skipped["template"] == "gemm_clblast");
 }
