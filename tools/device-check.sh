@@ -130,6 +130,17 @@ except Exception as e:
 PY
 }
 
+# What the runtime selects for a tuned GEMM problem, and the cuBLASLt entry
+# bound again from its stored algorithm (--library force --prepare): the
+# receipt's vendor table (tools/device_check_vendor.py).
+vendor_lookups() {  # vendor_lookups RUN DB DTYPE SHAPE
+  local name=$1 db=$2 dtype=$3 shape=$4
+  local problem=(--op gemm --dtype "$dtype" --layout NN --shape "$shape" --db "$db" --device "$device" --json)
+  step "lookup_$name" "$raw/lookup_$name.json" 60 "$build/kforge" lookup "${problem[@]}"
+  step "lookup_${name}_cublaslt" "$raw/lookup_${name}_cublaslt.json" 60 "$build/kforge" lookup "${problem[@]}" \
+    --library force --prepare
+}
+
 run() {
   local out=${1:-bench/receipts}
   check_gpu
@@ -158,17 +169,21 @@ run() {
   # Compile overlap: the same candidates (random order, one seed) with the
   # compiles between measurements, then ahead of them, from an empty binary
   # cache; then again from the warm cache.
+  # Every GEMM tune compares cuBLASLt's algorithms (gemm_cublaslt) with the kernels.
   local space=(--op gemm --dtype f32 --layout NN --shape "M=$n,N=$n,K=$n" --strategy random --seed 1
-               --max-evals "$max_evals")
+               --max-evals "$max_evals" --library compare)
   tune overlap_off_cold "${space[@]}" --compile-overlap off --cache-dir "$raw/cache_off" --db "$raw/overlap_off.db"
   tune overlap_on_cold "${space[@]}" --compile-overlap on --cache-dir "$raw/cache_on" --db "$raw/overlap_on.db"
   tune overlap_on_warm "${space[@]}" --compile-overlap on --cache-dir "$raw/cache_on" --db "$raw/overlap_warm.db"
+  vendor_lookups overlap_on_cold "$raw/overlap_on.db" f32 "M=$n,N=$n,K=$n"
 
   # The tuning sweeps compared with cuBLAS (f32 N^3 is overlap_on_cold's).
   for job in "bf16:M=$n,N=$n,K=$n" "f32:M=16,N=$n,K=$n" "bf16:M=16,N=$n,K=$n"; do
     local dtype=${job%%:*} shape=${job#*:}
     tune "sweep_${dtype}_${shape//[=,]/_}" --op gemm --dtype "$dtype" --layout NN --shape "$shape" \
-      --max-evals "$max_evals" --time-budget "$budget" --cache-dir "$raw/cache_on" --db "$raw/sweeps.db"
+      --max-evals "$max_evals" --time-budget "$budget" --cache-dir "$raw/cache_on" --db "$raw/sweeps.db" \
+      --library compare
+    vendor_lookups "sweep_${dtype}_${shape//[=,]/_}" "$raw/sweeps.db" "$dtype" "$shape"
   done
   # Warm start on the device: one model search of a new shape (f32 (N/2)^3),
   # from an empty database, then from one holding only the f32 N^3 results

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The receipt of tools/device-check.sh: reads the raw outputs of one check
-(steps, `kforge tune --json` per run, `kforge show --results --json`,
+(steps, `kforge tune --json` per run, `kforge lookup --json` per tuned GEMM
+problem with and without `--library force`, `kforge show --results --json`,
 `kforge devices --json`, nvidia-smi before and after), measures the ceilings
 of the same machine with PyTorch (device-to-device copy, cuBLAS on every tuned
 problem and bf16 8192^3) and writes device-check-STAMP.json and .md.
@@ -20,6 +21,8 @@ import subprocess
 import time
 
 import torch
+
+from device_check_vendor import vendor_markdown, vendor_row
 
 RAW, ROOT, OUT, STAMP = (os.environ[k] for k in ("KF_RAW", "KF_ROOT", "KF_OUT", "KF_STAMP"))
 DEV = torch.device("cuda:0")
@@ -206,10 +209,12 @@ def main():
         med = r["winner"].get("median_ms") or 0
         r["tflops"] = 2.0 * m * n * k / (med * 1e-3) / 1e12 if med else 0
         r["ratio_to_cublas"] = r["cublas"]["ms"] / med if med else 0
+        r["vendor"] = vendor_row(r["problem"], r["cublas"]["ms"], load_json(f"lookup_{r['run']}.json"),
+                                 load_json(f"lookup_{r['run']}_cublaslt.json"))
 
     props = torch.cuda.get_device_properties(0)
     receipt = {
-        "schema_version": 2,
+        "schema_version": 3,
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "stamp": STAMP,
         "kforge_version": sh(f"{ROOT}/build-device/kforge --version"),
@@ -230,6 +235,7 @@ def main():
         "ceilings": ceilings,
         "compile_overlap": overlap,
         "sweeps": sweeps,
+        "vendor": [t["vendor"] for t in tuned],
         "opencl_gpu": opencl_gpu,
         "warm_start": warm_start,
         "model_overlap": model_overlap,
@@ -278,6 +284,7 @@ def markdown(r, overlap, tuned):
         md.append(f"| {t['problem']} | {w['template']} {w['config']} | {fmt(w['median_ms'], 4)} "
                   f"({fmt(w['p20_ms'], 4)} / {fmt(w['p80_ms'], 4)}, {w['count']}) | {fmt(t['tflops'], 2)} | "
                   f"{fmt(t['cublas']['ms'], 4)} | {fmt(t['cublas']['tflops'], 1)} | {fmt(t['ratio_to_cublas'])} |")
+    md += vendor_markdown(r["vendor"])
     md += ["", "## Clocks of each winner (NVML, one sample after every timed launch)", "",
            "| problem | source | samples | SM MHz min / median / max | memory MHz | max C | max W | throttled | reasons |",
            "|---|---|---|---|---|---|---|---|---|"]
