@@ -16,7 +16,7 @@ struct sqlite3;
 namespace kforge {
 
 /// Current schema version; each step from 1 has a migration in schema.cpp.
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
 class Database {
  public:
@@ -69,6 +69,18 @@ class Database {
   /// still leaves no undeclared (tampered) row in the winner slot.
   Status refresh_winner(std::int64_t device_id, std::int64_t template_id, std::int64_t problem_id);
 
+  /// Replaces what `collector` stored for result `result_id` with `rows`, in
+  /// one transaction (database_counters.cpp); the result row itself, its
+  /// timing included, is never touched. Each row's collector must be
+  /// `collector` and its source a known one; a value is required except on an
+  /// unavailable row, which needs a note. Bad rows are kBadInput naming the
+  /// field and value; an unknown result is kNotFound.
+  Status replace_counters(std::int64_t result_id, const std::string& collector,
+                          const std::vector<CounterRecord>& rows);
+  /// Stored counters of the given results (empty: every result), by result,
+  /// collector and insertion order.
+  Result<std::vector<CounterRecord>> counters(const std::vector<std::int64_t>& result_ids = {});
+
   struct ResultFilter {
     std::optional<std::string> device_key, problem_key, template_name;
   };
@@ -85,6 +97,7 @@ class Database {
   /// What merge_from added (database_merge.cpp).
   struct MergeReport {
     std::int64_t devices = 0, templates = 0, problems = 0, sweeps = 0, results = 0;
+    std::int64_t counters = 0;  ///< counter rows added (a result's rows already stored here are kept)
     /// Results of `other` whose (device, template, problem, config) was already
     /// stored here: the stored row is kept, as add_result does.
     std::int64_t duplicate_results = 0;
@@ -103,6 +116,7 @@ class Database {
   struct IntegrityReport {
     int schema_version = 0;
     std::int64_t devices = 0, templates = 0, problems = 0, sweeps = 0, results = 0, winners = 0;
+    std::int64_t counters = 0;           ///< counter rows, availability rows included
     std::int64_t unfinished_sweeps = 0;  ///< killed or still running
     /// One line per finding (integrity_check, foreign_key_check, a winner
     /// that is not the fastest declared ok result of its triple); empty when healthy.

@@ -69,6 +69,24 @@ FROM kf_src.results r
 WHERE true ORDER BY r.id
 ON CONFLICT (device_id, template_id, problem_id, config) DO NOTHING)sql";
 
+// Counters travel with their result, matched by its natural key; where a
+// collector already stored rows for that result here, they are kept whole
+// (as a stored result is), so two collections never mix.
+constexpr const char* kCounters = R"sql(
+INSERT INTO main.counters (result_id, source, collector, name, value, unit, note, tool, counters_version,
+  created_at)
+SELECT mr.id, c.source, c.collector, c.name, c.value, c.unit, c.note, c.tool, c.counters_version, c.created_at
+FROM kf_src.counters c JOIN kf_src.results r ON r.id = c.result_id
+  JOIN kf_src.devices sd ON sd.id = r.device_id JOIN main.devices md ON md.key = sd.key
+  JOIN kf_src.templates st ON st.id = r.template_id
+  JOIN main.templates mt ON mt.name = st.name AND mt.hash = st.hash
+  JOIN kf_src.problems sp ON sp.id = r.problem_id JOIN main.problems mp ON mp.key = sp.key
+  JOIN main.results mr ON mr.device_id = md.id AND mr.template_id = mt.id AND mr.problem_id = mp.id
+    AND mr.config = r.config
+WHERE NOT EXISTS (SELECT 1 FROM main.counters m WHERE m.result_id = mr.id AND m.collector = c.collector)
+ORDER BY c.id
+ON CONFLICT (result_id, collector, name) DO NOTHING)sql";
+
 // The winner rule of add_result (fastest ok result whose configuration its
 // template declares, ties: the earliest), for every triple at once;
 // updated_at moves only where the winner changes.
@@ -157,6 +175,7 @@ Result<Database::MergeReport> Database::merge_from(const std::string& other_path
   KF_TRY(sql::run(db_, path_, kSweepMap));
   KF_TRY_ASSIGN(offered, sql::count(db_, path_, "SELECT count(*) FROM kf_src.results"));
   KF_TRY_ASSIGN(results, sql::run(db_, path_, kResults));
+  KF_TRY_ASSIGN(counters, sql::run(db_, path_, kCounters));
   KF_TRY_ASSIGN(winners, sql::run(db_, path_, kWinners, {now_utc()}));
   KF_TRY_ASSIGN(undeclared, sql::run(db_, path_, kUndeclaredWinners));
   KF_TRY(sql::run(db_, path_, "COMMIT"));
@@ -165,6 +184,7 @@ Result<Database::MergeReport> Database::merge_from(const std::string& other_path
   report.problems = problems;
   report.sweeps = sweeps;
   report.results = results;
+  report.counters = counters;
   report.duplicate_results = offered - results;
   report.winners_changed = winners + undeclared;
   return report;

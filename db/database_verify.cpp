@@ -1,7 +1,7 @@
 // Database::verify: SQLite's full integrity check, foreign keys, and kforge's
 // own invariant that every winner row is the fastest ok result of its
 // (device, problem, template version) whose configuration the template
-// declares. Reads only.
+// declares, and that counter rows are well formed. Reads only.
 #include <sqlite3.h>
 
 #include "database.hpp"
@@ -46,6 +46,24 @@ FROM winners w JOIN templates t ON t.id = w.template_id
 WHERE NOT kforge_declared(t.manifest_json, w.config)
 )sql";
 
+// Counter rows as replace_counters writes them: a known source, a value
+// unless unavailable, a note when unavailable, a version this kforge knows.
+constexpr const char* kCounterFindings = R"sql(
+SELECT 'row ' || id || ' of result ' || result_id || ' has source ' || quote(source) ||
+       ', which is not a counter source'
+FROM counters WHERE source NOT IN ('ncu', 'cupti', 'perf', 'rocprofiler', 'model', 'unavailable')
+UNION ALL
+SELECT 'row ' || id || ' of result ' || result_id || ' (' || name || ') has no value'
+FROM counters WHERE source <> 'unavailable' AND value IS NULL
+UNION ALL
+SELECT 'row ' || id || ' of result ' || result_id || ' is unavailable without a note saying why'
+FROM counters WHERE source = 'unavailable' AND note = ''
+UNION ALL
+SELECT 'row ' || id || ' of result ' || result_id || ' has counters version ' || counters_version ||
+       ', newer than this kforge knows (' || ?1 || ')'
+FROM counters WHERE counters_version > CAST(?1 AS INTEGER)
+)sql";
+
 }  // namespace
 
 Result<Database::IntegrityReport> Database::verify() {
@@ -69,6 +87,7 @@ Result<Database::IntegrityReport> Database::verify() {
   };
   note("foreign key", sql::column(db_, path_, kForeignKeys));
   note("winners", sql::column(db_, path_, kWinnerFindings));
+  note("counters", sql::column(db_, path_, kCounterFindings, {std::to_string(kCountersVersion)}));
 
   struct Count {
     std::int64_t* field;
@@ -81,6 +100,7 @@ Result<Database::IntegrityReport> Database::verify() {
       {&report.sweeps, "SELECT count(*) FROM sweeps"},
       {&report.results, "SELECT count(*) FROM results"},
       {&report.winners, "SELECT count(*) FROM winners"},
+      {&report.counters, "SELECT count(*) FROM counters"},
       {&report.unfinished_sweeps, "SELECT count(*) FROM sweeps WHERE finished_at IS NULL"},
   };
   for (const Count& c : counts) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,27 @@ struct ResultRecord {
   std::string created_at;
   // Filled by queries that join names; ignored by add_result.
   std::string template_name, template_hash, problem_key, device_key;
+};
+
+/// Version of what a counters row means: the names collectors write and their
+/// units (docs/profiling.md). Bump it when a counter is renamed or changes
+/// unit or meaning; every row records the version that wrote it.
+inline constexpr int kCountersVersion = 1;
+
+/// One hardware counter read for a result, or, with source "unavailable",
+/// why a collector read none (docs/database.md, "counters").
+struct CounterRecord {
+  std::int64_t id = 0;
+  std::int64_t result_id = 0;
+  std::string source;           ///< ncu, cupti, perf, rocprofiler, model, or unavailable
+  std::string collector;        ///< what ran: ncu, cupti, perf, rocprofiler, model
+  std::string name;             ///< the counter's name (ncu's metric name, perf's event), or "availability"
+  std::optional<double> value;  ///< none on an unavailable row
+  std::string unit;             ///< byte, %, cycle, instruction, ...
+  std::string note;             ///< unavailable: why ("unavailable: ncu not found on PATH")
+  std::string tool;             ///< the collector's tool and version where known ("ncu 2025.1.1")
+  int counters_version = kCountersVersion;
+  std::string created_at;
 };
 
 /// Best ok result per (device, problem, template version).

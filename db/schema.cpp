@@ -145,10 +145,34 @@ DROP TABLE temp.kf_merged;
 PRAGMA user_version = 3;
 )sql";
 
+// Version 4: hardware counters beside each result (docs/profiling.md). One
+// row per counter a collector read for a result, or one `availability` row
+// with source 'unavailable' saying why a collector read nothing; stored
+// timings are never touched. counters_version is kCountersVersion
+// (records.hpp) when the row was written.
+constexpr const char* kV4 = R"sql(
+CREATE TABLE counters (
+  id               INTEGER PRIMARY KEY,
+  result_id        INTEGER NOT NULL REFERENCES results (id),
+  source           TEXT NOT NULL,
+  collector        TEXT NOT NULL,
+  name             TEXT NOT NULL,
+  value            REAL,
+  unit             TEXT NOT NULL DEFAULT '',
+  note             TEXT NOT NULL DEFAULT '',
+  tool             TEXT NOT NULL DEFAULT '',
+  counters_version INTEGER NOT NULL,
+  created_at       TEXT NOT NULL,
+  UNIQUE (result_id, collector, name)
+);
+PRAGMA user_version = 4;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "initial tables", kV1},
     {2, "results.resources_json, results.compile_log", kV2},
     {3, "device keys without a CPU's global memory; devices merged", kV3},
+    {4, "counters table: hardware counters and their availability per result", kV4},
 };
 static_assert(std::size(kMigrations) == kSchemaVersion,
               "every schema version needs exactly one migration");

@@ -85,7 +85,7 @@ void run_verify(const CommonOptions& o) {
                  {{"devices", report.devices}, {"templates", report.templates},
                   {"problems", report.problems}, {"sweeps", report.sweeps},
                   {"unfinished_sweeps", report.unfinished_sweeps}, {"results", report.results},
-                  {"winners", report.winners}}},
+                  {"winners", report.winners}, {"counters", report.counters}}},
                 {"findings", report.findings},
                 {"entries",
                  {{"total", a.total}, {"usable", a.usable}, {"stale", count(EntryVerdict::kStale)},
@@ -98,7 +98,7 @@ void run_verify(const CommonOptions& o) {
               << "  " << report.devices << " devices, " << report.templates
               << " template versions, " << report.problems << " problems, " << report.sweeps
               << " sweeps (" << report.unfinished_sweeps << " unfinished), " << report.results
-              << " results, " << report.winners << " winners\n";
+              << " results, " << report.winners << " winners, " << report.counters << " counter rows\n";
     std::cout << "integrity: " << (report.findings.empty() ? "ok" : "FAILED") << "\n";
     for (const auto& f : report.findings) std::cout << "  " << f << "\n";
     std::cout << "winners: " << a.usable << " usable, " << count(EntryVerdict::kStale) << " stale, "
@@ -122,7 +122,8 @@ nlohmann::json merge_json(const std::string& input, const Database::MergeReport&
   return {{"input", input},         {"devices", r.devices},
           {"templates", r.templates}, {"problems", r.problems},
           {"sweeps", r.sweeps},     {"results", r.results},
-          {"duplicate_results", r.duplicate_results}, {"winners_changed", r.winners_changed}};
+          {"duplicate_results", r.duplicate_results}, {"winners_changed", r.winners_changed},
+          {"counters", r.counters}};
 }
 
 void run_merge(const CommonOptions& o, const std::vector<std::string>& inputs, const std::string& out) {
@@ -147,7 +148,8 @@ void run_merge(const CommonOptions& o, const std::vector<std::string>& inputs, c
         std::cout << in << ": +" << r.devices << " devices, +" << r.templates
                   << " template versions, +" << r.problems << " problems, +" << r.sweeps
                   << " sweeps, +" << r.results << " results (" << r.duplicate_results
-                  << " already present), " << r.winners_changed << " winners changed\n";
+                  << " already present), " << r.winners_changed << " winners changed, +" << r.counters
+                  << " counter rows\n";
       }
     }
   } catch (...) {

@@ -1,3 +1,17 @@
+CREATE TABLE counters (
+  id               INTEGER PRIMARY KEY,
+  result_id        INTEGER NOT NULL REFERENCES results (id),
+  source           TEXT NOT NULL,
+  collector        TEXT NOT NULL,
+  name             TEXT NOT NULL,
+  value            REAL,
+  unit             TEXT NOT NULL DEFAULT '',
+  note             TEXT NOT NULL DEFAULT '',
+  tool             TEXT NOT NULL DEFAULT '',
+  counters_version INTEGER NOT NULL,
+  created_at       TEXT NOT NULL,
+  UNIQUE (result_id, collector, name)
+);
 CREATE TABLE devices (
   id         INTEGER PRIMARY KEY,
   key        TEXT NOT NULL UNIQUE,
