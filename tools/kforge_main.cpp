@@ -13,6 +13,10 @@ int main(int argc, char** argv) {
   using namespace kforge;
   // The tuner's worker process (tuner/worker_runner.hpp), not a user command.
   if (argc == 3 && std::string_view(argv[1]) == "__worker") return run_tuner_worker(std::atoi(argv[2]));
+  // One configuration launched for a counter collector (docs/profiling.md).
+  if (argc >= 2 && std::string_view(argv[1]) == "__profile-launch") {
+    return run_profile_launch(std::vector<std::string>(argv + 2, argv + argc));
+  }
   CLI::App app{"kforge: tune GPU/CPU kernel templates, store winners, look them up"};
   app.require_subcommand(1);
   app.set_version_flag("--version", version_line());

@@ -458,6 +458,28 @@ Result<Evaluation> InProcessRunner::validate(const std::string& template_name, c
   return e;
 }
 
+Result<Evaluation> InProcessRunner::profile_launch(
+    const std::string& template_name, const Config& cfg,
+    const std::function<void(const std::function<Status()>&)>& around) {
+  Validated held;
+  KF_TRY_ASSIGN(e, validate_one(template_name, cfg, {}, held));
+  if (e.status != CandidateStatus::kOk) return e;
+  DeviceWorkload& run = workloads_->runs[0];
+  // A first launch on these buffers pays their one-off costs (evaluate's
+  // reason too), so the profiled launch sees only the kernel's own work.
+  if (auto warm = device_.launch(*held.kernel, run.args, held.geometry); !warm.ok()) {
+    std::tie(e.status, e.reason) = failure(warm.error());
+    return e;
+  }
+  KF_TRY(device_.flush_cache());
+  around([&]() -> Status {
+    auto launched = device_.launch(*held.kernel, run.args, held.geometry);
+    if (!launched.ok()) return launched.error();
+    return ok_status();
+  });
+  return e;
+}
+
 Result<Evaluation> InProcessRunner::evaluate(const std::string& template_name, const Config& cfg, double best_ms,
                                              const std::function<void(std::string_view)>& on_phase) {
   const std::string name = cfg.canonical_name();

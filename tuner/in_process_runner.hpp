@@ -56,6 +56,15 @@ class InProcessRunner final : public CandidateRunner {
   /// and cached (Device::launch); what is left is one work-group's run.
   Result<bool> generate(const CandidateRef& c, const std::function<void()>& on_running = {});
 
+  /// Validates `config` (compile, load, the validation runs), then launches
+  /// it once more on the timed run's buffers, from flushed caches, inside
+  /// `around`, which gets that launch to call between a collector's start
+  /// and stop (docs/profiling.md). No timing is taken or reported: this is
+  /// never one of the timed launches. The Evaluation is the validation's; a
+  /// failed candidate is not launched again and `around` is not called.
+  Result<Evaluation> profile_launch(const std::string& template_name, const Config& config,
+                                    const std::function<void(const std::function<Status()>&)>& around);
+
   /// Threads for precompile: `requested` if > 0, else the core count capped
   /// so that each compile has about 1 GiB of available memory; at least 1.
   static int compile_threads(int requested);

@@ -1,13 +1,17 @@
 // The worker process: one tuning context, many candidates.
 #include "worker_main.hpp"
 
+#include <fstream>
 #include <functional>
+#include <iostream>
 #include <memory>
 #include <new>
 
+#include "counter_collection.hpp"
 #include "declared_operator.hpp"
 #include "device_registry.hpp"
 #include "in_process_runner.hpp"
+#include "perf_counters.hpp"
 #include "template_catalog.hpp"
 #include "worker_protocol.hpp"
 
@@ -151,7 +155,39 @@ int serve(MessageChannel& channel) {
   return 0;
 }
 
+/// The profile launch's one line of output.
+int report_profile(const nlohmann::json& j, int status) {
+  std::cout << kProfileLinePrefix << j.dump() << std::endl;
+  return status;
+}
+
 }  // namespace
+
+int run_profile_launch(const std::vector<std::string>& args) {
+  if (args.size() < 3 || args.size() > 4 || (args.size() == 4 && args[3] != "perf")) {
+    return report_profile({{"error", "usage: kforge __profile-launch SETUP_FILE TEMPLATE CONFIG [perf]"}}, 2);
+  }
+  std::ifstream in(args[0]);
+  const nlohmann::json setup_json = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  auto setup = setup_from_json(setup_json);
+  if (!setup.ok()) return report_profile({{"error", args[0] + ": " + setup.error().message}}, 2);
+  auto cfg = Config::parse(args[2]);
+  if (!cfg.ok()) return report_profile({{"error", cfg.error().message}}, 2);
+  auto ctx = make_context(*setup, [](const std::string&) {});
+  if (!ctx.ok()) return report_profile({{"error", ctx.error().message}}, 1);
+  const bool perf = args.size() == 4;
+  CounterCollection counted;
+  auto e = (*ctx)->runner->profile_launch(args[1], *cfg, [&](const std::function<Status()>& launch) {
+    if (perf)
+      counted = collect_perf(launch);
+    else
+      (void)launch();
+  });
+  if (!e.ok()) return report_profile({{"error", e.error().message}}, 1);
+  nlohmann::json j = {{"status", std::string(status_name(e->status))}, {"reason", e->reason}};
+  if (perf && e->status == CandidateStatus::kOk) j["perf"] = to_json(counted);
+  return report_profile(j, e->status == CandidateStatus::kOk ? 0 : 1);
+}
 
 int run_tuner_worker(int fd) {
   MessageChannel channel(fd);
