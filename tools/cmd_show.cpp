@@ -3,7 +3,9 @@
 
 #include "bounded_json.hpp"
 #include "commands.hpp"
+#include "counter_summary.hpp"
 #include "database.hpp"
+#include "device_ceilings.hpp"
 #include "vendor_comparison.hpp"
 
 namespace kforge::cli {
@@ -13,7 +15,45 @@ namespace {
 struct ShowOptions {
   bool results = false;
   std::string problem;
+  std::string ceilings;  ///< --ceilings FILE: device peaks for the bound verdicts
 };
+
+/// Each result's counters and bound verdict (docs/profiling.md).
+class CounterView {
+ public:
+  CounterView(Database& db, const std::vector<DeviceRecord>& devices,
+              const std::vector<DeviceCeilings>& user) {
+    for (auto& r : unwrap(db.counters())) by_result_[r.result_id].push_back(std::move(r));
+    for (const auto& d : devices) ceilings_[d.key] = find_ceilings(d, user);
+  }
+  const std::vector<CounterRecord>& of(std::int64_t result_id) const {
+    static const std::vector<CounterRecord> none;
+    const auto it = by_result_.find(result_id);
+    return it == by_result_.end() ? none : it->second;
+  }
+  BoundVerdict verdict(std::int64_t result_id, const std::string& device_key, double median_ms,
+                       const std::string& dtype) {
+    return verdict_for(median_ms, of(result_id), ceilings_[device_key], dtype);
+  }
+  /// counters and bound as JSON, or nothing when the result has no counter row.
+  void add_json(nlohmann::json& j, std::int64_t result_id, const std::string& device_key, double median_ms,
+                const std::string& dtype) {
+    if (of(result_id).empty()) return;
+    j["counters"] = counters_json(of(result_id));
+    j["bound"] = verdict(result_id, device_key, median_ms, dtype).to_json();
+  }
+
+ private:
+  std::map<std::int64_t, std::vector<CounterRecord>> by_result_;
+  std::map<std::string, std::optional<DeviceCeilings>> ceilings_;
+};
+
+/// The dtype in a problem key (op/dims/dtype/layout), for the ceiling that applies.
+std::string dtype_of(const std::string& problem_key) {
+  const auto last = problem_key.rfind('/');
+  const auto before = last == std::string::npos ? std::string::npos : problem_key.rfind('/', last - 1);
+  return before == std::string::npos ? "" : problem_key.substr(before + 1, last - before - 1);
+}
 
 /// A JSON column of one row, or `fallback` with a warning naming the row when
 /// it does not parse (or nests too deep to write out again).
@@ -68,12 +108,18 @@ void add_show_command(CLI::App& app, CommonOptions& o) {
   add_json_flag(*cmd, o);
   cmd->add_flag("--results", s->results, "Also list every evaluated candidate");
   cmd->add_option("--problem", s->problem, "Only this problem key, e.g. gemm/K=256,M=256,N=256,batch=1/f32/NN");
+  cmd->add_option(
+      "--ceilings", s->ceilings,
+      "JSON file of device peaks for the bound verdicts (docs/report.md); default: the built-in table");
   cmd->callback([&o, s] {
     auto db = unwrap(Database::open(o.db, Database::Mode::kReadOnly));
     Database::WinnerFilter wf;
     if (!s->problem.empty()) wf.problem_key = s->problem;
     auto winners = unwrap(db->winners(wf));
     auto devices = unwrap(db->devices());
+    CounterView counters(
+        *db, devices,
+        s->ceilings.empty() ? std::vector<DeviceCeilings>{} : unwrap(load_ceilings(s->ceilings)));
     const auto versus = compare_vendor(winners, make_catalog(o));
     std::vector<ResultRecord> results;
     if (s->results) {
@@ -88,16 +134,24 @@ void add_show_command(CLI::App& app, CommonOptions& o) {
         j["devices"].push_back({{"key", d.key}, {"backend", d.backend}, {"vendor", d.vendor}, {"name", d.name},
                                 {"arch", d.arch}, {"info", column_json(d.info_json, "devices row " + d.key + " info_json", nullptr)}});
       j["winners"] = nlohmann::json::array();
-      for (const auto& w : winners)
-        j["winners"].push_back({{"device_key", w.device_key}, {"problem", w.problem_key}, {"template", w.template_name},
-                                {"template_hash", w.template_hash}, {"config", w.config}, {"median_ms", w.median_ms},
-                                {"result_id", w.result_id}});
+      for (const auto& w : winners) {
+        nlohmann::json e = {{"device_key", w.device_key},  {"problem", w.problem_key},
+                            {"template", w.template_name}, {"template_hash", w.template_hash},
+                            {"config", w.config},          {"median_ms", w.median_ms},
+                            {"result_id", w.result_id}};
+        counters.add_json(e, w.result_id, w.device_key, w.median_ms, w.dtype);
+        j["winners"].push_back(e);
+      }
       j["vendor_comparison"] = nlohmann::json::array();
       for (const auto& v : versus)
         if (!v.library.template_name.empty()) j["vendor_comparison"].push_back(v.to_json());
       if (s->results) {
         j["results"] = nlohmann::json::array();
-        for (const auto& r : results) j["results"].push_back(result_json(r));
+        for (const auto& r : results) {
+          nlohmann::json e = result_json(r);
+          counters.add_json(e, r.id, r.device_key, r.median_ms, dtype_of(r.problem_key));
+          j["results"].push_back(e);
+        }
       }
       print_json(j);
       return;
@@ -110,6 +164,16 @@ void add_show_command(CLI::App& app, CommonOptions& o) {
     std::cout << "winners in " << o.db << ":\n";
     print_table({"device", "problem", "template", "config", "median ms"}, rows);
     print_vendor_table(versus, device_names);
+    std::vector<std::vector<std::string>> bounds;
+    for (const auto& w : winners) {
+      if (counters.of(w.result_id).empty()) continue;
+      bounds.push_back({w.problem_key, w.template_name, w.config,
+                        counters.verdict(w.result_id, w.device_key, w.median_ms, w.dtype).text});
+    }
+    if (!bounds.empty()) {
+      std::cout << "\nwhat bounds each winner (docs/profiling.md):\n";
+      print_table({"problem", "template", "config", "bound"}, bounds);
+    }
     if (s->results) {
       rows.clear();
       for (const auto& r : results)
@@ -117,6 +181,17 @@ void add_show_command(CLI::App& app, CommonOptions& o) {
                         r.status == "ok" ? fmt(r.median_ms) : "-", r.reason.substr(0, 80)});
       std::cout << "\nresults:\n";
       print_table({"problem", "template", "config", "status", "median ms", "reason"}, rows);
+      rows.clear();
+      for (const auto& r : results) {
+        if (counters.of(r.id).empty()) continue;
+        rows.push_back({r.problem_key, r.template_name, r.config,
+                        counters.verdict(r.id, r.device_key, r.median_ms, dtype_of(r.problem_key)).text,
+                        counters_line(counters.of(r.id))});
+      }
+      if (!rows.empty()) {
+        std::cout << "\ncounters (separate launches; the timings above are never from them):\n";
+        print_table({"problem", "template", "config", "bound", "counters"}, rows);
+      }
     }
   });
 }

@@ -12,6 +12,7 @@
 #include "strategy.hpp"
 #include "tune_setup.hpp"
 #include "tuner.hpp"
+#include "winner_profiling.hpp"
 
 namespace kforge::cli {
 
@@ -31,7 +32,22 @@ struct TuneOptions {
   int min_reps = 5, max_reps = 30;
   double cut_ratio = MeasurementProtocol{}.cut_ratio;
   bool window_stop = MeasurementProtocol{}.stop_outside_window;
+  bool profile = false;  ///< run the counter collectors on the winner and finalists
 };
+
+/// One line per profiled result: what each collector read or why not.
+void print_profiled(const std::vector<ProfiledResult>& profiled) {
+  for (const ProfiledResult& p : profiled) {
+    for (const CounterCollection& c : p.collections) {
+      if (c.collector == "model") continue;
+      std::cout << "counters of " << p.role << " " << p.template_name << " " << p.config << ": "
+                << c.collector
+                << (c.available() ? " read " + std::to_string(c.readings.size()) + " counters"
+                                  : " " + c.unavailable)
+                << "\n";
+    }
+  }
+}
 
 }  // namespace
 
@@ -85,6 +101,10 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
                 "median so far (the default; --no-window-stop: time it until its interval is narrow or its "
                 "budget is spent)");
   cmd->add_flag("--quiet", t->quiet, "No progress output");
+  cmd->add_flag(
+      "--profile", t->profile,
+      "After tuning, read hardware counters of the winner and finalists in separate launches (perf on a "
+      "CPU, ncu on NVIDIA; docs/profiling.md); without it only their availability is recorded");
   add_runner_flags(*cmd, *runner);
   cmd->callback([&o, t, runner, max_reps] {
     if (max_reps->count() > 0 && t->max_reps < t->min_reps) {
@@ -128,12 +148,14 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
       progress(e);
     }));
     const double flops = op->flops(problem);
+    const auto profiled = unwrap(profile_winners(*db, *device, *op, req, s, t->profile));
 
     if (o.json) {
       nlohmann::json j = {{"device", device->info().name},
                           {"device_selector", device->info().selector},
                           {"problem", problem.key()}};
       j.update(to_json(s, flops));
+      j["profiled"] = to_json(profiled);
       print_json(j);
       if (!s.winner) throw ExitStatus{kExitNoCandidatePassed};
       return;
@@ -186,6 +208,7 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
                   << runner->launch_timeout_s << " s) or --compile-timeout (docs/measurement.md, \"Isolation\")\n";
       }
     }
+    print_profiled(profiled);
     std::cout << "database: " << o.db << "\n";
     if (!s.winner) throw ExitStatus{kExitNoCandidatePassed};
   });

@@ -12,15 +12,14 @@
 
 namespace kforge::cli {
 
-namespace {
-
-/// This executable, for the worker: the worker is `kforge __worker FD`.
 std::string self_executable() {
   char buf[PATH_MAX];
   const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
   if (n <= 0) throw ErrorException(Error::internal("cannot find this executable (/proc/self/exe) to start workers"));
   return std::string(buf, static_cast<std::size_t>(n));
 }
+
+namespace {
 
 /// The binary cache directory to use: `--cache-dir` (bad input when unusable),
 /// else the default ($KFORGE_CACHE_DIR, ...), which when unusable costs a

@@ -23,6 +23,9 @@ struct RunnerOptions {
 };
 
 void add_runner_flags(CLI::App& cmd, RunnerOptions& r);
+/// This executable (/proc/self/exe), for the processes it starts: the
+/// worker is `kforge __worker FD`, a profile launch `kforge __profile-launch ...`.
+std::string self_executable();
 /// Fills the request's worker command, timeouts and cache directory.
 void apply_runner_options(const RunnerOptions& r, TuneRequest& request);
 

@@ -1,7 +1,9 @@
 // `kforge tune` on a real CUDA GPU, through the supervised worker: the planted
 // faulty candidates (tests/data/templates/gemm_faulty) end with the right
 // status, a sticky device error included, and a tuning run samples NVML clocks
-// after every timed launch and compiles ahead while it measures. Without a
+// after every timed launch and compiles ahead while it measures, and ncu's
+// counters put a memory-bound and a compute-bound winner on their sides of the
+// bound verdict (docs/profiling.md). Without a
 // CUDA device each test prints "SKIPPED: <why>", which ctest reports as skipped.
 #include <catch2/catch.hpp>
 
@@ -137,4 +139,28 @@ TEST_CASE("every CUDA candidate keeps its ptxas report, also when another proces
       CHECK_THAT(r.compile_log, Catch::Contains("Used"));
     }
   }
+}
+
+TEST_CASE("counters on a CUDA GPU put a memory-bound and a compute-bound winner on their sides", "[gpu][counters]") {
+  if (!cuda_present_or_skip()) return;
+  if (std::system("command -v ncu >/dev/null 2>&1") != 0) {
+    WARN("SKIPPED: ncu not found on PATH: no counters to read");
+    return;
+  }
+  test::TempDir tmp;
+  const std::string db = tmp.file("profiled.db");
+  const char* common = " --device cuda:0 --max-evals 4 --min-reps 3 --max-reps 5 --quiet --json --profile --db ";
+  parse_json(test::run_kforge("tune --op rmsnorm --shape rows=8192,cols=8192" + std::string(common) + db));
+  parse_json(test::run_kforge("tune --op gemm --dtype bf16 --shape M=4096,N=4096,K=4096" + std::string(common) + db));
+  const json show = parse_json(test::run_kforge("show --json --db " + db));
+  std::map<std::string, std::string> bound_of;  // operator -> verdict of its fastest winner
+  for (const auto& w : show["winners"]) {
+    const std::string op = w["problem"].get<std::string>().substr(0, w["problem"].get<std::string>().find('/'));
+    INFO(w.dump());
+    REQUIRE(w.contains("bound"));
+    CHECK(w["bound"]["from_model"] == false);
+    if (!bound_of.count(op)) bound_of[op] = w["bound"]["bound"];
+  }
+  CHECK(bound_of["rmsnorm"] == "memory-bound");
+  CHECK(bound_of["gemm"] == "compute-bound");
 }

@@ -1,0 +1,107 @@
+// Counters from the command line on PoCL: every tuned winner gets its
+// counters rows (the CPU's perf availability and the operator's model),
+// `show` presents them with a bound verdict, and the profile-launch mode
+// launches one configuration in a process of its own.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cli_util.hpp"
+#include "dtype.hpp"
+#include "worker_protocol.hpp"
+
+using namespace kforge;
+
+namespace {
+
+const char* kTune =
+    "tune --shape M=64,N=64,K=64 --only-template gemm_simt_tiled --max-evals 2 --min-reps 2 --max-reps 2 "
+    "--quiet --json --db ";
+
+/// The collection of `collector` in a list of collections, or null.
+const nlohmann::json* collection(const nlohmann::json& list, const std::string& collector) {
+  for (const auto& c : list) {
+    if (c.value("collector", "") == collector) return &c;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("a tuned winner carries its counters rows and show gives its bound", "[cli][counters]") {
+  test::TempDir dir;
+  const std::string db = dir.file("k.db");
+  auto r = test::run_kforge(kTune + db);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto tuned = nlohmann::json::parse(r.out);
+  REQUIRE(tuned["profiled"].size() >= 1);
+  const auto& winner = tuned["profiled"][0];
+  CHECK(winner["role"] == "winner");
+  const auto* perf = collection(winner["counters"], "perf");
+  REQUIRE(perf);
+  // This kforge ran without --profile: perf says why it read nothing.
+  CHECK((*perf)["unavailable"].get<std::string>().rfind("unavailable: ", 0) == 0);
+  REQUIRE(collection(winner["counters"], "model"));
+
+  r = test::run_kforge("show --results --json --db " + db);
+  REQUIRE(r.exit_code == 0);
+  const auto shown = nlohmann::json::parse(r.out);
+  const auto& w = shown["winners"][0];
+  REQUIRE(w.contains("counters"));
+  CHECK(collection(w["counters"], "perf"));
+  // No ceilings are known for this CPU: no fraction, so unknown (or launch-bound if it ran under 10 us).
+  CHECK((w["bound"]["bound"] == "unknown" || w["bound"]["bound"] == "launch-bound"));
+  CHECK(w["bound"]["from_model"] == true);
+  CHECK(w["bound"]["text"].get<std::string>().find("(from the model, not counters)") != std::string::npos);
+
+  // With ceilings for this CPU the model's bytes and flops give a class.
+  test::write_file(dir.file("ceil.json"), R"([{"match": )" + shown["devices"][0]["name"].dump() +
+                                              R"(, "fp32_gflops": 0.001, "bandwidth_gbs": 0.001}])");
+  r = test::run_kforge("show --results --db " + db + " --ceilings " + dir.file("ceil.json"));
+  REQUIRE(r.exit_code == 0);
+  INFO(r.out);
+  CHECK(r.out.find("what bounds each winner") != std::string::npos);
+  CHECK(r.out.find("(from the model, not counters)") != std::string::npos);
+  CHECK(r.out.find("perf: unavailable: ") != std::string::npos);
+  CHECK(r.out.find("-bound") != std::string::npos);
+
+  r = test::run_kforge("db verify --db " + db);
+  INFO(r.out);
+  CHECK(r.exit_code == 0);
+}
+
+TEST_CASE("the profile-launch mode validates and launches one configuration", "[cli][counters]") {
+  test::TempDir dir;
+  const std::string db = dir.file("k.db");
+  auto r = test::run_kforge(kTune + db);
+  REQUIRE(r.exit_code == 0);
+  const std::string config = nlohmann::json::parse(r.out)["winner"]["config"];
+
+  RunnerSetup s;
+  s.device_selector = "opencl:0";
+  s.problem.op = "gemm";
+  s.problem.dims = {{"M", 64}, {"N", 64}, {"K", 64}, {"batch", 1}};
+  s.problem.dtype = Dtype::kF32;
+  s.problem.layout = *parse_layout("NN");
+  s.template_origins = {"builtin:gemm/simt_tiled"};
+  s.workload_seed = 1;
+  test::write_file(dir.file("setup.json"), to_json(s).dump());
+
+  r = test::run_kforge("__profile-launch " + dir.file("setup.json") + " gemm_simt_tiled " + config + " perf");
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto at = r.out.find("kforge-profile: ");
+  REQUIRE(at != std::string::npos);
+  const auto line = nlohmann::json::parse(r.out.substr(at + 16));
+  CHECK(line["status"] == "ok");
+  const auto& perf = line["perf"];
+  if (perf["unavailable"].get<std::string>().empty()) {
+    CHECK(perf["readings"].size() == 6);
+  } else {
+    CHECK(perf["unavailable"].get<std::string>().find("perf_event_open: ") != std::string::npos);
+  }
+
+  r = test::run_kforge("__profile-launch " + dir.file("setup.json") + " gemm_simt_tiled NOT_A_CONFIG perf");
+  CHECK(r.exit_code != 0);
+  CHECK(r.out.find("kforge-profile: {\"error\"") != std::string::npos);
+}
