@@ -6,7 +6,8 @@
 # cache), tunes GEMM (f32 and bf16; 4096^3 and the decode shape
 # M=16,N=4096,K=4096), runs one model search of f32 2048^3 cold and warm-started
 # from the 4096^3 winner and cold with compile overlap off, measures the ceilings of the same run (device-to-device
-# copy bandwidth, cuBLAS through torch.matmul) and writes a receipt.
+# copy bandwidth, cuBLAS through torch.matmul), profiles each tuned winner with
+# ncu (a counters table with the bound verdicts) and writes a receipt.
 #
 #   tools/device-check.sh prepare        on a Debian 12 machine with apt: downloads
 #                                        the build dependencies as .deb files into
@@ -141,6 +142,55 @@ vendor_lookups() {  # vendor_lookups RUN DB DTYPE SHAPE
     --library force --prepare
 }
 
+# Counters of each tuned winner (docs/profiling.md): each sweep of sweeps.db
+# run again with --profile, which reuses the stored results and runs ncu on a
+# separate launch of the winner and finalists (stored timings unchanged),
+# then a counters table with the bound verdicts from `kforge show`. Written
+# to $out/device-check-$stamp-counters.{json,md}; self-contained so that the
+# receipt's own tables stay separate.
+profile_winners() {
+  command -v ncu >/dev/null || echo "device-check: ncu not on PATH; the counters table will say unavailable"
+  for job in "bf16:M=$n,N=$n,K=$n" "f32:M=16,N=$n,K=$n" "bf16:M=16,N=$n,K=$n"; do
+    local dtype=${job%%:*} shape=${job#*:}
+    step "profile_${dtype}_${shape//[=,]/_}" "$raw/profile_${dtype}_${shape//[=,]/_}.json" 300 \
+      "$build/kforge" tune --device "$device" --quiet --json --op gemm --dtype "$dtype" --layout NN --shape "$shape" \
+      --max-evals "$max_evals" --time-budget "$budget" --cache-dir "$raw/cache_on" --db "$raw/sweeps.db" --profile
+  done
+  step counters_show "$raw/counters_show.json" 60 "$build/kforge" show --results --json --db "$raw/sweeps.db"
+  python3 - "$raw/counters_show.json" "$out/device-check-$stamp-counters" <<'PY' || failed+=("counters table")
+import json, sys
+shown, stem = json.load(open(sys.argv[1])), sys.argv[2]
+short = [("dram__bytes_read.sum", "DRAM read MB", 1e-6), ("dram__bytes_write.sum", "DRAM write MB", 1e-6),
+         ("lts__t_sector_hit_rate.pct", "L2 hit %", 1), ("l1tex__t_sector_hit_rate.pct", "L1 hit %", 1),
+         ("sm__warps_active.avg.pct_of_peak_sustained_active", "occupancy %", 1),
+         ("sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active", "tensor pipe %", 1),
+         ("sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active", "FMA pipe %", 1),
+         ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum", "bank conflicts", 1)]
+rows = []
+for w in shown.get("winners", []):
+    by = {c["collector"]: c for c in w.get("counters", [])}
+    ncu = by.get("ncu", {})
+    got = ncu.get("readings", {})
+    stalls = sorted(((v["value"], k.split("stalled_")[1].split(".")[0]) for k, v in got.items() if "_stalled_" in k),
+                    reverse=True)[:3]
+    rows.append({"problem": w["problem"], "template": w["template"], "config": w["config"],
+                 "median_ms": w["median_ms"], "tool": ncu.get("tool", ""),
+                 "unavailable": ncu.get("unavailable", "" if ncu else "no ncu row"),
+                 "counters": {label: got[k]["value"] * f for k, label, f in short if k in got},
+                 "top_stalls": [[r, v] for v, r in stalls], "bound": w.get("bound", {})})
+json.dump({"schema_version": 1, "winners": rows}, open(stem + ".json", "w"), indent=2)
+with open(stem + ".md", "w") as md:
+    md.write("| problem | template | config | ms | " + " | ".join(l for _, l, _ in short) +
+             " | top stalls | bound |\n|" + "---|" * (len(short) + 6) + "\n")
+    for r in rows:
+        cells = [f"{r['counters'][l]:.4g}" if l in r["counters"] else "-" for _, l, _ in short]
+        note = r["unavailable"] or ", ".join(f"{s} {v:.3g}" for s, v in r["top_stalls"])
+        md.write(f"| {r['problem']} | {r['template']} | {r['config']} | {r['median_ms']:.4f} | " + " | ".join(cells) +
+                 f" | {note} | {r['bound'].get('text', '-')} |\n")
+print(open(stem + ".md").read())
+PY
+}
+
 run() {
   local out=${1:-bench/receipts}
   check_gpu
@@ -214,6 +264,7 @@ print(next((d["selector"] for d in json.load(open(sys.argv[1]))
   else
     echo "device-check: no OpenCL GPU listed; opencl_gpu skipped"
   fi
+  profile_winners
   nvidia-smi -q >"$raw/nvidia-smi-after.txt" 2>&1
 
   echo "device-check: ceilings and receipt"
