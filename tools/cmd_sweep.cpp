@@ -16,6 +16,7 @@
 #include "sweep_plan.hpp"
 #include "tune_setup.hpp"
 #include "tuner.hpp"
+#include "winner_profiling.hpp"
 
 namespace kforge::cli {
 
@@ -26,6 +27,7 @@ struct SweepOptions {
   std::string shard = "1/1";
   bool dry_run = false;
   bool quiet = false;
+  bool profile = false;  ///< run the counter collectors on each winner and its finalists, as tune --profile
   RunnerOptions runner;  ///< worker process, timeouts, binary cache: as for tune
 };
 
@@ -298,6 +300,10 @@ void run_sweep(const CommonOptions& o, const SweepOptions& s) {
       }
       r.winner = summary->winner;
       r.sweep_id = summary->sweep_id;
+      // Counters rows for the winner and finalists (docs/profiling.md); a
+      // collector's failure is a row of its own, a database error a note.
+      auto profiled = profile_winners(*db, *device, *find_operator(t.problem.op), req, *summary, s.profile);
+      if (!profiled.ok()) progress.note(t.key + ": counters not stored: " + profiled.error().message);
       r.time_s = summary->times.total_s;
       r.retiming_note = summary->retiming.note;
       if (!r.retiming_note.empty()) progress.note(t.key + ": " + r.retiming_note);
@@ -345,6 +351,9 @@ void add_sweep_command(CLI::App& app, CommonOptions& o) {
       ->capture_default_str();
   cmd->add_flag("--dry-run", s->dry_run, "List the shard's tasks and their budgets; tune nothing");
   cmd->add_flag("--quiet", s->quiet, "No progress output");
+  cmd->add_flag(
+      "--profile", s->profile,
+      "Read hardware counters of each winner and its finalists, as tune --profile (docs/profiling.md)");
   add_runner_flags(*cmd, s->runner);
   cmd->callback([&o, s] { run_sweep(o, *s); });
 }

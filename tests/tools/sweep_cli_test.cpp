@@ -238,4 +238,10 @@ TEST_CASE("sweep: a plan's warm_start proposes a nearby problem's winner after t
   REQUIRE(order.size() == 3);
   CHECK(order[0] == "BK8_BM32_BN32_PAD0_TM2_TN2_VW1");  // the template's default
   CHECK(order[1] == planted);
+  // The sweep's winner has its counters rows, as a tune's does (docs/profiling.md).
+  const auto collectors = column(db,
+                                 "SELECT DISTINCT c.collector FROM counters c JOIN winners w ON "
+                                 "w.result_id = c.result_id JOIN problems p ON p.id = w.problem_id "
+                                 "WHERE p.key = 'gemm/K=32,M=64,N=32,batch=1/f32/NN' ORDER BY 1");
+  CHECK(collectors == std::vector<std::string>{"model", "perf"});
 }
