@@ -41,4 +41,14 @@ std::optional<double> SweepEta::remaining_at_start_s() const {
   return total;
 }
 
+std::optional<double> SweepEta::remaining_parallel_s(const std::vector<double>& running_elapsed_s,
+                                                     std::size_t ranks) const {
+  const auto not_started = remaining_at_start_s();
+  if (!not_started) return std::nullopt;
+  const double per_task = finished_s_ / static_cast<double>(finished_);
+  double total = *not_started;
+  for (double elapsed : running_elapsed_s) total += std::max(0.0, per_task - elapsed);
+  return total / static_cast<double>(std::max<std::size_t>(ranks, 1));
+}
+
 }  // namespace kforge

@@ -33,6 +33,14 @@ class SweepEta {
   /// budget); nullopt until a task has finished.
   std::optional<double> remaining_at_start_s() const;
 
+  /// Several ranks tune at once (a distributed sweep, where start(k) says
+  /// k tasks have been handed out): the tasks not handed out, each as
+  /// remaining_at_start_s estimates it, plus what each running task has
+  /// left of the finished tasks' mean after `running_elapsed_s`, shared
+  /// among `ranks`. nullopt until a task has finished.
+  std::optional<double> remaining_parallel_s(const std::vector<double>& running_elapsed_s,
+                                             std::size_t ranks) const;
+
   /// Tasks not yet started.
   std::size_t tasks_after_current() const;
 

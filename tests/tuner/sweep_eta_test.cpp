@@ -51,3 +51,16 @@ TEST_CASE("sweep eta: no estimate at a task's start until a task has finished") 
   eta.start(0);
   CHECK_FALSE(eta.remaining_at_start_s().has_value());
 }
+
+TEST_CASE("sweep eta: with several ranks, the work left is shared among them") {
+  SweepEta eta({0, 0, 0, 0, 0, 0});
+  eta.start(0);
+  CHECK_FALSE(eta.remaining_parallel_s({0, 0}, 2).has_value());  // no finished task to go by
+  eta.finish(10);
+  eta.finish(30);
+  eta.start(4);  // four handed out: two finished, two running
+  // Mean 20 s: two not handed out (40 s) plus 20-5 and 20-25 (none) left of the running ones, over 2 ranks.
+  CHECK(*eta.remaining_parallel_s({5, 25}, 2) == Approx((40 + 15) / 2.0));
+  eta.start(6);  // all handed out
+  CHECK(*eta.remaining_parallel_s({}, 3) == Approx(0));
+}
