@@ -146,6 +146,23 @@ Result<DevicePlace> resolve_place(const std::string& selector) {
 
 }  // namespace
 
+std::string local_rank_selector(const std::vector<DeviceInfo>& devices, int local_rank) {
+  const DeviceInfo* best = nullptr;
+  for (const auto& d : devices) {
+    if (!best || better(d, *best)) best = &d;
+  }
+  if (!best) return "auto";
+  if (best->device_type != DeviceType::kGpu) return best->selector;
+  // The GPUs of the best one's kind and backend, in listing order: a node's
+  // GPUs seen through both CUDA and OpenCL are counted once.
+  std::vector<const DeviceInfo*> gpus;
+  for (const auto& d : devices) {
+    if (d.device_type == DeviceType::kGpu && d.backend == best->backend) gpus.push_back(&d);
+  }
+  const auto n = static_cast<int>(gpus.size());
+  return gpus[static_cast<std::size_t>(((local_rank % n) + n) % n)]->selector;
+}
+
 bool is_live_selector(std::string_view selector) {
   if (selector == "auto") return true;
   const auto colon = selector.find(':');

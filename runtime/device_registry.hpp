@@ -23,6 +23,14 @@ Result<std::unique_ptr<Device>> open_device(const std::string& selector);
 /// The identity of the device open_device(selector) would open, without opening it.
 Result<DeviceInfo> resolve_device(const std::string& selector);
 
+/// The device "auto" means for process `local_rank` (0-based) of several on
+/// one node (MPI ranks, Slurm tasks): local rank r gets GPU r mod G of the
+/// best kind present (native backend first, as "auto" orders them), so G
+/// GPUs serve G ranks one each; where no GPU is present every rank gets the
+/// device "auto" would open (several may share a CPU device). Pure: from a
+/// device list, returns a selector ("cuda:1", "opencl:0").
+std::string local_rank_selector(const std::vector<DeviceInfo>& devices, int local_rank);
+
 /// True for "auto" and "<backend>:<N>": selectors that only a live device can
 /// answer, as opposed to texts matched against stored devices.
 bool is_live_selector(std::string_view selector);
