@@ -10,6 +10,8 @@ kforge_packages+=(python3-dev python3-venv python3-pip python3-numpy)
 kforge_packages+=(chromium libpng-dev)
 # Library candidates: CLBlast, loaded with dlopen (docs/vendor-libraries.md).
 kforge_packages+=(libclblast-dev)
+# Distributed sweeps: Open MPI (kforge sweep --mpi, docs/sweep.md).
+kforge_packages+=(libopenmpi-dev openmpi-bin)
 
 kforge_install_deps() {
   local missing=()
