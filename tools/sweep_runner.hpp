@@ -100,7 +100,8 @@ nlohmann::json report_json(const TaskReport& r);
 TaskReport report_from_json(const nlohmann::json& j, const SweepTask& t);
 /// Exit status 1 (an ErrorException) when any task failed, after the summary.
 void throw_if_tasks_failed(const std::vector<TaskReport>& reports);
-/// The summary table, one row per task; `where` says what ran ("shard 1/2 on NAME (SEL)").
+/// The summary table, one row per task; `where` says what ran ("shard 1/2 on NAME (SEL)");
+/// `by_rank` adds the column of the MPI rank that ran each task.
 void print_summary(const std::string& plan_file, const std::string& where, const std::string& db_path,
                    const std::vector<TaskReport>& reports, double total_s, bool by_rank = false);
 
