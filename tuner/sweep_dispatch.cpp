@@ -30,7 +30,8 @@ std::optional<std::size_t> SweepDispatch::next(int rank) {
   for (std::size_t i = 0; i < pending_.size(); ++i) {
     if (pending_[i].preferred_rank < 0) return take(i, rank);
   }
-  return take(0, rank);
+  // The rest wait for the ranks that prefer them, which ask in turn.
+  return std::nullopt;
 }
 
 void SweepDispatch::finish(int rank) {

@@ -22,8 +22,9 @@ class SweepDispatch {
   void prefer(std::size_t task, int rank);
 
   /// The next task for `rank`, now running there: a task that prefers it,
-  /// else the first that prefers no rank, else the first left (another
-  /// rank's preference is only a hint). nullopt when none is left.
+  /// else the first that prefers no rank. nullopt when none is left for
+  /// it: a task another rank prefers is left to that rank, which is part
+  /// of the job and asks in turn, so its stored results are reused.
   std::optional<std::size_t> next(int rank);
   /// The task running on `rank` ended (ran or failed).
   void finish(int rank);
