@@ -18,19 +18,59 @@ std::string problem_text(const Problem& p) {
   return p.dims_string();
 }
 
-/// One unit in the last place of an f32 near `x` (the smallest subnormal at 0).
-double ulp_f32(double x) {
+/// One unit in the last place of `dtype` near `x` (its smallest subnormal
+/// near 0); 1 for an integer type.
+double ulp_of(Dtype dtype, double x) {
+  int mantissa = 23, min_exponent = -126;
+  switch (dtype) {
+    case Dtype::kF16:
+      mantissa = 10, min_exponent = -14;
+      break;
+    case Dtype::kBF16:
+      mantissa = 7;
+      break;
+    case Dtype::kF64:
+      mantissa = 52, min_exponent = -1022;
+      break;
+    case Dtype::kF32:
+      break;
+    default:
+      return 1.0;
+  }
   const double a = std::fabs(x);
-  if (!(a >= std::ldexp(1.0, -126))) return std::ldexp(1.0, -149);
-  return std::ldexp(1.0, std::max(std::ilogb(a), -126) - 23);
+  const int e = a >= std::ldexp(1.0, min_exponent) ? std::ilogb(a) : min_exponent;
+  return std::ldexp(1.0, e - mantissa);
 }
 
-double threshold(const ToleranceSpec& t, double ref) {
-  return t.abs + t.rel * std::fabs(ref) + (t.ulp > 0 ? t.ulp * ulp_f32(ref) : 0.0);
+double threshold(const ToleranceSpec& t, Dtype dtype, double ref) {
+  return t.abs + t.rel * std::fabs(ref) + (t.ulp > 0 ? t.ulp * ulp_of(dtype, ref) : 0.0);
 }
 
 bool same_bits(double a, double b) {
   return std::memcmp(&a, &b, sizeof a) == 0 || (std::isnan(a) && std::isnan(b));
+}
+
+/// An integer buffer's fixed data must be integers its dtype holds; a float
+/// buffer takes any numbers (rounded to its dtype as inputs are).
+Status check_npy_dtype(const std::string& declaration, const DeclaredArgument& a, const std::string& file,
+                       const NpyArray& array) {
+  if (!a.dtype || !is_integer(*a.dtype)) return ok_status();
+  const std::string field = declaration + ": " + a.field + ".dtype is " + std::string(dtype_name(*a.dtype));
+  if (!array.is_integer()) {
+    return Error::bad_input(file + ": dtype '" + array.descr + "' is not an integer type, but " + field);
+  }
+  HostTensor probe;
+  probe.dtype = *a.dtype;
+  probe.bytes.resize(dtype_bytes(*a.dtype));
+  for (std::size_t k = 0; k < array.values.size(); ++k) {
+    store_value(probe, 0, array.values[k]);
+    if (load_value(probe, 0) != array.values[k]) {
+      return Error::bad_input(file + ": element " + std::to_string(k) + " = " +
+                              std::to_string(static_cast<std::int64_t>(array.values[k])) +
+                              " does not fit, and " + field);
+    }
+  }
+  return ok_status();
 }
 
 }  // namespace
@@ -41,14 +81,16 @@ Result<std::shared_ptr<const DeclaredOperator>> DeclaredOperator::create(
     return Error::internal(declaration.path + ": reference.library: no loader for the library");
   }
   std::shared_ptr<DeclaredOperator> op(new DeclaredOperator(std::move(declaration), std::move(external)));
-  std::vector<std::string> files;
   for (const auto& a : op->decl_.arguments) {
+    std::vector<std::string> files;
     if (a.init.kind == InputInit::Kind::kNpy) files.push_back(a.init.file);
-  }
-  for (const auto& [name, file] : op->decl_.reference.expected) files.push_back(file);
-  for (const auto& file : files) {
-    KF_TRY_ASSIGN(array, read_npy(file));
-    op->arrays_[file] = std::move(array);
+    if (auto it = op->decl_.reference.expected.find(a.name); it != op->decl_.reference.expected.end())
+      files.push_back(it->second);
+    for (const auto& file : files) {
+      KF_TRY_ASSIGN(array, read_npy(file));
+      KF_TRY(check_npy_dtype(op->decl_.path, a, file, array));
+      op->arrays_[file] = std::move(array);
+    }
   }
   return std::shared_ptr<const DeclaredOperator>(std::move(op));
 }
@@ -258,7 +300,10 @@ Result<std::vector<double>> DeclaredOperator::reference_outputs(const Problem& p
       const HostTensor& t = w.tensors.at(arg.tensor);
       r.dtype = t.dtype;
       r.data.resize(t.elements());
-      for (std::size_t k = 0; k < r.data.size(); ++k) r.data[k] = load_element(t, k);
+      // A poisoned output is NaN to the reference in every dtype (an integer
+      // one holds the integer poison on the device).
+      for (std::size_t k = 0; k < r.data.size(); ++k)
+        r.data[k] = r.declared->poison ? std::numeric_limits<double>::quiet_NaN() : load_value(t, k);
     } else {
       r.value = arg.kind == OperatorArg::Kind::kInt32 ? arg.i32 : arg.f32;
     }
@@ -304,8 +349,9 @@ Result<Reference> DeclaredOperator::reference_from(const Problem& p, std::vector
     if (!a.is_output()) continue;
     const std::size_t n = count_of(a, env_of(p));
     const ToleranceSpec& tol = a.tolerance_for(p.dtype);
+    const Dtype out = a.dtype_for(p.dtype);
     for (std::size_t k = 0; k < n && at < values.size(); ++k, ++at)
-      ref.scale.push_back(threshold(tol, values[at]));
+      ref.scale.push_back(threshold(tol, out, values[at]));
   }
   ref.value = std::move(values);
   return ref;

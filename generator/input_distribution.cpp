@@ -42,7 +42,7 @@ void fill_input(HostTensor& t, const InputInit& init, SplitMix64 rng, const NpyA
         v = npy && i < npy->values.size() ? npy->values[i] : NAN;
         break;
     }
-    store_element(t, i, static_cast<float>(v));
+    store_value(t, i, v);
   }
 }
 

@@ -19,6 +19,8 @@ std::string dtype_macro(Dtype d) {
       return "KF_DTYPE_F16";
     case Dtype::kBF16:
       return "KF_DTYPE_BF16";
+    default:  // not a problem dtype: no template reads it as kf_in_t
+      break;
   }
   return "KF_DTYPE_UNKNOWN";
 }

@@ -16,6 +16,7 @@ namespace {
 constexpr char kMagic[] = "\x93NUMPY";
 
 std::size_t element_size(const std::string& descr) {
+  if (descr == "|i1" || descr == "|u1") return 1;
   if (descr == "<f2") return 2;
   if (descr == "<f4" || descr == "<i4") return 4;
   if (descr == "<f8" || descr == "<i8") return 8;
@@ -45,6 +46,8 @@ double element_at(const std::string& descr, const unsigned char* p) {
     std::memcpy(&f, p, 4);
     return f;
   }
+  if (descr == "|i1") return static_cast<std::int8_t>(*p);
+  if (descr == "|u1") return *p;
   if (descr == "<i4") {
     std::int32_t i;
     std::memcpy(&i, p, 4);
@@ -149,10 +152,12 @@ Result<NpyArray> read_npy(const std::string& path) {
   if (descr.size() >= 2 && (descr.front() == '\'' || descr.front() == '"'))
     descr = descr.substr(1, descr.size() - 2);
   if (descr == "|f2" || descr == "=f2") descr = "<f2";
+  if (descr == "<i1" || descr == "=i1") descr = "|i1";
+  if (descr == "<u1" || descr == "=u1") descr = "|u1";
   a.descr = descr;
   if (element_size(descr) == 0) {
     return Error::bad_input(path + ": header: dtype '" + printable(descr) +
-                            "' is not supported (known: <f2, <f4, <f8, <i4, <i8)");
+                            "' is not supported (known: <f2, <f4, <f8, |i1, |u1, <i4, <i8)");
   }
   if (dict_value(header, "fortran_order") != "False") {
     return Error::bad_input(path + ": header: fortran_order must be False (C order)");
@@ -172,8 +177,8 @@ Result<NpyArray> read_npy(const std::string& path) {
 }
 
 Status write_npy(const std::string& path, const std::vector<double>& values, const std::string& descr) {
-  if (descr != "<f4" && descr != "<f8")
-    return Error::bad_input("write_npy: dtype '" + descr + "' (writes <f4, <f8)");
+  if (descr != "<f4" && descr != "<f8" && descr != "<i4")
+    return Error::bad_input("write_npy: dtype '" + descr + "' (writes <f4, <f8, <i4)");
   std::string header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (" +
                        std::to_string(values.size()) + ",), }";
   while ((10 + header.size() + 1) % 64 != 0) header += ' ';
@@ -188,6 +193,9 @@ Status write_npy(const std::string& path, const std::vector<double>& values, con
     if (descr == "<f4") {
       const float f = static_cast<float>(v);
       out.append(reinterpret_cast<const char*>(&f), 4);
+    } else if (descr == "<i4") {
+      const auto i = static_cast<std::int32_t>(v);
+      out.append(reinterpret_cast<const char*>(&i), 4);
     } else {
       out.append(reinterpret_cast<const char*>(&v), 8);
     }

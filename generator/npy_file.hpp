@@ -1,5 +1,5 @@
 // NumPy .npy files (format versions 1-3): fixed inputs and expected outputs
-// of a declared operator. Little-endian f2, f4, f8, i4 and i8, C order.
+// of a declared operator. Little-endian f2, f4, f8, i1, u1, i4 and i8, C order.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +16,7 @@ struct NpyArray {
   std::vector<double> values;        ///< every element widened to double, C order
 
   std::uint64_t elements() const;
+  bool is_integer() const { return descr.size() == 3 && (descr[1] == 'i' || descr[1] == 'u'); }
   std::string shape_text() const;  ///< "(3, 4)", as NumPy writes it
 };
 
@@ -23,7 +24,7 @@ struct NpyArray {
 /// header, dtype, Fortran order, a size that disagrees with the shape).
 Result<NpyArray> read_npy(const std::string& path);
 
-/// Writes `values` as a 1-D array of `descr` ("<f4" or "<f8").
+/// Writes `values` as a 1-D array of `descr` ("<f4", "<f8" or "<i4").
 Status write_npy(const std::string& path, const std::vector<double>& values,
                  const std::string& descr = "<f8");
 

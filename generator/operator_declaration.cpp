@@ -20,8 +20,9 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr const char* kTopFields[] = {"schema_version", "name",  "description", "dims",      "default_problem",
-                                      "attributes",     "arguments", "flops", "bytes", "reference"};
+constexpr const char* kTopFields[] = {"schema_version",  "name",       "description", "dims",
+                                      "default_problem", "attributes", "arguments",   "flops",
+                                      "bytes",           "reference"};
 constexpr const char* kArgumentFields[] = {"name", "type",   "role",      "dtype", "count",
                                            "init", "poison", "tolerance", "value"};
 constexpr const char* kInitKinds[] = {"uniform", "normal", "integers", "constant", "ramp", "npy"};
@@ -317,14 +318,11 @@ Status parse_buffer(const Fields& f, const json& j, const std::vector<std::strin
     return f.fail(field + ".role", "unknown role '" + printable(role) + "' (known: in, out, inout)");
   KF_TRY_ASSIGN(dtype, f.string_at(j, "dtype", field + ".dtype", false));
   if (!dtype.empty() && dtype != "problem") {
-    a.dtype = parse_dtype(dtype);
-    if (!a.dtype)
-      return f.fail(field + ".dtype",
-                    "unknown dtype '" + printable(dtype) + "' (known: f32, f16, bf16, problem)");
-  }
-  if (a.is_output() && a.dtype != Dtype::kF32) {
-    return f.fail(field + ".dtype", "'" + (dtype.empty() ? std::string("problem") : printable(dtype)) +
-                                        "': an output is f32 (kforge accumulates and stores outputs in f32)");
+    a.dtype = parse_element_dtype(dtype);
+    if (!a.dtype) {
+      return f.fail(field + ".dtype", "unknown dtype '" + printable(dtype) +
+                                          "' (known: " + std::string(element_dtype_names()) + ", problem)");
+    }
   }
   auto count = j.find("count");
   if (count == j.end()) return f.fail(field + ".count", "missing (required: an element count expression)");

@@ -1,6 +1,7 @@
 // Random streams, host tensors and argument records for operator workloads.
 #include "workload_builder.hpp"
 
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -13,33 +14,78 @@ SplitMix64 tensor_stream(std::uint64_t seed, std::uint64_t tensor) {
   return SplitMix64(mix.next());
 }
 
-void store_element(HostTensor& t, std::size_t i, float v) {
+namespace {
+
+/// The integer `v` rounds to (nearest even), saturated to [lo, hi]; NaN,
+/// which poisons an output, becomes `poison`, a value no kernel writes by chance.
+template <class Int>
+Int saturate(double v, Int poison) {
+  if (std::isnan(v)) return poison;
+  const double r = std::nearbyint(v);
+  if (r <= static_cast<double>(std::numeric_limits<Int>::min())) return std::numeric_limits<Int>::min();
+  if (r >= static_cast<double>(std::numeric_limits<Int>::max())) return std::numeric_limits<Int>::max();
+  return static_cast<Int>(r);
+}
+
+template <class T>
+void put(HostTensor& t, std::size_t i, T v) {
+  std::memcpy(t.bytes.data() + sizeof(T) * i, &v, sizeof(T));
+}
+
+template <class T>
+T get(const HostTensor& t, std::size_t i) {
+  T v;
+  std::memcpy(&v, t.bytes.data() + sizeof(T) * i, sizeof(T));
+  return v;
+}
+
+}  // namespace
+
+void store_value(HostTensor& t, std::size_t i, double v) {
   switch (t.dtype) {
     case Dtype::kF32:
-      std::memcpy(t.bytes.data() + 4 * i, &v, 4);
-      return;
-    case Dtype::kF16: {
-      const std::uint16_t h = float_to_half_bits(v);
-      std::memcpy(t.bytes.data() + 2 * i, &h, 2);
-      return;
-    }
-    case Dtype::kBF16: {
-      const std::uint16_t h = float_to_bf16_bits(v);
-      std::memcpy(t.bytes.data() + 2 * i, &h, 2);
-      return;
-    }
+      return put(t, i, static_cast<float>(v));
+    case Dtype::kF16:
+      return put(t, i, float_to_half_bits(static_cast<float>(v)));
+    case Dtype::kBF16:
+      return put(t, i, float_to_bf16_bits(static_cast<float>(v)));
+    case Dtype::kF64:
+      return put(t, i, v);
+    case Dtype::kI32:
+      return put(t, i, saturate<std::int32_t>(v, kPoisonI32));
+    case Dtype::kI8:
+      return put(t, i, saturate<std::int8_t>(v, kPoisonI8));
+    case Dtype::kU8:
+      return put(t, i, saturate<std::uint8_t>(v, kPoisonU8));
   }
 }
 
-float load_element(const HostTensor& t, std::size_t i) {
-  if (t.dtype == Dtype::kF32) {
-    float v;
-    std::memcpy(&v, t.bytes.data() + 4 * i, 4);
-    return v;
+double load_value(const HostTensor& t, std::size_t i) {
+  switch (t.dtype) {
+    case Dtype::kF32:
+      return get<float>(t, i);
+    case Dtype::kF16:
+      return half_bits_to_float(get<std::uint16_t>(t, i));
+    case Dtype::kBF16:
+      return bf16_bits_to_float(get<std::uint16_t>(t, i));
+    case Dtype::kF64:
+      return get<double>(t, i);
+    case Dtype::kI32:
+      return get<std::int32_t>(t, i);
+    case Dtype::kI8:
+      return get<std::int8_t>(t, i);
+    case Dtype::kU8:
+      return get<std::uint8_t>(t, i);
   }
-  std::uint16_t h;
-  std::memcpy(&h, t.bytes.data() + 2 * i, 2);
-  return t.dtype == Dtype::kF16 ? half_bits_to_float(h) : bf16_bits_to_float(h);
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+void store_element(HostTensor& t, std::size_t i, float v) {
+  store_value(t, i, v);
+}
+
+float load_element(const HostTensor& t, std::size_t i) {
+  return static_cast<float>(load_value(t, i));
 }
 
 HostTensor random_tensor(std::string name, Dtype dtype, std::size_t elements, SplitMix64 rng) {

@@ -35,9 +35,19 @@ class SplitMix64 {
 /// An independent stream per tensor: the tensor index is hashed into the seed.
 SplitMix64 tensor_stream(std::uint64_t seed, std::uint64_t tensor);
 
-/// Stores `v` rounded to the tensor's dtype (nearest even).
+/// What an unwritten integer output holds: a poisoned output's NaN stored in
+/// an integer dtype (0xA5A5A5A5, 0xA5 as i8 and as u8).
+inline constexpr std::int32_t kPoisonI32 = -1515870811;
+inline constexpr std::int8_t kPoisonI8 = -91;
+inline constexpr std::uint8_t kPoisonU8 = 165;
+
+/// Stores `v` rounded to the tensor's dtype (nearest even; integers saturate,
+/// and NaN is the integer poison).
+void store_value(HostTensor& t, std::size_t i, double v);
+/// Element `i` as a double (exact for every dtype).
+double load_value(const HostTensor& t, std::size_t i);
+/// store_value and load_value through float.
 void store_element(HostTensor& t, std::size_t i, float v);
-/// Element `i` widened to float.
 float load_element(const HostTensor& t, std::size_t i);
 
 /// `elements` values uniform in (-1, 1), never zero, rounded to `dtype`.

@@ -32,7 +32,7 @@ int data_type(Dtype d) {
       return lt::kR16F;
     case Dtype::kBF16:
       return lt::kR16BF;
-    case Dtype::kF32:
+    default:
       break;
   }
   return lt::kR32F;

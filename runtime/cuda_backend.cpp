@@ -101,6 +101,7 @@ DeviceInfo describe(const DriverApi& api, std::size_t index) {
   d.cache_line_bytes = 128;
   d.max_block_threads = attribute(api, dev, cuda::kMaxThreadsPerBlock);
   d.simd_width = attribute(api, dev, cuda::kWarpSize);
+  d.fp64 = true;  // every CUDA GPU has double precision
   const std::string kmd = kernel_driver_version();
   d.driver_version = (kmd.empty() ? std::string() : kmd + " ") + "(CUDA " + cuda_version + ")";
   d.runtime_version = "CUDA driver API " + cuda_version + "; uuid " + uuid_text(uuid) + "; cc " +

@@ -20,7 +20,9 @@ DeviceType parse_device_type(std::string_view name) {
   return DeviceType::kUnknown;
 }
 
-std::string DeviceInfo::hardware_key() const { return identity().key(); }
+std::string DeviceInfo::hardware_key() const {
+  return identity().key();
+}
 
 HardwareIdentity DeviceInfo::identity() const {
   // Hardware only: driver, runtime and compiler versions are recorded per
@@ -60,6 +62,7 @@ nlohmann::json DeviceInfo::to_json() const {
                         {"cache_line_bytes", cache_line_bytes},
                         {"max_block_threads", max_block_threads},
                         {"simd_width", simd_width},
+                        {"fp64", fp64},
                         {"driver_version", driver_version},
                         {"runtime_version", runtime_version},
                         {"compiler", compiler},
@@ -77,6 +80,8 @@ DeviceInfo DeviceInfo::from_json(const nlohmann::json& j) {
     using T = std::decay_t<decltype(field)>;
     if constexpr (std::is_same_v<T, std::string>) {
       if (it->is_string()) field = it->template get<std::string>();
+    } else if constexpr (std::is_same_v<T, bool>) {
+      if (it->is_boolean()) field = it->template get<bool>();
     } else {
       if (it->is_number_integer()) field = it->template get<T>();
     }
@@ -99,6 +104,7 @@ DeviceInfo DeviceInfo::from_json(const nlohmann::json& j) {
   get("cache_line_bytes", d.cache_line_bytes);
   get("max_block_threads", d.max_block_threads);
   get("simd_width", d.simd_width);
+  get("fp64", d.fp64);
   get("driver_version", d.driver_version);
   get("runtime_version", d.runtime_version);
   get("compiler", d.compiler);

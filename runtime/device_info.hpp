@@ -20,11 +20,11 @@ std::string_view device_type_name(DeviceType t);
 DeviceType parse_device_type(std::string_view name);
 
 struct DeviceInfo {
-  std::string selector;      ///< how the CLI names it: "opencl:0"
-  std::string backend;       ///< "opencl", "cuda", "hip"
+  std::string selector;  ///< how the CLI names it: "opencl:0"
+  std::string backend;   ///< "opencl", "cuda", "hip"
   std::string vendor;
   std::string name;
-  std::string arch;          ///< sm_90, gfx90a, or the CPU's ISA (e.g. "x86_64-haswell")
+  std::string arch;  ///< sm_90, gfx90a, or the CPU's ISA (e.g. "x86_64-haswell")
   DeviceType device_type = DeviceType::kUnknown;
   std::int64_t compute_units = 0;
   std::int64_t clock_mhz = 0;
@@ -38,12 +38,13 @@ struct DeviceInfo {
   std::int64_t cache_bytes = 0;       ///< last-level cache the device reports
   std::int64_t cache_line_bytes = 0;
   std::int64_t max_block_threads = 0;
-  std::int64_t simd_width = 1;        ///< warp/wavefront, or preferred work-group multiple
+  std::int64_t simd_width = 1;  ///< warp/wavefront, or preferred work-group multiple
+  bool fp64 = false;            ///< kernels may compute in double (a reference template does)
   std::string driver_version;
-  std::string runtime_version;        ///< platform / runtime version string
-  std::string compiler;               ///< "pocl", "nvrtc", "hiprtc", or the platform name
+  std::string runtime_version;  ///< platform / runtime version string
+  std::string compiler;         ///< "pocl", "nvrtc", "hiprtc", or the platform name
   std::string compiler_version;
-  std::string host_cpu;               ///< host CPU model name
+  std::string host_cpu;  ///< host CPU model name
 
   /// Hash of the properties that stay the same on one machine
   /// (HardwareIdentity::key: backend, vendor, name, arch, compute units, and

@@ -90,6 +90,7 @@ DeviceInfo describe(const RuntimeApi& api, std::size_t index) {
   d.cache_line_bytes = 128;
   d.max_block_threads = attribute(api, dev, hip::kMaxThreadsPerBlock);
   d.simd_width = attribute(api, dev, hip::kWarpSize);
+  d.fp64 = true;  // every ROCm GPU has double precision
   d.driver_version = std::to_string(drv);
   d.runtime_version = "HIP " + api.version() + "; memory clock " +
                       std::to_string(attribute(api, dev, hip::kMemoryClockRate) / 1000) + " MHz, bus " +

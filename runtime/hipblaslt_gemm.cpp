@@ -34,7 +34,7 @@ int data_type(Dtype d) {
       return hl::kR16F;
     case Dtype::kBF16:
       return hl::kR16BF;
-    case Dtype::kF32:
+    default:
       break;
   }
   return hl::kR32F;

@@ -6,8 +6,9 @@
  * that run, and calls it twice per validation run on the same inputs: the
  * two answers must agree bit for bit. Every buffer arrives as doubles: an
  * input holds exactly the values the kernel reads (rounded to its dtype), an
- * inout output its initial values, an out output NaN; the reference writes
- * every element of every output in double precision. */
+ * inout output its initial values, an out output NaN (in every dtype); the
+ * reference writes every element of every output in double precision,
+ * integers as integral values. */
 #ifndef KFORGE_REFERENCE_H
 #define KFORGE_REFERENCE_H
 
@@ -32,7 +33,7 @@ typedef struct kforge_ref_arg {
   const char* name;  /* as declared */
   int type;          /* enum kforge_ref_type */
   int role;          /* enum kforge_ref_role; KFORGE_REF_IN for scalars */
-  const char* dtype; /* the kernel's element type: "f32", "f16", "bf16" */
+  const char* dtype; /* the element type: "f32", "f16", "bf16", "f64", "i32", "i8", "u8" */
   uint64_t count;    /* elements of a buffer; 0 for a scalar */
   double* data;      /* a buffer's elements; NULL for a scalar */
   double value;      /* a scalar's value */

@@ -181,6 +181,7 @@ DeviceInfo describe(const ClDeviceRef& ref, std::size_t index) {
       static_cast<std::int64_t>(device_value<std::size_t>(d, CL_DEVICE_MAX_WORK_GROUP_SIZE));
   const std::string extensions = device_string(d, CL_DEVICE_EXTENSIONS);
   info.simd_width = device_simd_width(d, info.device_type, extensions);
+  info.fp64 = device_value<cl_device_fp_config>(d, CL_DEVICE_DOUBLE_FP_CONFIG) != 0;
   info.driver_version = trim(device_string(d, CL_DRIVER_VERSION));
   info.runtime_version = trim(platform_string(ref.platform, CL_PLATFORM_VERSION));
   const std::string platform_name = trim(platform_string(ref.platform, CL_PLATFORM_NAME));

@@ -30,6 +30,14 @@ Status check_reference_template(const std::string& declaration, const ReferenceS
   Status declared = tpl->manifest.check_declared_name(reference.config);
   if (!declared.ok())
     return Error::bad_input(declaration + ": reference.config: " + declared.error().message);
+  // Its outputs are double where the device has it: a kernel that stores
+  // float would be read as garbage, so it must say kf_ref_t.
+  if (tpl->kernel_text.find("kf_ref_t") == std::string::npos) {
+    return Error::bad_input(declaration + ": reference.template: " + tpl->manifest.name + " (" +
+                            reference.template_dir +
+                            ") never names kf_ref_t: a reference template stores its "
+                            "outputs as kf_ref_t (double where the device has f64, else float)");
+  }
   return ok_status();
 }
 
@@ -68,8 +76,7 @@ std::vector<const TemplateSource*> TemplateCatalog::for_op(std::string_view op,
   for (const auto& t : templates_) {
     if (t.manifest.op == op && t.manifest.supports_target(backend)) out.push_back(&t);
   }
-  std::sort(out.begin(), out.end(),
-            [](auto* a, auto* b) { return a->manifest.name < b->manifest.name; });
+  std::sort(out.begin(), out.end(), [](auto* a, auto* b) { return a->manifest.name < b->manifest.name; });
   return out;
 }
 

@@ -4,21 +4,42 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <memory>
 
 #include "builtin_templates.hpp"
 #include "instance.hpp"
 #include "template_source.hpp"
+#include "workload_builder.hpp"
 
 namespace kforge {
 
 namespace {
 
+/// `w`'s tensors as the reference template sees them: inputs as they are,
+/// outputs widened to kf_ref_t, a poisoned one NaN whatever its dtype.
+std::vector<HostTensor> reference_tensors(const DeclaredOperator& op, const Workload& w, Dtype ref_dtype) {
+  std::vector<HostTensor> out = w.tensors;
+  const auto& declared = op.declaration().arguments;
+  for (std::size_t i = 0; i < declared.size() && i < w.args.size(); ++i) {
+    if (!declared[i].is_output()) continue;
+    const HostTensor& given = w.tensors.at(w.args[i].tensor);
+    HostTensor& wide = out[w.args[i].tensor];
+    wide.dtype = ref_dtype;
+    wide.bytes.assign(given.elements() * dtype_bytes(ref_dtype), 0);
+    for (std::size_t k = 0; k < given.elements(); ++k)
+      store_value(wide, k,
+                  declared[i].poison ? std::numeric_limits<double>::quiet_NaN() : load_value(given, k));
+  }
+  return out;
+}
+
 /// One launch on fresh copies of `w`'s tensors; every output read back, in order.
 Result<std::vector<double>> run_once(Device& device, Kernel& kernel, const LaunchGeometry& geometry,
-                                     const Workload& w) {
+                                     const DeclaredOperator& op, const Workload& w, Dtype ref_dtype) {
+  std::vector<HostTensor> tensors = reference_tensors(op, w, ref_dtype);
   std::vector<std::unique_ptr<Buffer>> buffers;
-  for (const auto& t : w.tensors) {
+  for (const auto& t : tensors) {
     KF_TRY_ASSIGN(buf, device.allocate(std::max<std::size_t>(t.bytes.size(), 4)));
     KF_TRY(device.write(*buf, t.bytes.data(), t.bytes.size()));
     buffers.push_back(std::move(buf));
@@ -40,14 +61,32 @@ Result<std::vector<double>> run_once(Device& device, Kernel& kernel, const Launc
   KF_TRY(device.launch(kernel, args, geometry));
   std::vector<double> values;
   for (std::size_t t : output_tensors(w)) {
-    std::vector<float> out(w.tensors[t].elements());
-    KF_TRY(device.read(*buffers[t], out.data(), out.size() * sizeof(float)));
-    values.insert(values.end(), out.begin(), out.end());
+    HostTensor& out = tensors[t];
+    KF_TRY(device.read(*buffers[t], out.bytes.data(), out.bytes.size()));
+    for (std::size_t k = 0; k < out.elements(); ++k) values.push_back(load_value(out, k));
   }
   return values;
 }
 
 }  // namespace
+
+Dtype reference_dtype(const DeviceInfo& info) {
+  return info.fp64 ? Dtype::kF64 : Dtype::kF32;
+}
+
+std::string reference_prelude(const DeviceInfo& info) {
+  std::string s = "/* A reference template computes and stores its outputs in kf_ref_t. */\n";
+  if (!info.fp64) return s + "#define KF_REF_F64 0\ntypedef float kf_ref_t;\n";
+  if (info.backend == "opencl") s += "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n";
+  return s + "#define KF_REF_F64 1\ntypedef double kf_ref_t;\n";
+}
+
+std::string describe_reference(const DeclaredOperator& op, const DeviceInfo& info) {
+  std::string s = op.reference_description();
+  if (op.declaration().reference.kind != ReferenceSpec::Kind::kTemplate) return s;
+  return s + (info.fp64 ? ", computed in f64 on the device"
+                        : ", computed in f32 on the device (it has no f64; tolerances as declared)");
+}
 
 Result<std::vector<Reference>> device_references(Device& device, const DeclaredOperator& op, const Problem& p,
                                                  const std::vector<const Workload*>& ws) {
@@ -63,16 +102,17 @@ Result<std::vector<Reference>> device_references(Device& device, const DeclaredO
   Status declared = cfg.ok() ? tpl->manifest.check_declared(*cfg) : Status(cfg.error());
   if (!declared.ok()) return Error::bad_input(d.path + ": reference.config: " + declared.error().message);
   const DeviceInfo& info = device.info();
-  auto inst = instantiate(*tpl, prelude_text(info.backend), op, *cfg, p, info.limits());
+  const std::string prelude = reference_prelude(info) + std::string(prelude_text(info.backend));
+  auto inst = instantiate(*tpl, prelude, op, *cfg, p, info.limits());
   if (!inst.ok()) return Error::bad_input(field + inst.error().message);
   auto compiled = device.compiler().compile(inst->source, inst->kernel_name, "");
   if (!compiled.ok()) return Error::bad_input(field + "does not compile: " + compiled.error().message);
   KF_TRY_ASSIGN(kernel, device.load(*compiled));
-  const std::string who = "reference (" + op.reference_description() + ") for " + p.key();
+  const std::string who = "reference (" + describe_reference(op, info) + ") for " + p.key();
   std::vector<Reference> out;
   for (const Workload* w : ws) {
-    KF_TRY_ASSIGN(first, run_once(device, *kernel, inst->geometry, *w));
-    KF_TRY_ASSIGN(second, run_once(device, *kernel, inst->geometry, *w));
+    KF_TRY_ASSIGN(first, run_once(device, *kernel, inst->geometry, op, *w, reference_dtype(info)));
+    KF_TRY_ASSIGN(second, run_once(device, *kernel, inst->geometry, op, *w, reference_dtype(info)));
     for (std::size_t i = 0; i < first.size(); ++i) {
       if (std::memcmp(&first[i], &second[i], sizeof(double)) != 0 &&
           !(std::isnan(first[i]) && std::isnan(second[i]))) {

@@ -24,6 +24,7 @@
 #include "sticky_error.hpp"
 #include "tuner.hpp"
 #include "validator.hpp"
+#include "workload_builder.hpp"
 
 namespace kforge {
 
@@ -89,15 +90,23 @@ Result<DeviceWorkload> upload_workload(Device& device, const Operator& op, const
   }
   for (const auto& a : w.host.args) {
     switch (a.kind) {
-      case OperatorArg::Kind::kTensor: w.args.push_back(KernelArg::of(*w.buffers[a.tensor])); break;
-      case OperatorArg::Kind::kInt32: w.args.push_back(KernelArg::of(a.i32)); break;
-      case OperatorArg::Kind::kFloat32: w.args.push_back(KernelArg::of(a.f32)); break;
+      case OperatorArg::Kind::kTensor:
+        w.args.push_back(KernelArg::of(*w.buffers[a.tensor]));
+        break;
+      case OperatorArg::Kind::kInt32:
+        w.args.push_back(KernelArg::of(a.i32));
+        break;
+      case OperatorArg::Kind::kFloat32:
+        w.args.push_back(KernelArg::of(a.f32));
+        break;
     }
   }
   return w;
 }
 
-std::int64_t threads_per_block(const LaunchGeometry& g) { return g.block[0] * g.block[1] * g.block[2]; }
+std::int64_t threads_per_block(const LaunchGeometry& g) {
+  return g.block[0] * g.block[1] * g.block[2];
+}
 
 /// A failed step's status and reason: a sticky device error is a crash (the
 /// context is gone and the process must restart), and its reason says so.
@@ -180,7 +189,7 @@ std::string InProcessRunner::failure_tail(const std::string& template_name, cons
   const TemplateSource* t = find(template_name);
   const bool user = t && t->origin.rfind("builtin:", 0) != 0;
   const auto* declared = dynamic_cast<const DeclaredOperator*>(&op_);
-  return (declared ? "; reference: " + declared->reference_description() : std::string()) +
+  return (declared ? "; reference: " + describe_reference(*declared, device_.info()) : std::string()) +
          "; rerun: " + rerun_command(problem_, template_name, config, user ? t->origin : "", rerun_db_);
 }
 
@@ -247,7 +256,8 @@ std::vector<InProcessRunner::Ready> InProcessRunner::compile_combined(
   return out;
 }
 
-Result<CompiledKernel> InProcessRunner::compile(const TemplateSource& tpl, const Instance& inst, bool* cache_hit) {
+Result<CompiledKernel> InProcessRunner::compile(const TemplateSource& tpl, const Instance& inst,
+                                                bool* cache_hit) {
   if (cache_hit) *cache_hit = false;
   fault_point("KFORGE_FAULT_ABORT_COMPILING", inst.config_name);
   auto build = [&] { return device_.compiler().compile(inst.source, inst.kernel_name, ""); };
@@ -271,12 +281,10 @@ std::string locate_output(const Workload& w, const std::vector<std::size_t>& out
   return "";
 }
 
-/// Reads a validation run's output back and compares it with its reference;
-/// false, with `e` failed and saying why, when it does not pass.
-bool check_output(Device& device, const Problem& problem, const std::string& template_name,
-                  const std::string& name, const std::string& tail, DeviceWorkload& w, Evaluation& e) {
-  // Every output, concatenated in argument order as the reference is.
-  const std::vector<std::size_t> outputs = output_tensors(w.host);
+/// Every output read back as f32 (all of them are), concatenated in
+/// argument order as the reference is, and compared with the reference.
+Result<ValidationResult> validate_f32(Device& device, const std::vector<std::size_t>& outputs,
+                                      DeviceWorkload& w) {
   std::vector<float>& result = w.readback;
   std::size_t total = 0;
   for (std::size_t t : outputs) total += w.host.tensors[t].elements();
@@ -284,14 +292,38 @@ bool check_output(Device& device, const Problem& problem, const std::string& tem
   std::size_t at = 0;
   for (std::size_t t : outputs) {
     const std::size_t n = w.host.tensors[t].elements();
-    Status st_read = device.read(*w.buffers[t], result.data() + at, n * sizeof(float));
-    if (!st_read.ok()) {
-      std::tie(e.status, e.reason) = failure(st_read.error());
-      return false;
-    }
+    KF_TRY(device.read(*w.buffers[t], result.data() + at, n * sizeof(float)));
     at += n;
   }
-  ValidationResult v = validate_output(result.data(), result.size(), w.reference);
+  return validate_output(result.data(), result.size(), w.reference);
+}
+
+/// The same for outputs of other dtypes (a declared operator's f16, f64 or
+/// integer outputs): each read in its dtype and decoded exactly to double.
+Result<ValidationResult> validate_decoded(Device& device, const std::vector<std::size_t>& outputs,
+                                          const DeviceWorkload& w) {
+  std::vector<double> values;
+  for (std::size_t t : outputs) {
+    HostTensor out = w.host.tensors[t];
+    KF_TRY(device.read(*w.buffers[t], out.bytes.data(), out.bytes.size()));
+    for (std::size_t k = 0; k < out.elements(); ++k) values.push_back(load_value(out, k));
+  }
+  return validate_output(values.data(), values.size(), w.reference);
+}
+
+/// Reads a validation run's output back and compares it with its reference;
+/// false, with `e` failed and saying why, when it does not pass.
+bool check_output(Device& device, const Problem& problem, const std::string& template_name,
+                  const std::string& name, const std::string& tail, DeviceWorkload& w, Evaluation& e) {
+  const std::vector<std::size_t> outputs = output_tensors(w.host);
+  const bool all_f32 = std::all_of(outputs.begin(), outputs.end(),
+                                   [&](std::size_t t) { return w.host.tensors[t].dtype == Dtype::kF32; });
+  auto checked = all_f32 ? validate_f32(device, outputs, w) : validate_decoded(device, outputs, w);
+  if (!checked.ok()) {
+    std::tie(e.status, e.reason) = failure(checked.error());
+    return false;
+  }
+  ValidationResult& v = *checked;
   if (outputs.size() > 1 && !v.passed) v.output = locate_output(w.host, outputs, v.first_bad);
   e.error_norm = std::max(e.error_norm, v.error_norm);
   e.error_ratio = std::max(e.error_ratio, v.error_ratio);
@@ -480,7 +512,8 @@ Result<Evaluation> InProcessRunner::profile_launch(
   return e;
 }
 
-Result<Evaluation> InProcessRunner::evaluate(const std::string& template_name, const Config& cfg, double best_ms,
+Result<Evaluation> InProcessRunner::evaluate(const std::string& template_name, const Config& cfg,
+                                             double best_ms,
                                              const std::function<void(std::string_view)>& on_phase) {
   const std::string name = cfg.canonical_name();
   Validated held;
@@ -565,12 +598,14 @@ Result<Evaluation> InProcessRunner::evaluate(const std::string& template_name, c
                launches(e.untimed_ms.size(), "untimed") + ": fastest " + std::to_string(fastest) + " ms > " +
                std::to_string(protocol_.cut_ratio) + " x best " + std::to_string(best_ms) + " ms";
   } else if (e.timing.stop == "outside_window") {
-    e.reason = "stopped after " + std::to_string(e.timing.count) + " timed launches: median's 95% interval [" +
-               std::to_string(e.timing.ci.low_ms) + ", " + std::to_string(e.timing.ci.high_ms) + "] ms > " +
+    e.reason = "stopped after " + std::to_string(e.timing.count) +
+               " timed launches: median's 95% interval [" + std::to_string(e.timing.ci.low_ms) + ", " +
+               std::to_string(e.timing.ci.high_ms) + "] ms > " +
                std::to_string(1 + protocol_.finalist_window) + " x best " + std::to_string(best_ms) +
                " ms, outside the finalist window";
   }
-  if (const std::string n = e.timing.clocks.note(); !n.empty()) e.reason += (e.reason.empty() ? "" : "; ") + n;
+  if (const std::string n = e.timing.clocks.note(); !n.empty())
+    e.reason += (e.reason.empty() ? "" : "; ") + n;
   return e;
 }
 
@@ -611,7 +646,8 @@ Result<RetimeReport> InProcessRunner::retime(const std::vector<CandidateRef>& re
     kernels.push_back(std::move(kernel));
     // Stored already (cache hit or a binary that came with the compile): nothing to add.
     const bool stored = hit || !compiled->binary.empty();
-    binaries.push_back({stored || !cache_ ? std::nullopt : std::optional(cache_key(*tpl, inst)), std::move(*compiled)});
+    binaries.push_back(
+        {stored || !cache_ ? std::nullopt : std::optional(cache_key(*tpl, inst)), std::move(*compiled)});
   }
   KF_TRY_ASSIGN(stats, measure_interleaved(device_, finalists, protocol_));
   report.timings = std::move(stats);
@@ -657,7 +693,8 @@ int InProcessRunner::compile_threads(int requested) {
   // online one: a pool sized for the host oversubscribes a pinned tuner.
   const long cores = usable_cpus();
   const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  const long by_memory = pages > 0 && page > 0 ? static_cast<long>((static_cast<double>(pages) * page) / (1L << 30)) : cores;
+  const long by_memory =
+      pages > 0 && page > 0 ? static_cast<long>((static_cast<double>(pages) * page) / (1L << 30)) : cores;
   return static_cast<int>(std::max(1L, std::min(cores, by_memory)));
 }
 

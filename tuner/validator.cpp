@@ -23,7 +23,8 @@ struct Partial {
   double value = 0.0, reference = 0.0, threshold = 0.0;  ///< at first_bad
 };
 
-Partial compare(const float* out, std::size_t begin, std::size_t end, const Reference& ref) {
+template <class T>
+Partial compare(const T* out, std::size_t begin, std::size_t end, const Reference& ref) {
   Partial p;
   for (std::size_t i = begin; i < end; ++i) {
     const double v = out[i];
@@ -34,8 +35,10 @@ Partial compare(const float* out, std::size_t begin, std::size_t end, const Refe
     const bool bad = !(err <= thr);
     if (std::isfinite(err)) {
       p.diff2 += err * err;
-      if (thr > 0) p.error_ratio = std::max(p.error_ratio, err / thr);
-      else if (err > 0) p.error_ratio = INFINITY;
+      if (thr > 0)
+        p.error_ratio = std::max(p.error_ratio, err / thr);
+      else if (err > 0)
+        p.error_ratio = INFINITY;
     } else {
       p.diff2 = INFINITY;
       p.error_ratio = INFINITY;
@@ -54,9 +57,8 @@ Partial compare(const float* out, std::size_t begin, std::size_t end, const Refe
   return p;
 }
 
-}  // namespace
-
-ValidationResult validate_output(const float* out, std::size_t n, const Reference& ref) {
+template <class T>
+ValidationResult validate_values(const T* out, std::size_t n, const Reference& ref) {
   const std::size_t chunks = (n + kValidateChunk - 1) / kValidateChunk;
   std::vector<Partial> parts(chunks);
   parallel_for(chunks, [&](std::size_t c) {
@@ -82,6 +84,16 @@ ValidationResult validate_output(const float* out, std::size_t n, const Referenc
   return r;
 }
 
+}  // namespace
+
+ValidationResult validate_output(const float* out, std::size_t n, const Reference& ref) {
+  return validate_values(out, n, ref);
+}
+
+ValidationResult validate_output(const double* out, std::size_t n, const Reference& ref) {
+  return validate_values(out, n, ref);
+}
+
 std::string ValidationResult::describe() const {
   char buf[256];
   std::snprintf(buf, sizeof buf,
@@ -90,11 +102,11 @@ std::string ValidationResult::describe() const {
   return output.empty() ? std::string(buf) : std::string(buf) + " (" + output + ")";
 }
 
-std::string describe_failure(const std::string& template_name, const std::string& config, const Problem& problem,
-                             const std::string& run, const ValidationResult& v) {
+std::string describe_failure(const std::string& template_name, const std::string& config,
+                             const Problem& problem, const std::string& run, const ValidationResult& v) {
   return "wrong result: template " + template_name + " config " + config + " problem " + problem.key() +
-         " dtype " + std::string(dtype_name(problem.dtype)) + " layout " + problem.layout.name() + " (" + run +
-         "): " + v.describe() + "; rerun: " + rerun_command(problem, template_name, config);
+         " dtype " + std::string(dtype_name(problem.dtype)) + " layout " + problem.layout.name() + " (" +
+         run + "): " + v.describe() + "; rerun: " + rerun_command(problem, template_name, config);
 }
 
 }  // namespace kforge

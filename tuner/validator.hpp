@@ -15,7 +15,7 @@ struct ValidationResult {
   double error_norm = 0.0;   ///< ||out - ref||_F / ||ref||_F
   double error_ratio = 0.0;  ///< max over elements of |out - ref| / threshold
   std::size_t bad_count = 0;
-  std::size_t first_bad = 0;  ///< flat index of the first failing element
+  std::size_t first_bad = 0;                             ///< flat index of the first failing element
   double value = 0.0, reference = 0.0, threshold = 0.0;  ///< at first_bad
   /// Where first_bad lies when the outputs are several ("output Y2 element 3").
   std::string output;
@@ -25,10 +25,13 @@ struct ValidationResult {
 };
 
 ValidationResult validate_output(const float* out, std::size_t n, const Reference& ref);
+/// The same for outputs decoded from another dtype (f64, f16, integers).
+ValidationResult validate_output(const double* out, std::size_t n, const Reference& ref);
 
 /// The one-line failure report of a candidate, pasteable to rerun it:
-/// "wrong result: template T config C problem KEY dtype D layout L (RUN): <describe()>; rerun: kforge tune ...".
-std::string describe_failure(const std::string& template_name, const std::string& config, const Problem& problem,
-                             const std::string& run, const ValidationResult& v);
+/// "wrong result: template T config C problem KEY dtype D layout L (RUN): <describe()>; rerun: kforge tune
+/// ...".
+std::string describe_failure(const std::string& template_name, const std::string& config,
+                             const Problem& problem, const std::string& run, const ValidationResult& v);
 
 }  // namespace kforge

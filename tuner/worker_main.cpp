@@ -9,6 +9,7 @@
 
 #include "counter_collection.hpp"
 #include "declared_operator.hpp"
+#include "device_reference.hpp"
 #include "device_registry.hpp"
 #include "in_process_runner.hpp"
 #include "perf_counters.hpp"
@@ -47,11 +48,11 @@ Result<std::unique_ptr<WorkerContext>> make_context(
   }
   const Operator* op = find_operator(s.problem.op);
   if (!op) return Error::not_found("worker: no operator '" + s.problem.op + "'");
-  if (const auto* declared = dynamic_cast<const DeclaredOperator*>(op)) {
-    on_reference(declared->reference_description());
-  }
   KF_TRY_ASSIGN(device, open_device(s.device_selector));
   ctx->device = std::move(device);
+  if (const auto* declared = dynamic_cast<const DeclaredOperator*>(op)) {
+    on_reference(describe_reference(*declared, ctx->device->info()));
+  }
   std::optional<BinaryCache> cache;
   if (!s.cache_dir.empty()) {
     KF_TRY_ASSIGN(c, BinaryCache::open(s.cache_dir));

@@ -133,8 +133,8 @@ TEST_CASE("declared operator: bad fields are one line naming file, field and val
   fails_naming(j, {"arguments[3].tolerance.ulps", "unknown field"});
 
   j = saxpy_declaration();
-  j["arguments"][3]["dtype"] = "f16";
-  fails_naming(j, {"arguments[3].dtype", "'f16'", "output is f32"});
+  j["arguments"][3]["dtype"] = "f128";
+  fails_naming(j, {"arguments[3].dtype", "'f128'", "i32, i8, u8, problem"});
 
   j = saxpy_declaration();
   j["arguments"][2]["init"] = {{"kind", "gaussian"}};
@@ -343,9 +343,69 @@ TEST_CASE("declared operator: bad attributes are named with their field", "[decl
     return j;
   };
   fails_naming(with(R"({"name": "sign"})"), {"attributes: expected an array"});
-  fails_naming(with(R"([{"name": "n", "values": ["a"]}])"), {"attributes[0].name: 'n' is not a free identifier"});
-  fails_naming(with(R"([{"name": "s", "values": []}])"), {"attributes[0].values: expected a non-empty array"});
-  fails_naming(with(R"([{"name": "s", "values": ["Up"]}])"), {"attributes[0].values: \"Up\" is not a new lower-case"});
+  fails_naming(with(R"([{"name": "n", "values": ["a"]}])"),
+               {"attributes[0].name: 'n' is not a free identifier"});
+  fails_naming(with(R"([{"name": "s", "values": []}])"),
+               {"attributes[0].values: expected a non-empty array"});
+  fails_naming(with(R"([{"name": "s", "values": ["Up"]}])"),
+               {"attributes[0].values: \"Up\" is not a new lower-case"});
   fails_naming(with(R"([{"name": "s", "values": ["a", "a"]}])"), {"attributes[0].values: \"a\""});
   fails_naming(with(R"([{"name": "s", "values": ["a"], "doc": 3}])"), {"attributes[0].doc"});
+}
+
+TEST_CASE("declared operator: element dtypes store exactly, integers saturate, NaN poisons", "[declared]") {
+  CHECK(parse_element_dtype("i8") == Dtype::kI8);
+  CHECK_FALSE(parse_dtype("i32").has_value());  // not a problem's dtype
+  CHECK(dtype_bytes(Dtype::kF64) == 8);
+  CHECK(dtype_bytes(Dtype::kU8) == 1);
+  HostTensor i32 = filled_tensor("q", Dtype::kI32, 3, 0.0f);
+  store_value(i32, 0, 33554433.0);  // 2^25 + 1: not a float, exact here
+  store_value(i32, 1, 2.5);         // nearest even
+  store_value(i32, 2, std::nan(""));
+  CHECK(load_value(i32, 0) == 33554433.0);
+  CHECK(load_value(i32, 1) == 2.0);
+  CHECK(load_value(i32, 2) == kPoisonI32);
+  HostTensor i8 = filled_tensor("q", Dtype::kI8, 2, 0.0f);
+  store_value(i8, 0, 300.0);
+  store_value(i8, 1, -300.0);
+  CHECK(load_value(i8, 0) == 127.0);
+  CHECK(load_value(i8, 1) == -128.0);
+  HostTensor u8 = filled_tensor("q", Dtype::kU8, 1, std::nanf(""));
+  CHECK(load_value(u8, 0) == kPoisonU8);
+  HostTensor f64 = filled_tensor("q", Dtype::kF64, 1, 0.0f);
+  store_value(f64, 0, 0.1);
+  CHECK(load_value(f64, 0) == 0.1);
+}
+
+TEST_CASE("declared operator: an integer output is exact, an f16 one has f16 ulps", "[declared]") {
+  test::TempDir dir;
+  json j = saxpy_declaration();
+  j["arguments"][3] = {{"name", "y"},    {"type", "buffer"}, {"role", "out"},
+                       {"dtype", "f16"}, {"count", "n"},     {"tolerance", {{"ulp", 1}}}};
+  j["arguments"].push_back({{"name", "q"},
+                            {"type", "buffer"},
+                            {"role", "out"},
+                            {"dtype", "i32"},
+                            {"count", "n"},
+                            {"tolerance", "exact"}});
+  j["reference"] = {{"expected", {{"y", "y.npy"}, {"q", "q.npy"}}}};
+  j["arguments"][2]["init"] = {{"kind", "constant"}, {"value", 1}};
+  j["default_problem"] = {{"n", 2}};
+  REQUIRE(write_npy(dir.file("y.npy"), {1.0, 1000.0}).ok());
+  REQUIRE(write_npy(dir.file("q.npy"), {1.0, -7.0}, "<f8").ok());
+  auto d = parse_in(dir, j);
+  REQUIRE(d.ok());
+  // Float data for an integer buffer is refused, naming both files' fields.
+  auto floats = DeclaredOperator::create(*d, nullptr);
+  REQUIRE_FALSE(floats.ok());
+  CHECK(floats.error().message.find("q.npy: dtype '<f8' is not an integer type") != std::string::npos);
+  CHECK(floats.error().message.find("arguments[4].dtype is i32") != std::string::npos);
+  REQUIRE(write_npy(dir.file("q.npy"), {1.0, -7.0}, "<i4").ok());
+  auto op = DeclaredOperator::create(*d, nullptr);
+  REQUIRE(op.ok());
+  Problem p;
+  p.dims = {{"n", 2}};
+  auto ref = (*op)->reference_from(*(*op)->normalize(p), {1.0, 1000.0, 1.0, -7.0});
+  REQUIRE(ref.ok());
+  CHECK(ref->scale == std::vector<double>{std::ldexp(1.0, -10), 0.5, 0.0, 0.0});
 }
