@@ -477,3 +477,35 @@ TEST_CASE("two templates share one declaration that their manifests name", "[cli
   CHECK(missing.err.find(b + "/manifest.json: operator_declaration: '../missing.json': no such file") !=
         std::string::npos);
 }
+
+TEST_CASE("integer and f16 outputs are checked exactly and in f16 ulps, against f64 references",
+          "[cli][declared]") {
+  test::TempDir dir;
+  const std::string tpl = staged(dir, "quantize", KFORGE_QUANTIZE_REFERENCE);
+  // FLAW1 truncates: the i8 output q is wrong first, named as such.
+  check_tune_catches(dir, tpl, "lib.db", "quantize_gather", 4, 2, "(output q element ");
+  check_reference_template(dir, tpl, "quantize_gather", "BLOCK1", 4, 2);
+  // PoCL has f64, so the reference template computed in it, and says so.
+  for (const auto& r : results_in(dir.file("tpl.db"))) {
+    if (r["status"] == "ok") continue;
+    CHECK(r["reason"].get<std::string>().find(", computed in f64 on the device; rerun: ") !=
+          std::string::npos);
+  }
+  // Only the f16 output rounded toward zero: caught by the half-ulp tolerance.
+  const std::string src = tpl + "/quantize.c";
+  std::string text = test::read_file(src);
+  text.replace(text.find("q[i] = (char)s;  // truncates"), 29, "q[i] = (char)rint(s);");
+  std::ofstream(src) << text;
+  check_tune_catches(dir, tpl, "h.db", "quantize_gather", 4, 2, "(output h element ");
+
+  // A reference template that stores float where kforge gives it kf_ref_t buffers is refused.
+  const std::string ref = tpl + "/reference/quantize_simple.c";
+  std::string body = test::read_file(ref);
+  for (std::size_t at; (at = body.find("kf_ref_t")) != std::string::npos;) body.replace(at, 8, "float");
+  std::ofstream(ref) << body;
+  auto bad = test::run_kforge("tune --template " + tpl + " --db " + dir.file("x.db") + kFast);
+  INFO(bad.err);
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find(tpl + "/operator.json: reference.template: quantize_simple") != std::string::npos);
+  CHECK(bad.err.find("never names kf_ref_t") != std::string::npos);
+}
