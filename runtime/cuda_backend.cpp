@@ -395,7 +395,10 @@ std::vector<DeviceInfo> list_cuda_devices() {
 Result<std::unique_ptr<Device>> open_cuda_device(std::size_t index) {
   const auto& loaded = DriverApi::get();
   if (!loaded.ok()) return loaded.error();
-  const DriverApi& api = **loaded;
+  return open_cuda_device(**loaded, index);
+}
+
+Result<std::unique_ptr<Device>> open_cuda_device(const DriverApi& api, std::size_t index) {
   int n = 0;
   api.cuDeviceGetCount(&n);
   if (index >= static_cast<std::size_t>(std::max(n, 0))) {

@@ -14,6 +14,10 @@
 
 namespace kforge {
 
+namespace cuda {
+struct DriverApi;
+}
+
 /// Everything one NVRTC compilation produced.
 struct NvrtcOutput {
   CompiledKernel kernel;   ///< binary = cubin for the requested architecture
@@ -47,6 +51,9 @@ std::vector<DeviceInfo> list_cuda_devices();
 
 /// Opens CUDA device `index` (its primary context and one stream).
 Result<std::unique_ptr<Device>> open_cuda_device(std::size_t index);
+/// The same over `api`'s entry points (the loaded driver's, or a test's
+/// fakes), which must outlive the device.
+Result<std::unique_ptr<Device>> open_cuda_device(const cuda::DriverApi& api, std::size_t index);
 
 /// What a library call on a CUDA device (cuBLASLt, cublaslt_gemm.hpp) needs
 /// from it: the device's context current on this thread (the library finds

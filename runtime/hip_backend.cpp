@@ -358,7 +358,10 @@ Result<double> hip_timed_call(Device& device, const std::function<Status(void*)>
 Result<std::unique_ptr<Device>> open_hip_device(std::size_t index) {
   const auto& loaded = RuntimeApi::get();
   if (!loaded.ok()) return loaded.error();
-  const RuntimeApi& api = **loaded;
+  return open_hip_device(**loaded, index);
+}
+
+Result<std::unique_ptr<Device>> open_hip_device(const RuntimeApi& api, std::size_t index) {
   int n = 0;
   api.hipGetDeviceCount(&n);
   if (index >= static_cast<std::size_t>(std::max(n, 0))) {

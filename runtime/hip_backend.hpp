@@ -15,6 +15,10 @@
 
 namespace kforge {
 
+namespace hip {
+struct RuntimeApi;
+}
+
 struct HiprtcOutput {
   CompiledKernel kernel;       ///< binary = the code object
   AmdKernelMetadata metadata;  ///< the kernel's entry in the metadata note (empty without LLVM)
@@ -41,6 +45,9 @@ std::unique_ptr<Compiler> make_hiprtc_compiler(const std::string& arch);
 std::vector<DeviceInfo> list_hip_devices();
 
 Result<std::unique_ptr<Device>> open_hip_device(std::size_t index);
+/// The same over `api`'s entry points (the loaded runtime's, or a test's
+/// fakes), which must outlive the device.
+Result<std::unique_ptr<Device>> open_hip_device(const hip::RuntimeApi& api, std::size_t index);
 
 /// What a library call on a HIP device (hipBLASLt, hipblaslt_gemm.hpp)
 /// needs from it, as cuda_backend.hpp's for CUDA: the device current on
