@@ -2,6 +2,7 @@
 #include "host_cpus.hpp"
 
 #include <sched.h>
+#include <sys/utsname.h>
 
 #include <algorithm>
 #include <cmath>
@@ -37,7 +38,8 @@ std::optional<int> cgroup_cpu_limit() {
   if (const auto v2 = cgroup_path(*self, "")) {
     for (const char* mount : {"/sys/fs/cgroup", "/sys/fs/cgroup/unified"}) {
       for (const std::string& dir : cgroup_path_with_ancestors(*v2)) {
-        if (const auto max = read_host_file(std::string(mount) + dir + "/cpu.max")) tighten(cgroup_v2_cpu_limit(*max));
+        if (const auto max = read_host_file(std::string(mount) + dir + "/cpu.max"))
+          tighten(cgroup_v2_cpu_limit(*max));
       }
     }
   }
@@ -118,6 +120,24 @@ std::optional<std::string> read_host_file(const std::string& path) {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+const std::string& host_cpu_model() {
+  static const std::string model = [] {
+    std::ifstream in("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.rfind("model name", 0) != 0) continue;
+      const auto colon = line.find(':');
+      if (colon == std::string::npos) continue;
+      const auto b = line.find_first_not_of(" \t", colon + 1);
+      const auto e = line.find_last_not_of(" \t\r");
+      if (b != std::string::npos) return line.substr(b, e - b + 1);
+    }
+    utsname u{};
+    return uname(&u) == 0 ? std::string(u.machine) : std::string("unknown");
+  }();
+  return model;
 }
 
 }  // namespace kforge

@@ -33,6 +33,10 @@ std::optional<std::string> cgroup_path(const std::string& proc_self_cgroup, cons
 /// ""): a limit set on a parent applies to every child.
 std::vector<std::string> cgroup_path_with_ancestors(std::string path);
 
+/// The host CPU's model from /proc/cpuinfo ("model name"), the machine
+/// name (uname) where it has none: what every backend's fingerprint records.
+const std::string& host_cpu_model();
+
 /// The whole text of a small /proc or /sys file; std::nullopt when it cannot
 /// be read. Shared by the CPU and the memory readings of the host.
 std::optional<std::string> read_host_file(const std::string& path);

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <string_view>
 
+#include "host_cpus.hpp"
 #include "opencl_api.hpp"
 #include "opencl_backend.hpp"
 
@@ -22,23 +23,6 @@ namespace {
 constexpr cl_device_info kPciBusIdNv = 0x4008;
 constexpr cl_device_info kPciSlotIdNv = 0x4009;
 constexpr cl_device_info kPciDomainIdNv = 0x400A;
-
-/// Host CPU model from /proc/cpuinfo ("model name"); the machine name where absent.
-const std::string& host_cpu_model() {
-  static const std::string model = [] {
-    std::ifstream in("/proc/cpuinfo");
-    std::string line;
-    while (std::getline(in, line)) {
-      if (line.rfind("model name", 0) == 0) {
-        auto colon = line.find(':');
-        if (colon != std::string::npos) return trim(line.substr(colon + 1));
-      }
-    }
-    utsname u{};
-    return uname(&u) == 0 ? std::string(u.machine) : std::string("unknown");
-  }();
-  return model;
-}
 
 std::string host_machine() {
   utsname u{};

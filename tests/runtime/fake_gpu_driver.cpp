@@ -40,7 +40,20 @@ void FakeGpu::reset() {
   *this = FakeGpu{};
 }
 
+const FakeError* fake_error(int code) {
+  static const FakeError kErrors[] = {
+      {kInvalidValue, "CUDA_ERROR_INVALID_VALUE", "hipErrorInvalidValue", "invalid argument"},
+      {kOutOfMemory, "CUDA_ERROR_OUT_OF_MEMORY", "hipErrorOutOfMemory", "out of memory"},
+      {kIllegalAddress, "CUDA_ERROR_ILLEGAL_ADDRESS", "hipErrorIllegalAddress",
+       "an illegal memory access was encountered"},
+  };
+  for (const auto& e : kErrors)
+    if (e.code == code) return &e;
+  return nullptr;
+}
+
 int FakeGpu::take_failure(FakeOp op) {
+  ++calls[op];
   auto it = failures.find(op);
   if (it == failures.end()) return 0;
   const int code = it->second;
@@ -107,6 +120,7 @@ int FakeGpu::load_module(FakeModule** module, const void* image) {
 }
 
 void FakeGpu::unload_module(FakeModule* module) {
+  ++calls[FakeOp::kUnloadModule];
   if (module->dynamic_shared_global) release(module->dynamic_shared_global);
   delete module;
 }

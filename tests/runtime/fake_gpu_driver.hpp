@@ -32,7 +32,19 @@ enum class FakeOp {
   kEventCreate,
   kEventRecord,
   kEventSynchronize,
+  kUnloadModule,
+  kReleaseContext,
 };
+
+/// An error code the fake returns, by its CUDA and HIP names.
+struct FakeError {
+  int code;
+  const char* cuda_name;
+  const char* hip_name;
+  const char* text;
+};
+/// The fake's errors: invalid value (1), out of memory (2), illegal address (700); nullptr for others.
+const FakeError* fake_error(int code);
 
 /// One launch as the driver saw it: geometry, dynamic shared bytes, stream,
 /// and each parameter's bytes, read by the size the kernel declares.
@@ -61,14 +73,14 @@ struct FakeGpu {
   void reset();
   /// The next call of `op` returns `code` instead of succeeding.
   void fail_next(FakeOp op, int code) { failures[op] = code; }
-  /// The injected code for `op`, consumed, or 0.
+  /// Counts a call of `op`; the code injected for it, consumed, or 0.
   int take_failure(FakeOp op);
 
   std::map<std::uintptr_t, std::size_t> allocations;  ///< live device memory: address -> bytes
   std::vector<FakeLaunch> launches;
   std::map<FakeOp, int> failures;
-  std::map<std::string, int> calls;  ///< how often each entry point ran
-  int static_shared_bytes = 1024;    ///< what the function attributes report
+  std::map<FakeOp, int> calls;     ///< how often each operation ran
+  int static_shared_bytes = 1024;  ///< what the function attributes report
   int max_block_threads = 256;
   int set_dynamic_shared = -1;  ///< the last max dynamic shared bytes a kernel was allowed
   float elapsed_ms = 1.5f;

@@ -1,0 +1,295 @@
+// The device of the CUDA and HIP backends, written once over a driver-traits
+// type (CudaDriver in cuda_backend.cpp, HipDriver in hip_backend.cpp) that
+// supplies the driver's calls and their names: buffers, module load with
+// dynamic shared memory, launches timed with events, the cache flush,
+// sticky errors, and the hooks library calls use.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend.hpp"
+#include "gpu_launch.hpp"
+#include "launch_check.hpp"
+#include "library_kernel.hpp"
+#include "sticky_error.hpp"
+
+namespace kforge {
+
+/// The names a driver's calls go by in error messages.
+struct DriverCallNames {
+  const char* make_current;  ///< cuCtxSetCurrent, hipSetDevice
+  const char* load_module;
+  const char* allocate;
+  const char* copy_in;
+  const char* copy_out;
+  const char* memset32;
+  const char* launch;
+  const char* event_create;
+  const char* event_record;
+  const char* elapsed;
+  /// What the driver would answer a launch past the kernel's thread limit.
+  const char* invalid_value_at_launch;
+};
+
+/// What a backend makes of a loaded kernel: its resource report and the
+/// dynamic shared bytes every launch passes.
+struct LoadedResources {
+  ResourceReport resources;
+  int dynamic_shared = 0;
+};
+
+// A Driver is a small copyable value (the entry-point table and the device's
+// handles) with: the types Code, DevicePtr, Module, Function, Stream, Event;
+// kSuccess, kErrorInvalidValue, kBackend ("CUDA") and kCalls (DriverCallNames);
+// error_text(code) and failure_of(code); and the calls below, each returning
+// a Code: make_current, allocate, free, copy_in, copy_out, memset32,
+// synchronize, load_module, unload_module, get_function, get_global, launch,
+// create_event, destroy_event, record_event, synchronize_event, elapsed_ms,
+// destroy_stream; plus kernel_resources (Result<LoadedResources>), release()
+// at the device's end and open_clock_reader().
+
+template <class Driver>
+class GpuBuffer final : public Buffer {
+ public:
+  using DevicePtr = typename Driver::DevicePtr;
+  GpuBuffer(Driver driver, DevicePtr ptr, std::size_t size) : driver_(driver), ptr_(ptr), size_(size) {}
+  ~GpuBuffer() override {
+    if (ptr_) driver_.free(ptr_);
+  }
+  std::size_t size() const override { return size_; }
+  DevicePtr ptr() const { return ptr_; }
+
+ private:
+  Driver driver_;
+  DevicePtr ptr_;
+  std::size_t size_;
+};
+
+template <class Driver>
+class GpuKernel final : public Kernel {
+ public:
+  GpuKernel(Driver driver, typename Driver::Module module, typename Driver::Function fn, std::string name,
+            LoadedResources loaded)
+      : driver_(driver), module_(module), fn_(fn), name_(std::move(name)), loaded_(std::move(loaded)) {}
+  ~GpuKernel() override { driver_.unload_module(module_); }
+  const std::string& name() const override { return name_; }
+  ResourceReport resources() const override { return loaded_.resources; }
+  typename Driver::Function fn() const { return fn_; }
+  int dynamic_shared() const { return loaded_.dynamic_shared; }
+
+ private:
+  Driver driver_;
+  typename Driver::Module module_;
+  typename Driver::Function fn_;
+  std::string name_;
+  LoadedResources loaded_;
+};
+
+template <class Driver>
+class GpuDevice final : public Device {
+ public:
+  using Code = typename Driver::Code;
+  using DevicePtr = typename Driver::DevicePtr;
+  using Buffer_ = GpuBuffer<Driver>;
+  using Kernel_ = GpuKernel<Driver>;
+
+  GpuDevice(Driver driver, typename Driver::Stream stream, DeviceInfo info,
+            std::unique_ptr<Compiler> compiler)
+      : driver_(driver), stream_(stream), info_(std::move(info)), compiler_(std::move(compiler)) {}
+  ~GpuDevice() override {
+    flush_buffer_.reset();
+    driver_.make_current();
+    if (start_) driver_.destroy_event(start_);
+    if (end_) driver_.destroy_event(end_);
+    if (stream_) driver_.destroy_stream(stream_);
+    driver_.release();
+  }
+
+  const DeviceInfo& info() const override { return info_; }
+  Compiler& compiler() override { return *compiler_; }
+
+  Result<std::unique_ptr<Kernel>> load(const CompiledKernel& compiled) override {
+    KF_TRY(enter());
+    const std::string& name = compiled.kernel_name;
+    typename Driver::Module module{};
+    if (Code r = driver_.load_module(&module, compiled.binary.data()); r != Driver::kSuccess) {
+      return note(error(std::string(Driver::kCalls.load_module) + " (" + name + ")", r, ErrorCode::kCompile));
+    }
+    auto loaded = describe_kernel(module, compiled);
+    if (!loaded.ok()) {
+      driver_.unload_module(module);
+      return note(loaded.error());
+    }
+    return std::unique_ptr<Kernel>(
+        std::make_unique<Kernel_>(driver_, module, loaded->first, name, loaded->second));
+  }
+
+  Result<std::unique_ptr<Buffer>> allocate(std::size_t bytes) override {
+    KF_TRY(enter());
+    DevicePtr p{};
+    if (Code r = driver_.allocate(&p, std::max<std::size_t>(bytes, 1)); r != Driver::kSuccess) {
+      return note(error(std::string(Driver::kCalls.allocate) + "(" + std::to_string(bytes) + " bytes)", r,
+                        ErrorCode::kResource));
+    }
+    return std::unique_ptr<Buffer>(std::make_unique<Buffer_>(driver_, p, bytes));
+  }
+
+  Status write(Buffer& dst, const void* src, std::size_t bytes) override {
+    KF_TRY(check_transfer_size(Transfer::kWrite, bytes, dst.size()));
+    KF_TRY(enter());
+    return check(driver_.copy_in(static_cast<Buffer_&>(dst).ptr(), src, bytes), Driver::kCalls.copy_in);
+  }
+
+  Status read(const Buffer& src, void* dst, std::size_t bytes) override {
+    KF_TRY(check_transfer_size(Transfer::kRead, bytes, src.size()));
+    KF_TRY(enter());
+    return check(driver_.copy_out(dst, static_cast<const Buffer_&>(src).ptr(), bytes),
+                 Driver::kCalls.copy_out);
+  }
+
+  Result<double> launch(Kernel& kernel, const std::vector<KernelArg>& args, const LaunchGeometry& g,
+                        const OnRunning& on_running = {}) override {
+    if (auto* call = dynamic_cast<LibraryKernel*>(&kernel)) return call->run(args, g, on_running);
+    if (on_running) on_running();  // the code exists once loaded
+    auto& k = static_cast<Kernel_&>(kernel);
+    KF_TRY(check_launch_geometry(k, g, {}, {.block_threads = Driver::kCalls.invalid_value_at_launch}));
+    KF_TRY(enter());
+    auto params = PackedArgs<DevicePtr>::template of<Buffer_>(args);
+    return timed(k.name() + " failed while running", [&]() -> Status {
+      const Code r =
+          driver_.launch(k.fn(), g, static_cast<unsigned>(k.dynamic_shared()), stream_, params.params());
+      if (r == Driver::kSuccess) return ok_status();
+      // Invalid value at launch: block or shared memory beyond what the device allows.
+      return note(error(std::string(Driver::kCalls.launch) + "(" + k.name() + ")", r,
+                        r == Driver::kErrorInvalidValue ? ErrorCode::kResource : ErrorCode::kLaunch));
+    });
+  }
+
+  Status flush_cache() override {
+    KF_TRY(enter());
+    if (!flush_buffer_) {
+      KF_TRY_ASSIGN(buf, allocate(cache_flush().bytes));
+      flush_buffer_ = std::move(buf);
+    }
+    ++flush_pattern_;
+    auto& b = static_cast<Buffer_&>(*flush_buffer_);
+    KF_TRY(check(driver_.memset32(b.ptr(), flush_pattern_, b.size() / 4),
+                 std::string("cache flush (") + Driver::kCalls.memset32 + ")"));
+    return check(driver_.synchronize(), "cache flush");
+  }
+
+  ClockReader* clock_reader() override {
+    if (!clocks_tried_) {
+      clocks_ = driver_.open_clock_reader(info_);
+      clocks_tried_ = true;
+    }
+    return clocks_.get();
+  }
+
+  /// A library's work on this device's stream, timed as a launch is.
+  Result<double> timed_call(const std::function<Status(void*)>& enqueue) {
+    KF_TRY(enter());
+    return timed("a library call failed while running", [&] { return enqueue(stream_); });
+  }
+  /// This device current on the calling thread, as a library call needs it.
+  Status make_current() { return enter(); }
+
+ private:
+  Error error(const std::string& what, Code r, ErrorCode code = ErrorCode::kLaunch) const {
+    return driver_error(what, driver_.error_text(r), driver_.failure_of(r), code);
+  }
+  Status check(Code r, const std::string& what) {
+    if (r == Driver::kSuccess) return ok_status();
+    return note(error(what, r));
+  }
+  /// Makes the device current on this thread; after a sticky error every
+  /// call fails with it again.
+  Status enter() {
+    KF_TRY(sticky_.check());
+    return check(driver_.make_current(), Driver::kCalls.make_current);
+  }
+  Error note(Error e) { return sticky_.note(std::move(e)); }
+
+  /// The function named `compiled.kernel_name` in `module`, with what the
+  /// backend reads of it and the dynamic shared bytes its module declares.
+  Result<std::pair<typename Driver::Function, LoadedResources>> describe_kernel(
+      typename Driver::Module module, const CompiledKernel& compiled) {
+    typename Driver::Function fn{};
+    if (Code r = driver_.get_function(&fn, module, compiled.kernel_name.c_str()); r != Driver::kSuccess) {
+      return error("no kernel '" + compiled.kernel_name + "' in the module", r, ErrorCode::kCompile);
+    }
+    KF_TRY_ASSIGN(declared, module_dynamic_shared_bytes<DevicePtr>(
+                                [&](DevicePtr* address, std::size_t* size) {
+                                  return driver_.get_global(address, size, module, kDynamicSharedSymbol) ==
+                                         Driver::kSuccess;
+                                },
+                                [&](int* value, DevicePtr address) -> Status {
+                                  const Code r = driver_.copy_out(value, address, sizeof(int));
+                                  if (r == Driver::kSuccess) return ok_status();
+                                  return error(std::string("reading ") + kDynamicSharedSymbol, r);
+                                }));
+    KF_TRY_ASSIGN(loaded, driver_.kernel_resources(fn, compiled, declared));
+    return std::make_pair(fn, loaded);
+  }
+
+  Status ensure_events() {
+    if (!start_) KF_TRY(check(driver_.create_event(&start_), Driver::kCalls.event_create));
+    if (!end_) KF_TRY(check(driver_.create_event(&end_), Driver::kCalls.event_create));
+    return ok_status();
+  }
+
+  /// `enqueue()` on the stream between the two events, waited for; the
+  /// device time between them in ms. A failure while waiting is `failed`.
+  template <class Enqueue>
+  Result<double> timed(const std::string& failed, Enqueue enqueue) {
+    KF_TRY(ensure_events());
+    KF_TRY(check(driver_.record_event(start_, stream_), Driver::kCalls.event_record));
+    KF_TRY(enqueue());
+    KF_TRY(check(driver_.record_event(end_, stream_), Driver::kCalls.event_record));
+    KF_TRY(check(driver_.synchronize_event(end_), failed));
+    float ms = 0;
+    KF_TRY(check(driver_.elapsed_ms(&ms, start_, end_), Driver::kCalls.elapsed));
+    return static_cast<double>(ms);
+  }
+
+  Driver driver_;
+  typename Driver::Stream stream_;
+  DeviceInfo info_;
+  std::unique_ptr<Compiler> compiler_;
+  typename Driver::Event start_{};
+  typename Driver::Event end_{};
+  std::unique_ptr<Buffer> flush_buffer_;
+  unsigned flush_pattern_ = 0;
+  StickyError sticky_;
+  std::unique_ptr<ClockReader> clocks_;
+  bool clocks_tried_ = false;
+};
+
+/// `device` as `Driver`'s GpuDevice; kBadInput naming it otherwise.
+template <class Driver>
+Result<GpuDevice<Driver>*> gpu_device_of(Device& device) {
+  auto* gpu = dynamic_cast<GpuDevice<Driver>*>(&device);
+  if (!gpu) return Error::bad_input(device.info().name + " is not a " + Driver::kBackend + " device");
+  return gpu;
+}
+
+/// A buffer's device address for a library call; kBadInput for another backend's buffer.
+template <class Driver>
+Result<typename Driver::DevicePtr> gpu_buffer_address(const Buffer& buffer) {
+  const auto* b = dynamic_cast<const GpuBuffer<Driver>*>(&buffer);
+  if (!b) {
+    return Error::bad_input(std::string("a buffer that is not a ") + Driver::kBackend +
+                            " device's passed to a " + Driver::kBackend + " library call");
+  }
+  return b->ptr();
+}
+
+/// kNotFound "no device 'cuda:3': 1 CUDA device(s) present" past the count.
+Status check_device_index(const std::string& backend, const std::string& name, std::size_t index, int count);
+
+}  // namespace kforge
