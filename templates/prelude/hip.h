@@ -73,9 +73,11 @@ KF_INLINE float kf_bf16_to_f32(unsigned short b) { return __builtin_bit_cast(flo
 
 #if defined(KF_DTYPE_F16)
 typedef unsigned short kf_in_t; /* IEEE binary16 bits */
+#define KF_IN_BITS_TO_F32(u) kf_f16_to_f32(u)
 #define KF_LOAD_IN(p, i) kf_f16_to_f32((p)[(i)])
 #elif defined(KF_DTYPE_BF16)
 typedef unsigned short kf_in_t; /* bfloat16 bits: the high half of an f32 */
+#define KF_IN_BITS_TO_F32(u) kf_bf16_to_f32(u)
 #define KF_LOAD_IN(p, i) kf_bf16_to_f32((p)[(i)])
 #else
 #ifndef KF_DTYPE_F32
@@ -98,6 +100,86 @@ typedef float kf_in_t;
 #define KF_LOAD_IN_VEC_4(d, p, i) KF_LOAD_IN_VEC_N_(d, p, i, 4)
 #define KF_LOAD_IN_VEC_8(d, p, i) KF_LOAD_IN_VEC_N_(d, p, i, 8)
 #define KF_LOAD_IN_VEC(dst, ptr, idx, n) KF_CAT(KF_LOAD_IN_VEC_, n)(dst, ptr, idx)
+
+/* KF_LOAD_IN_VEC_ALIGNED(dst, ptr, idx, n): as KF_LOAD_IN_VEC, through n-element
+ * vector loads (16 bytes at most per load: 8 x f16/bf16, 4 x f32); ptr + idx
+ * must be aligned to n elements. */
+#if defined(KF_DTYPE_F16) || defined(KF_DTYPE_BF16)
+KF_INLINE void kf_unpack_in2(float* d, unsigned w) {
+  d[0] = KF_IN_BITS_TO_F32((unsigned short)(w & 0xffffu));
+  d[1] = KF_IN_BITS_TO_F32((unsigned short)(w >> 16));
+}
+#define KF_LOAD_IN_VEC_ALIGNED_2(d, p, i) kf_unpack_in2((d), *(const unsigned*)((p) + (i)))
+#define KF_LOAD_IN_VEC_ALIGNED_4(d, p, i)                        \
+  do {                                                           \
+    const uint2 kf_w_ = *(const uint2*)((p) + (i));              \
+    kf_unpack_in2((d), kf_w_.x);                                 \
+    kf_unpack_in2((d) + 2, kf_w_.y);                             \
+  } while (0)
+#define KF_LOAD_IN_VEC_ALIGNED_8(d, p, i)                        \
+  do {                                                           \
+    const uint4 kf_w_ = *(const uint4*)((p) + (i));              \
+    kf_unpack_in2((d), kf_w_.x);                                 \
+    kf_unpack_in2((d) + 2, kf_w_.y);                             \
+    kf_unpack_in2((d) + 4, kf_w_.z);                             \
+    kf_unpack_in2((d) + 6, kf_w_.w);                             \
+  } while (0)
+#else
+#define KF_LOAD_IN_VEC_ALIGNED_2(d, p, i)                        \
+  do {                                                           \
+    const float2 kf_v_ = *(const float2*)((p) + (i));            \
+    (d)[0] = kf_v_.x;                                            \
+    (d)[1] = kf_v_.y;                                            \
+  } while (0)
+#define KF_LOAD_IN_VEC_ALIGNED_4(d, p, i)                        \
+  do {                                                           \
+    const float4 kf_v_ = *(const float4*)((p) + (i));            \
+    (d)[0] = kf_v_.x;                                            \
+    (d)[1] = kf_v_.y;                                            \
+    (d)[2] = kf_v_.z;                                            \
+    (d)[3] = kf_v_.w;                                            \
+  } while (0)
+#define KF_LOAD_IN_VEC_ALIGNED_8(d, p, i)                        \
+  do {                                                           \
+    KF_LOAD_IN_VEC_ALIGNED_4((d), (p), (i));                     \
+    KF_LOAD_IN_VEC_ALIGNED_4((d) + 4, (p), (i) + 4);             \
+  } while (0)
+#endif
+#define KF_LOAD_IN_VEC_ALIGNED_1(d, p, i) ((d)[0] = KF_LOAD_IN(p, i))
+#define KF_LOAD_IN_VEC_ALIGNED(dst, ptr, idx, n) KF_CAT(KF_LOAD_IN_VEC_ALIGNED_, n)(dst, ptr, idx)
+
+/* KF_STORE_F32_VEC(ptr, idx, src, n): ptr[idx .. idx+n) = src[0..n) for a float
+ * ptr, in 16-byte stores at most; ptr + idx must be aligned to n floats. */
+#define KF_STORE_F32_VEC_1(p, i, s) ((p)[(i)] = (s)[0])
+#define KF_STORE_F32_VEC_2(p, i, s)                              \
+  do {                                                           \
+    float2 kf_v_;                                                \
+    kf_v_.x = (s)[0];                                            \
+    kf_v_.y = (s)[1];                                            \
+    *(float2*)((p) + (i)) = kf_v_;                               \
+  } while (0)
+#define KF_STORE_F32_VEC_4(p, i, s)                              \
+  do {                                                           \
+    float4 kf_v_;                                                \
+    kf_v_.x = (s)[0];                                            \
+    kf_v_.y = (s)[1];                                            \
+    kf_v_.z = (s)[2];                                            \
+    kf_v_.w = (s)[3];                                            \
+    *(float4*)((p) + (i)) = kf_v_;                               \
+  } while (0)
+#define KF_STORE_F32_VEC_8(p, i, s)                              \
+  do {                                                           \
+    KF_STORE_F32_VEC_4((p), (i), (s));                           \
+    KF_STORE_F32_VEC_4((p), (i) + 4, (s) + 4);                   \
+  } while (0)
+#define KF_STORE_F32_VEC(ptr, idx, src, n) KF_CAT(KF_STORE_F32_VEC_, n)(ptr, idx, src)
+
+/* ---- warp shuffles: KF_SHUFFLE_XOR(v, m) is lane (lane ^ m)'s float v, for
+ * m < KF_SHUFFLE_LANES (lanes a shuffle reaches on every device of the
+ * backend); every lane of the warp must take part. ---- */
+#define KF_HAS_SHUFFLE 1
+#define KF_SHUFFLE_LANES 32
+#define KF_SHUFFLE_XOR(v, m) __shfl_xor((v), (m))
 
 /* ---- math the shared epilogue (epilogue.h, appended) reads ---- */
 #define KF_ERF(x) erff(x)

@@ -92,6 +92,23 @@ typedef float kf_in_t;
  * any element-aligned address; the caller checks bounds. */
 #define KF_LOAD_IN_VEC(dst, ptr, idx, n) KF_CAT(KF_LOAD_IN_VEC_, n)(dst, ptr, idx)
 
+/* KF_LOAD_IN_VEC_ALIGNED(dst, ptr, idx, n): as KF_LOAD_IN_VEC, for ptr + idx
+ * aligned to n elements (vloadN needs no more than element alignment). */
+#define KF_LOAD_IN_VEC_ALIGNED(dst, ptr, idx, n) KF_LOAD_IN_VEC(dst, ptr, idx, n)
+
+/* KF_STORE_F32_VEC(ptr, idx, src, n): ptr[idx .. idx+n) = src[0..n) for a float
+ * ptr, as one vstoreN. */
+#define KF_STORE_F32_VEC_1(p, i, s) ((p)[(i)] = (s)[0])
+#define KF_STORE_F32_VEC_2(p, i, s) vstore2((float2)((s)[0], (s)[1]), 0, (p) + (i))
+#define KF_STORE_F32_VEC_4(p, i, s) vstore4((float4)((s)[0], (s)[1], (s)[2], (s)[3]), 0, (p) + (i))
+#define KF_STORE_F32_VEC_8(p, i, s) \
+  vstore8((float8)((s)[0], (s)[1], (s)[2], (s)[3], (s)[4], (s)[5], (s)[6], (s)[7]), 0, (p) + (i))
+#define KF_STORE_F32_VEC(ptr, idx, src, n) KF_CAT(KF_STORE_F32_VEC_, n)(ptr, idx, src)
+
+/* ---- warp shuffles: none in OpenCL C 1.2 (sub-groups are an extension whose
+ * size the kernel cannot rely on), so templates reduce through local memory. ---- */
+#define KF_HAS_SHUFFLE 0
+
 /* ---- cross-work-group combining (the last-block-done pattern) ---- */
 /* Atomically increments the global int *p and returns its old value. */
 #define KF_ATOMIC_INC(p) atomic_inc(p)

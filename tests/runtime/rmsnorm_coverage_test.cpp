@@ -8,13 +8,13 @@
 // instances (2-3 s each on PoCL), each reused across shapes; full adds every
 // dtype for every configuration and 12 sampled valid configurations.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 
 #include "coverage_runner.hpp"
 #include "rmsnorm_operator.hpp"
 #include "search_space.hpp"
 #include "test_level.hpp"
+#include "vector_row_coverage.hpp"
 #include "workload_builder.hpp"
 
 using namespace kforge;
@@ -90,7 +90,9 @@ TEST_CASE("rmsnorm_rowwise: shapes, f32", "[opencl][rmsnorm]") {
   // default; one thread per row with 4-wide loads; 256 threads per row with
   // 2-wide loads (512 elements per step).
   for (const char* c : {"RY2_TX64_VW1", "RY32_TX1_VW4", "RY1_TX256_VW2"}) {
-    SECTION(c) { check(c, shapes(Dtype::kF32)); }
+    SECTION(c) {
+      check(c, shapes(Dtype::kF32));
+    }
   }
 }
 
@@ -99,7 +101,9 @@ TEST_CASE("rmsnorm_rowwise: shapes, f16 and bf16", "[opencl][rmsnorm]") {
   if (test::test_level() == TestLevel::kFull) configs.insert(configs.end(), {"RY2_TX64_VW1", "RY32_TX1_VW4"});
   for (Dtype d : {Dtype::kF16, Dtype::kBF16}) {
     for (const char* c : configs) {
-      SECTION(std::string(dtype_name(d)) + " " + c) { check(c, shapes(d)); }
+      SECTION(std::string(dtype_name(d)) + " " + c) {
+        check(c, shapes(d));
+      }
     }
   }
 }
@@ -135,6 +139,59 @@ TEST_CASE("rmsnorm_rowwise: sampled valid configurations are correct", "[opencl]
   const std::size_t step = std::max<std::size_t>(1, all->size() / count);
   for (std::size_t i = step / 2; i < all->size(); i += step) {
     const std::string c = (*all)[i].canonical_name();
-    SECTION(c) { check(c, dims); }
+    SECTION(c) {
+      check(c, dims);
+    }
+  }
+}
+
+// rmsnorm_vector_row: the row in registers, so each family runs on the
+// fewest chunks per thread that hold the row (tests/runtime/vector_row_coverage.hpp).
+
+TEST_CASE("rmsnorm_vector_row: the kernel file compiles on its own with the prelude", "[opencl][rmsnorm]") {
+  const TemplateSource& tpl = test::builtin_template("rmsnorm_vector_row");
+  const std::string source = std::string(prelude_text("opencl")) + "\n" + tpl.kernel_text;
+  CHECK(test::coverage_device().compiler().compile(source, tpl.manifest.kernel, "").ok());
+}
+
+TEST_CASE("rmsnorm_vector_row: no configuration is proposed that cannot hold the row", "[opencl][rmsnorm]") {
+  const auto& m = test::builtin_template("rmsnorm_vector_row").manifest;
+  CHECK(m.default_config().canonical_name() == "NV8_RY1_TX128_VW4");
+  DeviceLimits gpu;  // 1024 threads and 48 KiB of shared memory per block
+  gpu.max_block_threads = 1024;
+  gpu.local_mem_bytes = gpu.max_shared_bytes = 49152;
+  for (std::int64_t cols : {1, 100, 4096, 4097, 32768}) {
+    SearchSpace space(m, kOp, problem(8, cols, Dtype::kF32), gpu);
+    auto all = space.enumerate();
+    REQUIRE(all.ok());
+    INFO("cols " << cols);
+    CHECK_FALSE(all->empty());
+    for (const Config& c : *all) {
+      CHECK(c.values.at("TX") * c.values.at("VW") * c.values.at("NV") >= cols);
+    }
+  }
+  SearchSpace at_4096(m, kOp, problem(8, 4096, Dtype::kF32), DeviceLimits::baseline());
+  CHECK(*at_4096.is_valid(m.default_config()));
+  SearchSpace at_4097(m, kOp, problem(8, 4097, Dtype::kF32), DeviceLimits::baseline());
+  CHECK_FALSE(*at_4097.is_valid(m.default_config()));
+  SearchSpace too_long(m, kOp, problem(8, 32769, Dtype::kF32), DeviceLimits::baseline());
+  auto blocked = too_long.failed_problem_check();
+  REQUIRE(blocked.ok());
+  CHECK(*blocked != nullptr);
+}
+
+TEST_CASE("rmsnorm_vector_row: shapes and tails, f32, f16 and bf16", "[opencl][rmsnorm]") {
+  // 32 threads per row (one warp) with 16-byte f32 loads; 8 threads per row,
+  // 4 rows per group, element loads; 16 threads per row with 8-wide loads.
+  const std::vector<std::pair<Dtype, const char*>> runs = {{Dtype::kF32, "RY2_TX32_VW4"},
+                                                           {Dtype::kF32, "RY4_TX8_VW1"},
+                                                           {Dtype::kF16, "RY2_TX16_VW8"},
+                                                           {Dtype::kBF16, "RY2_TX16_VW8"}};
+  for (const auto& [dtype, family] : runs) {
+    SECTION(std::string(dtype_name(dtype)) + " " + family) {
+      int covered = 0;
+      CHECK(test::check_vector_row("rmsnorm_vector_row", kOp, family, shapes(dtype), covered) == "");
+      CHECK(covered > 20);
+    }
   }
 }

@@ -1,0 +1,116 @@
+/* rmsnorm_vector_row: Y = X / sqrt(mean(X^2) + eps) * W over each row of X
+ * (contract: generator/rmsnorm_operator.hpp), reading each element of X once.
+ * Portable: written against the kforge prelude (templates/prelude/,
+ * docs/prelude.md), so it runs as OpenCL C, CUDA and HIP.
+ *
+ * A work-group normalizes RY rows with TX threads per row (block TX x RY).
+ * Each thread keeps NV chunks of VW consecutive elements of its row in
+ * registers (chunk j at column (j * TX + tx) * VW), so the row's TX * VW * NV
+ * slots must cover it (the manifest's constraint). Chunks are vector loads
+ * where the row is a multiple of VW (aligned) and the chunk is whole, element
+ * loads otherwise. The sum of squares meets in warp shuffles where the
+ * backend has them (KF_HAS_SHUFFLE), then across warps in local memory; on
+ * OpenCL in a local-memory tree. The output pass reuses the registers. */
+
+/* ---- tunable parameters (the generator defines them; defaults for a
+ * standalone build) ---- */
+#ifndef TX
+#define TX 128 /* threads per row, a power of two: <= 32 is a row per (part of a) warp */
+#endif
+#ifndef RY
+#define RY 1 /* rows per work-group */
+#endif
+#ifndef VW
+#define VW 4 /* consecutive elements per load: 1, 2, 4, 8 */
+#endif
+#ifndef NV
+#define NV 8 /* VW-chunks each thread holds in registers */
+#endif
+
+#ifndef KF_KERNEL_NAME
+#define KF_KERNEL_NAME rmsnorm_vector_row
+#endif
+
+#if TX < 1 || (TX & (TX - 1)) || RY < 1 || NV < 1 || (VW != 1 && VW != 2 && VW != 4 && VW != 8)
+#error "rmsnorm_vector_row: invalid configuration (see the manifest's constraints)"
+#endif
+
+#if defined(KF_BACKEND_OPENCL)
+#define RMS_RSQRT(x) rsqrt(x)
+#else
+#define RMS_RSQRT(x) rsqrtf(x)
+#endif
+
+/* Lanes that reduce in shuffles, and the partial sums each row leaves in local memory. */
+#if KF_HAS_SHUFFLE
+#define RMS_LANES (TX < KF_SHUFFLE_LANES ? TX : KF_SHUFFLE_LANES)
+#define RMS_SLOTS (TX / RMS_LANES)
+#else
+#define RMS_SLOTS TX
+#endif
+
+/* The sum of s over the TX threads of row ty, in every one of them. */
+KF_INLINE float rms_row_sum(float s, KF_LOCAL_PTR float* red, int tx, int ty) {
+#if KF_HAS_SHUFFLE
+  for (int m = RMS_LANES / 2; m > 0; m >>= 1) s += KF_SHUFFLE_XOR(s, m);
+  if (RMS_SLOTS == 1) return s;
+  if (tx % RMS_LANES == 0) red[ty * RMS_SLOTS + tx / RMS_LANES] = s;
+  KF_BARRIER();
+  s = 0.0f;
+  for (int i = 0; i < RMS_SLOTS; ++i) s += red[ty * RMS_SLOTS + i];
+#else
+  red[ty * TX + tx] = s;
+  KF_BARRIER();
+  for (int off = TX / 2; off > 0; off >>= 1) {
+    if (tx < off) red[ty * TX + tx] += red[ty * TX + tx + off];
+    KF_BARRIER();
+  }
+  s = red[ty * TX];
+#endif
+  return s;
+}
+
+KF_KERNEL void KF_LAUNCH_BOUNDS(TX, RY, 1)
+KF_KERNEL_NAME(int rows, int cols, float eps, KF_GLOBAL const kf_in_t* KF_RESTRICT X,
+               KF_GLOBAL const kf_in_t* KF_RESTRICT W, KF_GLOBAL float* KF_RESTRICT Y) {
+  KF_LOCAL float red[RMS_SLOTS * RY];
+
+  const int tx = KF_THREAD_X;
+  const int ty = KF_THREAD_Y;
+  const int row = KF_BLOCK_X * RY + ty;
+  const int n = row < rows ? cols : 0; /* elements this thread's row owns */
+  const int aligned = cols % VW == 0;  /* every chunk starts on a VW boundary */
+  const size_t base = (size_t)(row < rows ? row : 0) * (size_t)cols;
+  const KF_GLOBAL kf_in_t* x = X + base;
+
+  float v[NV][VW];
+  float sq = 0.0f;
+  KF_UNROLL
+  for (int j = 0; j < NV; ++j) {
+    const int c = (j * TX + tx) * VW;
+    if (aligned && c + VW <= n) {
+      KF_LOAD_IN_VEC_ALIGNED(v[j], x, c, VW);
+    } else {
+      KF_UNROLL
+      for (int e = 0; e < VW; ++e) v[j][e] = c + e < n ? KF_LOAD_IN(x, c + e) : 0.0f;
+    }
+    KF_UNROLL
+    for (int e = 0; e < VW; ++e) sq += v[j][e] * v[j][e];
+  }
+  const float rstd = RMS_RSQRT(rms_row_sum(sq, red, tx, ty) / (float)cols + eps);
+
+  KF_GLOBAL float* y = Y + base;
+  KF_UNROLL
+  for (int j = 0; j < NV; ++j) {
+    const int c = (j * TX + tx) * VW;
+    float w[VW];
+    if (aligned && c + VW <= n) {
+      KF_LOAD_IN_VEC_ALIGNED(w, W, c, VW);
+      KF_UNROLL
+      for (int e = 0; e < VW; ++e) w[e] *= v[j][e] * rstd;
+      KF_STORE_F32_VEC(y, c, w, VW);
+    } else {
+      for (int e = 0; e < VW && c + e < n; ++e) y[c + e] = v[j][e] * rstd * KF_LOAD_IN(W, c + e);
+    }
+  }
+}
