@@ -80,6 +80,13 @@ const SweepRecord* TuningSet::sweep(std::int64_t id) const {
   return nullptr;
 }
 
+std::vector<CounterRecord> TuningSet::counters_of(std::int64_t result_id) const {
+  std::vector<CounterRecord> out;
+  for (const auto& c : counters)
+    if (c.result_id == result_id) out.push_back(c);
+  return out;
+}
+
 std::vector<const ResultRecord*> TuningSet::results_of(const std::string& device_key,
                                                        const std::string& problem_key) const {
   std::vector<const ResultRecord*> out;
@@ -116,6 +123,8 @@ TuningSet filter_tuning_set(TuningSet in, const TuningFilter& filter) {
   }
   std::sort(set.results.begin(), set.results.end(),
             [](const ResultRecord& a, const ResultRecord& b) { return a.id < b.id; });
+  for (auto& c : in.counters)
+    if (set.result(c.result_id)) set.counters.push_back(std::move(c));
 
   std::set<std::string> used_devices, used_problems;
   std::set<std::pair<std::string, std::string>> used_templates;
@@ -154,6 +163,8 @@ Result<TuningSet> read_tuning_set(Database& db, const TuningFilter& filter) {
   all.sweeps = std::move(sweeps);
   all.winners = std::move(winners);
   all.results = std::move(results);
+  KF_TRY_ASSIGN(counters, db.counters());
+  all.counters = std::move(counters);
   return filter_tuning_set(std::move(all), filter);
 }
 

@@ -39,12 +39,16 @@ struct TuningSet {
   /// Every winner's result; with filter.all_results, every result. By source id.
   /// template_name, template_hash, problem_key and device_key are always set.
   std::vector<ResultRecord> results;
+  /// The hardware counters (and availability rows) of those results, by result id.
+  std::vector<CounterRecord> counters;
 
   const DeviceRecord* device(const std::string& key) const;
   const ProblemRecord* problem(const std::string& key) const;
   const TemplateRecord* find_template(const std::string& name, const std::string& hash) const;
   const ResultRecord* result(std::int64_t id) const;
   const SweepRecord* sweep(std::int64_t id) const;
+  /// The counter rows of one result (empty: none stored).
+  std::vector<CounterRecord> counters_of(std::int64_t result_id) const;
   /// Results of one (device, problem), every template version, in evaluation (id) order.
   std::vector<const ResultRecord*> results_of(const std::string& device_key,
                                               const std::string& problem_key) const;

@@ -62,6 +62,32 @@ json side_json(const ComparisonSide& s) {
             {"count", r.count}}}};
 }
 
+/// The counters that moved beside each time that moved (docs/profiling.md, "Moved counters").
+std::string moved_counters_markdown(const Comparison& c) {
+  std::ostringstream out;
+  for (const auto& r : c.rows) {
+    if ((r.verdict != "faster" && r.verdict != "slower") || r.moved_counters.empty()) continue;
+    if (out.tellp() == 0) {
+      out << "\n## Counters that moved\n\nBeside each time that moved, the winners' hardware counters that left "
+             "their noise band (10% of a count, 5 points of a percentage), largest first.\n\n"
+          << "| device | problem | verdict | same config | moved counters |\n|---|---|---|---|---|\n";
+    }
+    const bool same = r.base.result->template_name == r.neu.result->template_name &&
+                      r.base.result->config == r.neu.result->config;
+    out << "| " << md(r.device_name) << " | " << md(r.problem_key) << " | " << r.verdict << " | "
+        << (same ? "yes" : "no") << " | " << md(moves_text(r.moved_counters, 4)) << " |\n";
+  }
+  return out.str();
+}
+
+json moves_json(const std::vector<CounterMove>& moves) {
+  json out = json::array();
+  for (const auto& m : moves)
+    out.push_back({{"collector", m.collector}, {"name", m.name}, {"unit", m.unit}, {"before", num(m.before)},
+                   {"after", num(m.after)}, {"change", num(m.change)}});
+  return out;
+}
+
 }  // namespace
 
 int Comparison::count(const std::string& verdict) const {
@@ -106,6 +132,7 @@ Comparison compare_sets(const TuningSet& base, const TuningSet& neu) {
       row.timing = compare_timings(TimingDistribution::of(*row.base.result), TimingDistribution::of(*row.neu.result),
                                    seed);
       row.verdict = verdict_name(row.timing->verdict);
+      row.moved_counters = moved_counters(base.counters_of(row.base.result->id), neu.counters_of(row.neu.result->id));
     } else if (row.base.result && row.neu.evaluated > 0) {
       row.verdict = "failed";
     } else if (row.base.result) {
@@ -159,6 +186,7 @@ std::string render_comparison_markdown(const Comparison& c) {
         << md(cfg(r.neu)) << " |\n";
   }
   if (c.rows.empty()) out << "\nNothing to compare: neither side has a winner.\n";
+  out << moved_counters_markdown(c);
   if (!c.vendor.empty()) {
     out << "\n## kforge against the vendor library\n\nPer set, kforge's best kernel and the best library "
            "call; "
@@ -196,6 +224,7 @@ json comparison_json(const Comparison& c) {
       row["noise"] = num(r.timing->noise);
       row["method"] = r.timing->method;
       row["why"] = r.timing->why;
+      row["moved_counters"] = moves_json(r.moved_counters);
     } else {
       row["ratio"] = nullptr;
       row["ci95"] = nullptr;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "counter_moves.hpp"
 #include "timing_compare.hpp"
 #include "tuning_set.hpp"
 #include "vendor_comparison.hpp"
@@ -26,6 +27,8 @@ struct ComparisonRow {
   /// faster, slower, same; failed (new has results but none ok); only_base,
   /// only_new (not tuned on the other side).
   std::string verdict;
+  /// Counters of the two winners that left their noise band (counter_moves.hpp).
+  std::vector<CounterMove> moved_counters;
 };
 
 /// One set's kforge-against-library row (vendor_comparison.hpp).

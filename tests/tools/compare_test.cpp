@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_util.hpp"
+#include "database.hpp"
 #include "golden.hpp"
 #include "timing_compare.hpp"
 #include "tools_fixtures.hpp"
@@ -118,6 +119,67 @@ TEST_CASE("compare BASE NEW: verdicts, exit code and golden reports", "[compare]
   auto only_faster = test::run_kforge("compare --json --dtype f16 " + f.base + " " + f.neu);
   CHECK(only_faster.exit_code == 0);
   CHECK(json::parse(only_faster.out)["summary"]["faster"] == 1);
+}
+
+namespace {
+
+/// Stores ncu rows for the fastest winner of (device, problem) in `path`.
+void store_ncu(const std::string& path, const std::string& device, const std::string& problem,
+               std::vector<std::pair<std::string, double>> readings) {
+  auto db = Database::open(path, Database::Mode::kReadWrite);
+  REQUIRE(db.ok());
+  std::int64_t id = 0;
+  double best = 0;
+  const auto winners = (*db)->winners();
+  REQUIRE(winners.ok());
+  for (const auto& w : *winners)
+    if (w.device_key == device && w.problem_key == problem && (!id || w.median_ms < best))
+      id = w.result_id, best = w.median_ms;
+  REQUIRE(id != 0);
+  std::vector<CounterRecord> rows;
+  for (const auto& [name, value] : readings) {
+    CounterRecord r;
+    r.source = r.collector = "ncu";
+    r.name = name;
+    r.value = value;
+    r.unit = name.find(".pct") != std::string::npos ? "%" : "byte";
+    rows.push_back(r);
+  }
+  REQUIRE((*db)->replace_counters(id, "ncu", rows).ok());
+}
+
+}  // namespace
+
+TEST_CASE("compare names the counters that moved beside a time that moved", "[compare][counters]") {
+  Fixtures f;
+  store_ncu(f.base, "fixture-pocl", k256, {{"dram__bytes_read.sum", 100e6}, {"lts__t_sector_hit_rate.pct", 80}});
+  store_ncu(f.neu, "fixture-pocl", k256, {{"dram__bytes_read.sum", 142e6}, {"lts__t_sector_hit_rate.pct", 78}});
+  // The same numbers on a problem whose time did not move: no row for it in the Markdown.
+  store_ncu(f.base, "fixture-pocl", k512, {{"dram__bytes_read.sum", 100e6}});
+  store_ncu(f.neu, "fixture-pocl", k512, {{"dram__bytes_read.sum", 300e6}});
+  const auto md = test::run_kforge("compare " + f.base + " " + f.neu);
+  INFO(md.out << md.err);
+  CHECK(md.out.find("## Counters that moved") != std::string::npos);
+  CHECK(md.out.find(" | " + k256 + " | slower | yes | dram__bytes_read.sum +42% (1e+08 -> 1.42e+08 byte) |") !=
+        std::string::npos);
+  CHECK(md.out.find(" | " + k512 + " | same | ") == std::string::npos);
+
+  const json j = json::parse(test::run_kforge("compare --json " + f.base + " " + f.neu).out);
+  for (const auto& row : j["rows"]) {
+    if (row["device_key"] != "fixture-pocl") continue;
+    INFO(row.dump());
+    if (row["problem"] == k256) {
+      REQUIRE(row["moved_counters"].size() == 1);
+      CHECK(row["moved_counters"][0]["name"] == "dram__bytes_read.sum");
+      CHECK(row["moved_counters"][0]["change"].get<double>() == Approx(0.42));
+    }
+    if (row["problem"] == k512) CHECK(row["moved_counters"].size() == 1);  // listed in JSON, time or not
+  }
+
+  // Without counters on either side the section is absent.
+  Fixtures plain;
+  CHECK(test::run_kforge("compare " + plain.base + " " + plain.neu).out.find("Counters that moved") ==
+        std::string::npos);
 }
 
 TEST_CASE("compare reads JSON exports as well as databases", "[compare]") {
