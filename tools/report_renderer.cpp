@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "config.hpp"
+#include "counter_summary.hpp"
 #include "manifest.hpp"
 #include "svg_plot.hpp"
 #include "tuning_facts.hpp"
@@ -44,6 +45,8 @@ struct Section {
     const ResultRecord* result = nullptr;
   };
   std::vector<Default> defaults;
+  std::vector<CounterRecord> winner_counters;  ///< the winner's stored counters (empty: none)
+  std::optional<DeviceCeilings> ceilings;      ///< the device's peaks, where known
 };
 
 std::string result_tip(const ResultRecord& r) {
@@ -57,7 +60,7 @@ std::string result_tip(const ResultRecord& r) {
   return tip;
 }
 
-std::vector<Section> build_sections(const TuningSet& set) {
+std::vector<Section> build_sections(const TuningSet& set, const ReportOptions& options) {
   std::vector<Section> out;
   std::set<std::pair<std::string, std::string>> seen;
   for (const auto& r : set.results) {
@@ -67,6 +70,7 @@ std::vector<Section> build_sections(const TuningSet& set) {
     s.problem = set.problem(r.problem_key);
     if (!s.device || !s.problem) continue;
     s.results = set.results_of(r.device_key, r.problem_key);
+    s.ceilings = find_ceilings(*s.device, options.ceilings);
     std::stable_sort(s.results.begin(), s.results.end(), [](const ResultRecord* a, const ResultRecord* b) {
       return a->created_at != b->created_at ? a->created_at < b->created_at : a->id < b->id;
     });
@@ -88,6 +92,7 @@ std::vector<Section> build_sections(const TuningSet& set) {
       for (const auto* x : s.results)
         if (x->template_name == d.template_name && x->config == d.config && !d.config.empty()) d.result = x;
     }
+    if (s.winner) s.winner_counters = set.counters_of(s.winner->id);
     out.push_back(std::move(s));
   }
   std::stable_sort(out.begin(), out.end(), [](const Section& a, const Section& b) {
@@ -236,6 +241,66 @@ double compute_peak(const DeviceCeilings& c, const std::string& dtype) {
   return c.fp32_gflops;
 }
 
+/// The winner's counters, with the operator's model rows added where none
+/// were stored (a database tuned before counters existed), so the verdict
+/// can fall back on the model.
+std::vector<CounterRecord> winner_evidence(const Section& s) {
+  std::vector<CounterRecord> rows = s.winner_counters;
+  const bool has_model = std::any_of(rows.begin(), rows.end(), [](const CounterRecord& r) { return r.name == "model_bytes"; });
+  const auto t = s.winner ? throughput_of(*s.problem, s.winner->median_ms) : std::nullopt;
+  if (has_model || !t) return rows;
+  for (auto [name, per_s] : {std::pair{"model_bytes", t->gbps}, std::pair{"model_flops", t->gflops}}) {
+    CounterRecord r;
+    r.source = r.collector = "model";
+    r.name = name;
+    r.value = per_s * s.winner->median_ms * 1e6;  // 1e9 per second over ms
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+/// The winner's bound verdict (docs/profiling.md), or none without a winner.
+std::optional<BoundVerdict> winner_verdict(const Section& s) {
+  if (!s.winner) return std::nullopt;
+  return verdict_for(s.winner->median_ms, winner_evidence(s), s.ceilings, s.problem->dtype);
+}
+
+/// Where the winner sits with its measured DRAM traffic in place of the
+/// model's minimum: intensity flops / measured bytes, same GFLOP/s.
+struct MeasuredPoint {
+  double intensity = 0, dram_bytes = 0, traffic_ratio = 0;  ///< measured over model bytes
+};
+std::optional<MeasuredPoint> measured_point(const Section& s) {
+  if (!s.winner) return std::nullopt;
+  const BoundEvidence e = evidence_from_counters(winner_evidence(s), s.winner->median_ms);
+  if (!e.dram_bytes || !(*e.dram_bytes > 0) || !(e.model_flops > 0)) return std::nullopt;
+  MeasuredPoint m;
+  m.dram_bytes = *e.dram_bytes;
+  m.intensity = e.model_flops / m.dram_bytes;
+  m.traffic_ratio = e.model_bytes > 0 ? m.dram_bytes / e.model_bytes : 0;
+  return m;
+}
+
+/// The note's sentences on measured traffic and the verdict.
+std::string evidence_note(const Section& s) {
+  std::string note;
+  if (const auto m = measured_point(s)) {
+    note += " Measured DRAM traffic (ncu): " + short_number(m->dram_bytes / 1e6) + " MB";
+    if (m->traffic_ratio > 0) note += ", " + short_number(m->traffic_ratio, 3) + "x the minimum";
+    note += ", so by measured traffic the winner sits at " + short_number(m->intensity, 3) + " flop/byte (green).";
+  } else {
+    note += " No measured DRAM traffic stored (profile with `kforge tune --profile`, docs/profiling.md).";
+  }
+  if (const auto v = winner_verdict(s); v && v->bound != Bound::kUnknown) note += " Bound: " + v->text + ".";
+  return note;
+}
+
+/// The summary table's bound column: the verdict, or "-" where nothing is known.
+std::string bound_cell(const Section& s) {
+  const auto v = winner_verdict(s);
+  return v && v->bound != Bound::kUnknown ? html_escape(v->text) : "-";
+}
+
 std::string roofline_chart(const Section& s, const std::optional<DeviceCeilings>& ceil, std::string& note) {
   const auto w = s.winner ? throughput_of(*s.problem, s.winner->median_ms) : std::nullopt;
   if (!w) {
@@ -255,6 +320,11 @@ std::string roofline_chart(const Section& s, const std::optional<DeviceCeilings>
         }
       }
     }
+  }
+  const auto measured = measured_point(s);
+  if (measured) {
+    xmin = std::min(xmin, measured->intensity / 4);
+    xmax = std::max(xmax, measured->intensity * 4);
   }
   const double ymin = std::max(1e-3, std::min(w->gflops / 10, w->gflops / 10));
   p.set_x(xmin, xmax, true, "arithmetic intensity (flop per byte of minimum traffic, log)");
@@ -294,6 +364,11 @@ std::string roofline_chart(const Section& s, const std::optional<DeviceCeilings>
   }
   p.circle(w->intensity, w->gflops, 6, "#0b5cad",
            "winner " + s.winner->config + ": " + short_number(w->gflops) + " GFLOP/s, " + short_number(w->gbps) + " GB/s");
+  if (measured) {
+    p.circle(measured->intensity, w->gflops, 6, "#2ca02c",
+             "winner with measured DRAM traffic: " + short_number(measured->dram_bytes / 1e6) + " MB, " +
+                 short_number(measured->intensity, 3) + " flop/byte");
+  }
   if (ceil) {
     const double peak = compute_peak(*ceil, s.problem->dtype);
     const double bound = ceil->bandwidth_gbs > 0 ? std::min(peak, ceil->bandwidth_gbs * w->intensity) : peak;
@@ -306,6 +381,7 @@ std::string roofline_chart(const Section& s, const std::optional<DeviceCeilings>
            short_number(w->intensity, 3) + " flop/byte. No ceilings known for " + s.device->name +
            " (pass --ceilings FILE, docs/report.md).";
   }
+  note += evidence_note(s);
   return p.svg();
 }
 
@@ -418,7 +494,7 @@ std::string vendor_table(const TuningSet& set) {
 }  // namespace
 
 std::string render_report_html(const TuningSet& set, const ReportOptions& options) {
-  const auto sections = build_sections(set);
+  const auto sections = build_sections(set, options);
   std::ostringstream h;
   h << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" << html_escape(options.title)
     << "</title>\n<link rel=\"icon\" href=\"data:,\">\n<style>" << kStyle << "</style>\n</head>\n<body>\n";
@@ -429,7 +505,7 @@ std::string render_report_html(const TuningSet& set, const ReportOptions& option
   if (sections.empty()) h << "<p>Nothing has been tuned in this input.</p>\n";
   if (!sections.empty()) {
     h << "<table>\n<tr><th>device</th><th>problem</th><th>candidates</th><th>failed</th><th>winner</th>"
-         "<th>median</th><th>speedup over default</th><th>GFLOP/s</th></tr>\n";
+         "<th>median</th><th>speedup over default</th><th>GFLOP/s</th><th>bound</th></tr>\n";
     for (std::size_t i = 0; i < sections.size(); ++i) {
       const Section& s = sections[i];
       std::size_t failed = 0;
@@ -445,7 +521,8 @@ std::string render_report_html(const TuningSet& set, const ReportOptions& option
         << "</td><td class=\"num\">" << failed << "</td><td>"
         << (s.winner ? html_escape(s.winner->template_name + " " + s.winner->config) : "none") << "</td><td class=\"num\">"
         << (s.winner ? ms_text(s.winner->median_ms) : "-") << "</td><td class=\"num\">" << speedup
-        << "</td><td class=\"num\">" << (tp ? short_number(tp->gflops) : "-") << "</td></tr>\n";
+        << "</td><td class=\"num\">" << (tp ? short_number(tp->gflops) : "-") << "</td><td>" << bound_cell(s)
+        << "</td></tr>\n";
     }
     h << "</table>\n" << vendor_table(set);
   }
@@ -471,7 +548,7 @@ std::string render_report_html(const TuningSet& set, const ReportOptions& option
     }
     h << "<h3>Throughput against ceilings</h3>\n";
     std::string note;
-    const std::string roof = roofline_chart(s, find_ceilings(*s.device, options.ceilings), note);
+    const std::string roof = roofline_chart(s, s.ceilings, note);
     h << roof << "<p class=\"note\">" << html_escape(note) << "</p>\n";
   }
   h << "</body>\n</html>\n";

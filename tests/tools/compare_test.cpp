@@ -5,7 +5,6 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_util.hpp"
-#include "database.hpp"
 #include "golden.hpp"
 #include "timing_compare.hpp"
 #include "tools_fixtures.hpp"
@@ -121,42 +120,13 @@ TEST_CASE("compare BASE NEW: verdicts, exit code and golden reports", "[compare]
   CHECK(json::parse(only_faster.out)["summary"]["faster"] == 1);
 }
 
-namespace {
-
-/// Stores ncu rows for the fastest winner of (device, problem) in `path`.
-void store_ncu(const std::string& path, const std::string& device, const std::string& problem,
-               std::vector<std::pair<std::string, double>> readings) {
-  auto db = Database::open(path, Database::Mode::kReadWrite);
-  REQUIRE(db.ok());
-  std::int64_t id = 0;
-  double best = 0;
-  const auto winners = (*db)->winners();
-  REQUIRE(winners.ok());
-  for (const auto& w : *winners)
-    if (w.device_key == device && w.problem_key == problem && (!id || w.median_ms < best))
-      id = w.result_id, best = w.median_ms;
-  REQUIRE(id != 0);
-  std::vector<CounterRecord> rows;
-  for (const auto& [name, value] : readings) {
-    CounterRecord r;
-    r.source = r.collector = "ncu";
-    r.name = name;
-    r.value = value;
-    r.unit = name.find(".pct") != std::string::npos ? "%" : "byte";
-    rows.push_back(r);
-  }
-  REQUIRE((*db)->replace_counters(id, "ncu", rows).ok());
-}
-
-}  // namespace
-
 TEST_CASE("compare names the counters that moved beside a time that moved", "[compare][counters]") {
   Fixtures f;
-  store_ncu(f.base, "fixture-pocl", k256, {{"dram__bytes_read.sum", 100e6}, {"lts__t_sector_hit_rate.pct", 80}});
-  store_ncu(f.neu, "fixture-pocl", k256, {{"dram__bytes_read.sum", 142e6}, {"lts__t_sector_hit_rate.pct", 78}});
+  test::store_winner_counters(f.base, "fixture-pocl", k256, {{"dram__bytes_read.sum", 100e6}, {"lts__t_sector_hit_rate.pct", 80}});
+  test::store_winner_counters(f.neu, "fixture-pocl", k256, {{"dram__bytes_read.sum", 142e6}, {"lts__t_sector_hit_rate.pct", 78}});
   // The same numbers on a problem whose time did not move: no row for it in the Markdown.
-  store_ncu(f.base, "fixture-pocl", k512, {{"dram__bytes_read.sum", 100e6}});
-  store_ncu(f.neu, "fixture-pocl", k512, {{"dram__bytes_read.sum", 300e6}});
+  test::store_winner_counters(f.base, "fixture-pocl", k512, {{"dram__bytes_read.sum", 100e6}});
+  test::store_winner_counters(f.neu, "fixture-pocl", k512, {{"dram__bytes_read.sum", 300e6}});
   const auto md = test::run_kforge("compare " + f.base + " " + f.neu);
   INFO(md.out << md.err);
   CHECK(md.out.find("## Counters that moved") != std::string::npos);

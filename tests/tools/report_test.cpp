@@ -148,6 +148,30 @@ TEST_CASE("report: one self-contained page with every chart per tuned problem", 
   CHECK(r.err.find("ceilings.json: [0].fp32_gflops: expected a non-negative number, got \"fast\"") != std::string::npos);
 }
 
+TEST_CASE("report: the roofline places the winner by its measured traffic and states its bound", "[report][counters]") {
+  test::TempDir dir;
+  const std::string db = dir.file("base.db"), html = dir.file("report.html");
+  test::build_fixture_db(db, test::Fixture::kBase);
+  const std::string f16 = "gemm/K=1024,M=1024,N=1024,batch=1/f16/NT";
+  test::store_winner_counters(db, "fixture-h200", f16,
+                              {{"dram__bytes_read.sum", 12e6},
+                               {"dram__bytes_write.sum", 4e6},
+                               {"sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active", 71.4}});
+  auto r = test::run_kforge("report --db " + db + " --out " + html + " --device fixture-h200");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const std::string page = test::read_file(html);
+  // 2 * 1024^3 flops over 16 MB measured: 134 flop/byte, 1.91x the minimum traffic of 8.39 MB.
+  CHECK(page.find("Measured DRAM traffic (ncu): 16.00 MB, 1.91x the minimum, so by measured traffic the winner "
+                  "sits at 134 flop/byte (green).") != std::string::npos);
+  CHECK(page.find("winner with measured DRAM traffic: 16.00 MB, 134 flop/byte") != std::string::npos);
+  CHECK(page.find("<th>bound</th>") != std::string::npos);
+  CHECK(page.find("<td>compute-bound: 0.71 tensor pipe busy, 0.28 of memory bandwidth (NVIDIA H200 SXM datasheet)</td>") != std::string::npos);
+  // The other H200 problem has no counters: its bound comes from the model and says so.
+  CHECK(page.find("No measured DRAM traffic stored") != std::string::npos);
+  CHECK(page.find("(from the model, not counters)</td>") != std::string::npos);
+}
+
 TEST_CASE("report: headless Chromium renders it, not blank, no console messages", "[report][browser]") {
   const std::string chromium = find_chromium();
   if (chromium.empty()) {

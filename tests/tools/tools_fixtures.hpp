@@ -259,4 +259,30 @@ inline void build_fixture_db(const std::string& path, Fixture which) {
   db->finish_sweep(sweep_id, sweep.finished_at).value();
 }
 
+/// Stores ncu rows (a percentage where the name says .pct, else bytes) for
+/// the fastest winner of (device key, problem key) in the database at `path`.
+inline void store_winner_counters(const std::string& path, const std::string& device, const std::string& problem,
+                                  const std::vector<std::pair<std::string, double>>& readings) {
+  auto db = Database::open(path, Database::Mode::kReadWrite);
+  if (!db.ok()) throw std::runtime_error(db.error().message);
+  const auto winners = (*db)->winners();
+  if (!winners.ok()) throw std::runtime_error(winners.error().message);
+  std::int64_t id = 0;
+  double best = 0;
+  for (const auto& w : *winners)
+    if (w.device_key == device && w.problem_key == problem && (!id || w.median_ms < best))
+      id = w.result_id, best = w.median_ms;
+  if (!id) throw std::runtime_error("no winner of " + problem + " on " + device + " in " + path);
+  std::vector<CounterRecord> rows;
+  for (const auto& [name, value] : readings) {
+    CounterRecord r;
+    r.source = r.collector = "ncu";
+    r.name = name;
+    r.value = value;
+    r.unit = name.find(".pct") != std::string::npos ? "%" : "byte";
+    rows.push_back(r);
+  }
+  if (auto st = (*db)->replace_counters(id, "ncu", rows); !st.ok()) throw std::runtime_error(st.error().message);
+}
+
 }  // namespace kforge::test
