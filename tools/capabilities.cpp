@@ -12,6 +12,7 @@
 #include "bounded_json.hpp"
 #include "builtin_templates.hpp"
 #include "operator.hpp"
+#include "template_regime.hpp"
 #include "tuning_facts.hpp"
 #include "vendor_comparison.hpp"
 
@@ -55,8 +56,19 @@ std::vector<std::string> names_of(const std::vector<Layout>& v) {
   return out;
 }
 
+/// The results of `rows` that are winners in `set`.
+std::vector<const ResultRecord*> winners_among(const TuningSet& set, const std::vector<const ResultRecord*>& rows) {
+  std::set<std::int64_t> winning;
+  for (const auto& w : set.winners) winning.insert(w.result_id);
+  std::vector<const ResultRecord*> out;
+  for (const auto* r : rows)
+    if (winning.count(r->id)) out.push_back(r);
+  return out;
+}
+
 /// What the database shows for one template on one target, per template version.
-ojson evidence_json(const TuningSet* set, const TemplateSource& t, const CapabilityTarget& target) {
+ojson evidence_json(const TuningSet* set, const TemplateSource& t, const CapabilityTarget& target,
+                    const std::vector<DeviceCeilings>& ceilings) {
   ojson versions = ojson::array();
   if (!set) return versions;
   const std::string current = t.hash(prelude_text(target.backend));
@@ -114,7 +126,8 @@ ojson evidence_json(const TuningSet* set, const TemplateSource& t, const Capabil
                         {"failed", failed},
                         {"max_error_ratio", max_error_ratio},
                         {"first_tuned", first},
-                        {"last_tuned", last}});
+                        {"last_tuned", last},
+                        {"regime", regime_json(*set, winners_among(*set, rows), ceilings)}});
   }
   // Current version first, then by hash.
   std::stable_sort(versions.begin(), versions.end(), [](const ojson& a, const ojson& b) {
@@ -123,7 +136,7 @@ ojson evidence_json(const TuningSet* set, const TemplateSource& t, const Capabil
   return versions;
 }
 
-ojson template_json(const TemplateSource& t, const CapabilityTarget& target, const TuningSet* evidence) {
+ojson template_json(const TemplateSource& t, const CapabilityTarget& target, const CapabilitiesRequest& req) {
   const auto& m = t.manifest;
   std::vector<std::string> params, envelope;
   std::uint64_t space = 1;
@@ -142,7 +155,7 @@ ojson template_json(const TemplateSource& t, const CapabilityTarget& target, con
           {"space", space},
           {"default_config", m.default_config().canonical_name()},
           {"hash", t.hash(prelude_text(target.backend))},
-          {"evidence", evidence_json(evidence, t, target)}};
+          {"evidence", evidence_json(req.evidence, t, target, req.ceilings)}};
 }
 
 }  // namespace
@@ -237,7 +250,7 @@ Result<ojson> describe_capabilities(const CapabilitiesRequest& req) {
                                                 t->manifest.name + " requires an architecture the target does not name", {}})
                                  : check_arch_guard(t->manifest, target.backend, target.arch);
         if (guard.ok()) {
-          ojson entry = template_json(*t, target, req.evidence);
+          ojson entry = template_json(*t, target, req);
           available.push_back(std::move(entry));
           usable.push_back(t);
         } else {
@@ -331,6 +344,7 @@ std::string evidence_text(const ojson& versions) {
     }
     s += ", max error ratio " + short_number(v["max_error_ratio"].get<double>(), 2) + ", " +
          v["first_tuned"].get<std::string>() + " to " + v["last_tuned"].get<std::string>();
+    if (const std::string regime = regime_text(v["regime"]); !regime.empty()) s += "; regime: " + regime;
   }
   return s;
 }

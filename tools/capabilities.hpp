@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "device_ceilings.hpp"
 #include "template_catalog.hpp"
 #include "tuning_set.hpp"
 
@@ -17,7 +18,7 @@ namespace kforge::cli {
 
 /// Bump when a field of the capabilities JSON changes; docs/capabilities.md
 /// and tests/data/golden/capabilities.json follow.
-inline constexpr int kCapabilitiesSchemaVersion = 2;
+inline constexpr int kCapabilitiesSchemaVersion = 3;
 
 struct CapabilityTarget {
   std::string backend;  ///< cuda, hip, opencl
@@ -36,6 +37,7 @@ struct CapabilitiesRequest {
   std::vector<CapabilityTarget> extra_targets;
   const TuningSet* evidence = nullptr;      ///< every result of the database; nullptr: none
   std::string evidence_source;              ///< file name for the output
+  std::vector<DeviceCeilings> ceilings;     ///< user peaks for the regimes, before the built-in table
 };
 
 /// The model as JSON (the `--json` output). Targets come from the database's

@@ -13,7 +13,7 @@ namespace {
 
 struct CapabilitiesOptions {
   std::vector<std::string> targets, only;
-  std::string op;
+  std::string op, ceilings;
   bool no_db = false;
 };
 
@@ -33,6 +33,8 @@ void add_capabilities_command(CLI::App& app, CommonOptions& o) {
   cmd->add_option("--target", s->targets, "Also describe this target: cuda:sm_NN, hip:gfxNNN, opencl[:ARCH]; repeatable");
   cmd->add_option("--only", s->only, "Only these templates (by name); repeatable");
   cmd->add_option("--op", s->op, "Only this operator");
+  cmd->add_option("--ceilings", s->ceilings,
+                  "JSON file of device peaks for each winner's bound (the `report` format, docs/report.md)");
   add_template_flag(*cmd, o);
   add_json_flag(*cmd, o);
   cmd->callback([&o, s] {
@@ -42,6 +44,7 @@ void add_capabilities_command(CLI::App& app, CommonOptions& o) {
     req.only_templates = s->only;
     req.op = s->op;
     for (const auto& t : s->targets) req.extra_targets.push_back(unwrap(parse_target(t)));
+    if (!s->ceilings.empty()) req.ceilings = unwrap(load_ceilings(s->ceilings));
     TuningSet evidence;
     if (!s->no_db) {
       if (!std::filesystem::exists(o.db)) {

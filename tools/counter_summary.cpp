@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <map>
 
+#include "tuning_facts.hpp"
+
 namespace kforge::cli {
 namespace {
 
@@ -120,6 +122,22 @@ std::string counters_line(const std::vector<CounterRecord>& rows) {
     line += (line.empty() ? "" : "; ") + part;
   }
   return line;
+}
+
+std::vector<CounterRecord> with_model_rows(std::vector<CounterRecord> rows, const ProblemRecord& problem,
+                                           double median_ms) {
+  const bool has_model =
+      std::any_of(rows.begin(), rows.end(), [](const CounterRecord& r) { return r.name == "model_bytes"; });
+  const auto t = throughput_of(problem, median_ms);
+  if (has_model || !t) return rows;
+  for (auto [name, per_s] : {std::pair{"model_bytes", t->gbps}, std::pair{"model_flops", t->gflops}}) {
+    CounterRecord r;
+    r.source = r.collector = "model";
+    r.name = name;
+    r.value = per_s * median_ms * 1e6;  // 1e9 per second over milliseconds
+    rows.push_back(r);
+  }
+  return rows;
 }
 
 BoundVerdict verdict_for(double median_ms, const std::vector<CounterRecord>& rows,

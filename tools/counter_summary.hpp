@@ -29,6 +29,12 @@ std::string counters_line(const std::vector<CounterRecord>& rows);
 std::vector<std::pair<std::string, double>> top_stalls(const std::vector<CounterRecord>& rows,
                                                        std::size_t n = 3);
 
+/// `rows` with the operator's model rows (model_bytes, model_flops) added from
+/// the problem's cost model (tuning_facts.hpp) where none were stored, as in a
+/// database tuned before counters existed; unchanged where the model is unknown.
+std::vector<CounterRecord> with_model_rows(std::vector<CounterRecord> rows, const ProblemRecord& problem,
+                                           double median_ms);
+
 /// The verdict of a result with median `median_ms` from its rows and the
 /// device's ceilings (none: the profiler's own peak fractions, else unknown).
 BoundVerdict verdict_for(double median_ms, const std::vector<CounterRecord>& rows,

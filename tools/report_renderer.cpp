@@ -241,22 +241,9 @@ double compute_peak(const DeviceCeilings& c, const std::string& dtype) {
   return c.fp32_gflops;
 }
 
-/// The winner's counters, with the operator's model rows added where none
-/// were stored (a database tuned before counters existed), so the verdict
-/// can fall back on the model.
+/// The winner's counters, with the model's rows where none were stored.
 std::vector<CounterRecord> winner_evidence(const Section& s) {
-  std::vector<CounterRecord> rows = s.winner_counters;
-  const bool has_model = std::any_of(rows.begin(), rows.end(), [](const CounterRecord& r) { return r.name == "model_bytes"; });
-  const auto t = s.winner ? throughput_of(*s.problem, s.winner->median_ms) : std::nullopt;
-  if (has_model || !t) return rows;
-  for (auto [name, per_s] : {std::pair{"model_bytes", t->gbps}, std::pair{"model_flops", t->gflops}}) {
-    CounterRecord r;
-    r.source = r.collector = "model";
-    r.name = name;
-    r.value = per_s * s.winner->median_ms * 1e6;  // 1e9 per second over ms
-    rows.push_back(r);
-  }
-  return rows;
+  return s.winner ? with_model_rows(s.winner_counters, *s.problem, s.winner->median_ms) : s.winner_counters;
 }
 
 /// The winner's bound verdict (docs/profiling.md), or none without a winner.

@@ -136,6 +136,42 @@ TEST_CASE("capabilities: evidence of tuning and validation from the database", "
   CHECK(ev[1]["template_hash"] == test::kStaleHash);
 }
 
+TEST_CASE("capabilities: each version's measured regime, from counters or the model", "[capabilities][counters]") {
+  Setup s;
+  // Without counters: the model's bytes and flops against the datasheet, said to be the model's.
+  json m = json::parse(test::run_kforge("capabilities --json" + s.flags).out);
+  json regime = gemm(target(m, "cuda:sm_90"))["templates"][0]["evidence"][0]["regime"];
+  REQUIRE(regime.size() == 1);
+  CHECK(regime[0]["bound"] == "latency/occupancy-bound");
+  CHECK(regime[0]["from_model"] == true);
+
+  // ncu's tensor pipe at 71%: compute-bound, no longer from the model.
+  test::store_winner_counters(s.db, "fixture-h200", "gemm/K=1024,M=1024,N=1024,batch=1/f16/NT",
+                              {{"dram__bytes_read.sum", 12e6},
+                               {"sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active", 71.4}});
+  m = json::parse(test::run_kforge("capabilities --json" + s.flags).out);
+  regime = gemm(target(m, "cuda:sm_90"))["templates"][0]["evidence"][0]["regime"];
+  REQUIRE(regime.size() == 1);
+  CHECK(regime[0]["bound"] == "compute-bound");
+  CHECK(regime[0]["first"].get<double>() == Approx(0.714));
+  CHECK(regime[0]["from_model"] == false);
+  const auto md = test::run_kforge("capabilities" + s.flags);
+  CHECK(md.out.find("regime: compute-bound on 1 of 1 winner (0.71 tensor pipe busy)") != std::string::npos);
+
+  // A ceilings file is used for the fractions; a bad one is an error naming it.
+  const std::string ceilings = s.dir.file("peaks.json");
+  test::write_file(ceilings, R"([{"match": "MI300X", "bandwidth_gbs": 1, "fp32_gflops": 1e9, "source": "tiny"}])");
+  m = json::parse(test::run_kforge("capabilities --json --ceilings " + ceilings + s.flags).out);
+  regime = gemm(target(m, "hip:gfx942"))["templates"][1]["evidence"][0]["regime"];
+  REQUIRE(regime.size() == 1);
+  CHECK(regime[0]["bound"] == "memory-bound");
+  CHECK(regime[0]["text"].get<std::string>().find("of memory bandwidth (tiny)") != std::string::npos);
+  test::write_file(ceilings, "[{]");
+  const auto bad = test::run_kforge("capabilities --ceilings " + ceilings + s.flags);
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("peaks.json") != std::string::npos);
+}
+
 TEST_CASE("capabilities: golden Markdown and JSON", "[capabilities]") {
   Setup s;
   auto md = test::run_kforge("capabilities" + s.flags);
