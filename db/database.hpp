@@ -16,7 +16,7 @@ struct sqlite3;
 namespace kforge {
 
 /// Current schema version; each step from 1 has a migration in schema.cpp.
-inline constexpr int kSchemaVersion = 4;
+inline constexpr int kSchemaVersion = 5;
 
 class Database {
  public:
@@ -80,6 +80,14 @@ class Database {
   /// Stored counters of the given results (empty: every result), by result,
   /// collector and insertion order.
   Result<std::vector<CounterRecord>> counters(const std::vector<std::int64_t>& result_ids = {});
+
+  /// Stores a measured ceiling of the device with key `r.device_key` (which
+  /// must be stored), replacing that device's earlier value of the same name
+  /// (database_ceilings.cpp). A non-finite or non-positive value, or an
+  /// unknown name, is kBadInput naming it.
+  Status put_measured_ceiling(const MeasuredCeilingRecord& r);
+  /// Every measured ceiling, by device key and name.
+  Result<std::vector<MeasuredCeilingRecord>> measured_ceilings();
 
   struct ResultFilter {
     std::optional<std::string> device_key, problem_key, template_name;

@@ -19,15 +19,6 @@ namespace {
 constexpr std::array<std::string_view, 6> kSources = {"ncu",         "cupti", "perf",
                                                       "rocprofiler", "model", "unavailable"};
 
-std::string now_utc() {
-  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 struct Finalizer {
   void operator()(sqlite3_stmt* st) const { sqlite3_finalize(st); }
 };
@@ -104,7 +95,7 @@ Status Database::replace_counters(std::int64_t result_id, const std::string& col
                 prepare(db_, path_,
                         "INSERT INTO counters (result_id, source, collector, name, value, unit, note, tool, "
                         "counters_version, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
-  const std::string now = now_utc();
+  const std::string now = sql::now_utc();
   for (const CounterRecord& r : rows) {
     sqlite3_stmt* st = ins.get();
     sqlite3_reset(st);

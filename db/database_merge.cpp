@@ -110,15 +110,6 @@ DELETE FROM main.winners WHERE NOT EXISTS (
   SELECT 1 FROM main.results r JOIN main.templates t ON t.id = r.template_id
   WHERE r.id = winners.result_id AND kforge_declared(t.manifest_json, r.config)))sql";
 
-std::string now_utc() {
-  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 /// Attaches the source for the scope; rolls back an open transaction, drops
 /// the sweep map and detaches on the way out, whatever happened.
 class Attached {
@@ -176,7 +167,7 @@ Result<Database::MergeReport> Database::merge_from(const std::string& other_path
   KF_TRY_ASSIGN(offered, sql::count(db_, path_, "SELECT count(*) FROM kf_src.results"));
   KF_TRY_ASSIGN(results, sql::run(db_, path_, kResults));
   KF_TRY_ASSIGN(counters, sql::run(db_, path_, kCounters));
-  KF_TRY_ASSIGN(winners, sql::run(db_, path_, kWinners, {now_utc()}));
+  KF_TRY_ASSIGN(winners, sql::run(db_, path_, kWinners, {sql::now_utc()}));
   KF_TRY_ASSIGN(undeclared, sql::run(db_, path_, kUndeclaredWinners));
   KF_TRY(sql::run(db_, path_, "COMMIT"));
   report.devices = devices;

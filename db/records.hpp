@@ -89,6 +89,18 @@ struct CounterRecord {
   std::string created_at;
 };
 
+/// A peak kforge measured on a device with kernels of its own, for the bound
+/// verdicts and the report's roofline (docs/profiling.md, "Measured ceilings").
+struct MeasuredCeilingRecord {
+  std::string device_key;
+  std::string name;          ///< copy_bandwidth or fp32_fma
+  double value = 0;
+  std::string unit;          ///< GB/s or GFLOP/s
+  std::string method;        ///< what ran ("float4 copy of 2 x 512 MiB, median of 7 launches")
+  std::string tool_version;  ///< the kforge that measured it
+  std::string created_at;
+};
+
 /// Best ok result per (device, problem, template version).
 struct WinnerRecord {
   std::string device_key;

@@ -168,11 +168,30 @@ CREATE TABLE counters (
 PRAGMA user_version = 4;
 )sql";
 
+// Version 5: peaks kforge measured on each device with its own kernels (copy
+// bandwidth, FP32 FMA throughput), one row per device and ceiling name, so
+// verdicts can say "at 0.88 of the measured copy bandwidth".
+constexpr const char* kV5 = R"sql(
+CREATE TABLE device_ceilings (
+  id           INTEGER PRIMARY KEY,
+  device_id    INTEGER NOT NULL REFERENCES devices (id),
+  name         TEXT NOT NULL,
+  value        REAL NOT NULL,
+  unit         TEXT NOT NULL,
+  method       TEXT NOT NULL DEFAULT '',
+  tool_version TEXT NOT NULL DEFAULT '',
+  created_at   TEXT NOT NULL,
+  UNIQUE (device_id, name)
+);
+PRAGMA user_version = 5;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "initial tables", kV1},
     {2, "results.resources_json, results.compile_log", kV2},
     {3, "device keys without a CPU's global memory; devices merged", kV3},
     {4, "counters table: hardware counters and their availability per result", kV4},
+    {5, "device_ceilings table: peaks kforge measured per device", kV5},
 };
 static_assert(std::size(kMigrations) == kSchemaVersion,
               "every schema version needs exactly one migration");

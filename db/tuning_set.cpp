@@ -143,6 +143,8 @@ TuningSet filter_tuning_set(TuningSet in, const TuningFilter& filter) {
     if (used_templates.count({t.name, t.hash})) set.templates.push_back(std::move(t));
   for (auto& s : in.sweeps)
     if (used_sweeps.count(s.id)) set.sweeps.push_back(std::move(s));
+  for (auto& c : in.measured_ceilings)
+    if (used_devices.count(c.device_key)) set.measured_ceilings.push_back(std::move(c));
   return set;
 }
 
@@ -165,6 +167,8 @@ Result<TuningSet> read_tuning_set(Database& db, const TuningFilter& filter) {
   all.results = std::move(results);
   KF_TRY_ASSIGN(counters, db.counters());
   all.counters = std::move(counters);
+  KF_TRY_ASSIGN(ceilings, db.measured_ceilings());
+  all.measured_ceilings = std::move(ceilings);
   return filter_tuning_set(std::move(all), filter);
 }
 

@@ -41,6 +41,8 @@ struct TuningSet {
   std::vector<ResultRecord> results;
   /// The hardware counters (and availability rows) of those results, by result id.
   std::vector<CounterRecord> counters;
+  /// The peaks kforge measured on those devices (`kforge ceilings`).
+  std::vector<MeasuredCeilingRecord> measured_ceilings;
 
   const DeviceRecord* device(const std::string& key) const;
   const ProblemRecord* problem(const std::string& key) const;

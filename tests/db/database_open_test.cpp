@@ -79,7 +79,7 @@ TEST_CASE("the schema matches its golden file", "[db]") {
       raw_text(path,
                "SELECT group_concat(sql, ';' || char(10)) || ';' || char(10) FROM "
                "(SELECT sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY name)");
-  const std::string golden = read_file(KFORGE_SOURCE_DIR "/tests/db/schema_v4.sql");
+  const std::string golden = read_file(KFORGE_SOURCE_DIR "/tests/db/schema_v5.sql");
   INFO("actual schema:\n" << schema);
   CHECK(schema == golden);
 }

@@ -12,6 +12,17 @@ CREATE TABLE counters (
   created_at       TEXT NOT NULL,
   UNIQUE (result_id, collector, name)
 );
+CREATE TABLE device_ceilings (
+  id           INTEGER PRIMARY KEY,
+  device_id    INTEGER NOT NULL REFERENCES devices (id),
+  name         TEXT NOT NULL,
+  value        REAL NOT NULL,
+  unit         TEXT NOT NULL,
+  method       TEXT NOT NULL DEFAULT '',
+  tool_version TEXT NOT NULL DEFAULT '',
+  created_at   TEXT NOT NULL,
+  UNIQUE (device_id, name)
+);
 CREATE TABLE devices (
   id         INTEGER PRIMARY KEY,
   key        TEXT NOT NULL UNIQUE,
