@@ -24,7 +24,8 @@ class CounterView {
   CounterView(Database& db, const std::vector<DeviceRecord>& devices,
               const std::vector<DeviceCeilings>& user) {
     for (auto& r : unwrap(db.counters())) by_result_[r.result_id].push_back(std::move(r));
-    for (const auto& d : devices) ceilings_[d.key] = find_ceilings(d, user);
+    const auto measured = unwrap(db.measured_ceilings());
+    for (const auto& d : devices) ceilings_[d.key] = find_ceilings(d, user, measured);
   }
   const std::vector<CounterRecord>& of(std::int64_t result_id) const {
     static const std::vector<CounterRecord> none;

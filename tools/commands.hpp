@@ -25,5 +25,7 @@ void add_report_command(CLI::App& app, CommonOptions& o);
 void add_inspect_command(CLI::App& app, CommonOptions& o);
 /// `kforge sweep PLAN` (cmd_sweep.cpp, docs/sweep.md).
 void add_sweep_command(CLI::App& app, CommonOptions& o);
+/// `kforge ceilings` (cmd_ceilings.cpp): the device's measured peaks.
+void add_ceilings_command(CLI::App& app, CommonOptions& o);
 
 }  // namespace kforge::cli

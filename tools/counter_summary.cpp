@@ -147,8 +147,10 @@ BoundVerdict verdict_for(double median_ms, const std::vector<CounterRecord>& row
     e.bandwidth_gbs = ceilings->bandwidth_gbs;
     const bool half = dtype == "f16" || dtype == "bf16";
     e.peak_gflops = half && ceilings->fp16_gflops > 0 ? ceilings->fp16_gflops : ceilings->fp32_gflops;
-    e.bandwidth_name = "memory bandwidth (" + ceilings->source + ")";
-    e.flops_name = "peak FLOP/s (" + ceilings->source + ")";
+    e.bandwidth_name = ceilings->measured_bandwidth ? "measured copy bandwidth"
+                                                    : "memory bandwidth (" + ceilings->source + ")";
+    const bool measured_peak = ceilings->measured_fp32 && !(half && ceilings->fp16_gflops > 0);
+    e.flops_name = measured_peak ? "measured FP32 FMA peak" : "peak FLOP/s (" + ceilings->source + ")";
   }
   return classify_bound(e);
 }

@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tuning_facts.hpp"
+
 #include "bounded_json.hpp"
 
 namespace kforge::cli {
@@ -77,12 +79,38 @@ Result<std::vector<DeviceCeilings>> load_ceilings(const std::string& path) {
   return out;
 }
 
-std::optional<DeviceCeilings> find_ceilings(const DeviceRecord& d, const std::vector<DeviceCeilings>& user) {
+namespace {
+
+std::optional<DeviceCeilings> from_tables(const DeviceRecord& d, const std::vector<DeviceCeilings>& user) {
   for (const auto* table : {&user, &builtin_ceilings()}) {
     auto it = std::find_if(table->begin(), table->end(), [&](const DeviceCeilings& c) { return matches(c, d); });
     if (it != table->end()) return *it;
   }
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<DeviceCeilings> find_ceilings(const DeviceRecord& d, const std::vector<DeviceCeilings>& user,
+                                            const std::vector<MeasuredCeilingRecord>& measured) {
+  std::optional<DeviceCeilings> c = from_tables(d, user);
+  std::string what;
+  for (const MeasuredCeilingRecord& m : measured) {
+    if (m.device_key != d.key) continue;
+    if (!c) c = DeviceCeilings{d.name, d.backend, 0, 0, 0, "", false, false};
+    if (m.name == "copy_bandwidth") {
+      c->bandwidth_gbs = m.value, c->measured_bandwidth = true;
+      what += (what.empty() ? "" : ", ") + std::string("copy ") + short_number(m.value) + " GB/s";
+    } else if (m.name == "fp32_fma") {
+      c->fp32_gflops = m.value, c->measured_fp32 = true;
+      what += (what.empty() ? "" : ", ") + std::string("FP32 FMA ") + short_number(m.value) + " GFLOP/s";
+    }
+  }
+  if (!what.empty()) {
+    const std::string rest = c->source.empty() || c->fp16_gflops <= 0 ? "" : "; FP16 tensor: " + c->source;
+    c->source = "measured by kforge ceilings (" + what + ")" + rest;
+  }
+  return c;
 }
 
 }  // namespace kforge::cli

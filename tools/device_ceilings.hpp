@@ -18,6 +18,9 @@ struct DeviceCeilings {
   double fp16_gflops = 0;      ///< dense FP16/BF16 tensor (matrix) core peak, GFLOP/s; 0 = unknown
   double bandwidth_gbs = 0;    ///< memory bandwidth, GB/s; 0 = unknown
   std::string source;          ///< where the numbers come from
+  /// The bandwidth and the FP32 peak are kforge's own measurements
+  /// (`kforge ceilings`), not the datasheet's.
+  bool measured_bandwidth = false, measured_fp32 = false;
 };
 
 /// The built-in table: datasheet peaks (boost clock, dense) of common GPUs.
@@ -29,7 +32,10 @@ const std::vector<DeviceCeilings>& builtin_ceilings();
 /// file, the element and the field.
 Result<std::vector<DeviceCeilings>> load_ceilings(const std::string& path);
 
-/// The first entry of `user`, then of the built-in table, matching the device.
-std::optional<DeviceCeilings> find_ceilings(const DeviceRecord& d, const std::vector<DeviceCeilings>& user);
+/// The first entry of `user`, then of the built-in table, matching the device;
+/// then the device's measured ceilings (by device key) replace its bandwidth
+/// and FP32 peak: what kforge measured comes before any datasheet.
+std::optional<DeviceCeilings> find_ceilings(const DeviceRecord& d, const std::vector<DeviceCeilings>& user,
+                                            const std::vector<MeasuredCeilingRecord>& measured = {});
 
 }  // namespace kforge::cli

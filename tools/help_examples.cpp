@@ -36,6 +36,7 @@ const std::vector<HelpExamples>& help_examples() {
        {"kforge capabilities --db kforge.db", "kforge capabilities --no-db --target cuda:sm_90 --json"}},
       {"report", {"kforge report --db kforge.db --out report.html"}},
       {"inspect", {"kforge inspect out/", "kforge inspect out/ --kernel simt --json"}},
+      {"ceilings", {"kforge ceilings --db kforge.db", "kforge ceilings --device cuda:0 --copy-mib 1024 --json"}},
       {"sweep",
        {"kforge sweep bench/plans/tiny.json --db sweep.db",
         "kforge sweep bench/plans/tiny.json --shard 1/2 --db a.db"}},

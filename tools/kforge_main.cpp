@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
   cli::add_report_command(app, options);
   cli::add_inspect_command(app, options);
   cli::add_sweep_command(app, options);
+  cli::add_ceilings_command(app, options);
   cli::add_help_examples(app);
   try {
     app.parse(argc, argv);

@@ -70,7 +70,7 @@ std::vector<Section> build_sections(const TuningSet& set, const ReportOptions& o
     s.problem = set.problem(r.problem_key);
     if (!s.device || !s.problem) continue;
     s.results = set.results_of(r.device_key, r.problem_key);
-    s.ceilings = find_ceilings(*s.device, options.ceilings);
+    s.ceilings = find_ceilings(*s.device, options.ceilings, set.measured_ceilings);
     std::stable_sort(s.results.begin(), s.results.end(), [](const ResultRecord* a, const ResultRecord* b) {
       return a->created_at != b->created_at ? a->created_at < b->created_at : a->id < b->id;
     });

@@ -24,7 +24,7 @@ ojson regime_json(const TuningSet& set, const std::vector<const ResultRecord*>& 
     const ProblemRecord* p = set.problem(key.second);
     if (!d || !p) continue;
     const auto rows = with_model_rows(set.counters_of(r->id), *p, r->median_ms);
-    const BoundVerdict v = verdict_for(r->median_ms, rows, find_ceilings(*d, ceilings), p->dtype);
+    const BoundVerdict v = verdict_for(r->median_ms, rows, find_ceilings(*d, ceilings, set.measured_ceilings), p->dtype);
     out.push_back({{"device", d->name},
                    {"problem", p->key},
                    {"config", r->config},

@@ -27,6 +27,43 @@ const nlohmann::json* collection(const nlohmann::json& list, const std::string& 
 
 }  // namespace
 
+TEST_CASE("kforge ceilings measures the device's peaks and show places the winner against them",
+          "[cli][counters][ceilings]") {
+  test::TempDir dir;
+  const std::string db = dir.file("k.db");
+  REQUIRE(test::run_kforge(kTune + db).exit_code == 0);
+  auto r = test::run_kforge("show --json --db " + db);
+  REQUIRE(r.exit_code == 0);
+  // No datasheet entry for this CPU: the bound has no fraction to stand on.
+  CHECK(nlohmann::json::parse(r.out)["winners"][0]["bound"]["text"].get<std::string>().find("measured") ==
+        std::string::npos);
+
+  r = test::run_kforge("ceilings --copy-mib 8 --repetitions 3 --json --db " + db);
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto peaks = nlohmann::json::parse(r.out);
+  CHECK(peaks["copy_bandwidth"]["value"].get<double>() > 0);
+  CHECK(peaks["copy_bandwidth"]["unit"] == "GB/s");
+  CHECK(peaks["copy_bandwidth"]["method"].get<std::string>().find("float4 copy of 2 x 8 MiB") == 0);
+  CHECK(peaks["fp32_fma"]["value"].get<double>() > 0);
+  CHECK(peaks["fp32_fma"]["method"].get<std::string>().find("8 FMA chains x ") == 0);
+
+  r = test::run_kforge("show --json --db " + db);
+  REQUIRE(r.exit_code == 0);
+  const auto bound = nlohmann::json::parse(r.out)["winners"][0]["bound"];
+  INFO(bound.dump());
+  CHECK(bound["from_model"] == true);
+  if (bound["bound"] != "launch-bound") {  // a launch under 10 us is that, whatever the ceilings
+    CHECK(bound["bound"] != "unknown");
+    CHECK(bound["text"].get<std::string>().find("measured copy bandwidth") != std::string::npos);
+  }
+  // The text table names both.
+  r = test::run_kforge("ceilings --copy-mib 8 --repetitions 3 --db " + db);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("copy bandwidth") != std::string::npos);
+  CHECK(r.out.find("GFLOP/s") != std::string::npos);
+}
+
 TEST_CASE("a tuned winner carries its counters rows and show gives its bound", "[cli][counters]") {
   test::TempDir dir;
   const std::string db = dir.file("k.db");

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "cli_util.hpp"
+#include "database.hpp"
 #include "tools_fixtures.hpp"
 
 using namespace kforge;
@@ -170,6 +171,27 @@ TEST_CASE("report: the roofline places the winner by its measured traffic and st
   // The other H200 problem has no counters: its bound comes from the model and says so.
   CHECK(page.find("No measured DRAM traffic stored") != std::string::npos);
   CHECK(page.find("(from the model, not counters)</td>") != std::string::npos);
+}
+
+TEST_CASE("report: ceilings kforge measured come before any datasheet", "[report][ceilings]") {
+  test::TempDir dir;
+  const std::string db = dir.file("base.db"), html = dir.file("report.html");
+  test::build_fixture_db(db, test::Fixture::kBase);
+  {
+    auto d = Database::open(db, Database::Mode::kReadWrite).value();
+    REQUIRE(d->put_measured_ceiling({"fixture-pocl", "copy_bandwidth", 40, "GB/s", "probe", "t", ""}).ok());
+    REQUIRE(d->put_measured_ceiling({"fixture-pocl", "fp32_fma", 150, "GFLOP/s", "probe", "t", ""}).ok());
+    REQUIRE(d->put_measured_ceiling({"fixture-h200", "copy_bandwidth", 4000, "GB/s", "probe", "t", ""}).ok());
+  }
+  auto r = test::run_kforge("report --db " + db + " --out " + html);
+  REQUIRE(r.exit_code == 0);
+  const std::string page = test::read_file(html);
+  CHECK(page.find("No ceilings known for cpu-haswell") == std::string::npos);
+  CHECK(page.find("Ceilings: measured by kforge ceilings (copy 40.00 GB/s, FP32 FMA 150.0 GFLOP/s).") != std::string::npos);
+  // The H200 keeps its datasheet tensor peak beside the measured bandwidth.
+  CHECK(page.find("Ceilings: measured by kforge ceilings (copy 4000 GB/s); FP16 tensor: NVIDIA H200 SXM datasheet") !=
+        std::string::npos);
+  CHECK(page.find("of measured copy bandwidth") != std::string::npos);
 }
 
 TEST_CASE("report: headless Chromium renders it, not blank, no console messages", "[report][browser]") {
