@@ -216,6 +216,12 @@ run() {
   tail -25 "$raw/ctest_gpu.txt"
   grep -q "Skipped" "$raw/ctest_gpu.txt" && failed+=("gpu tests skipped on a GPU machine")
 
+  # The device's own peaks (copy bandwidth, FP32 FMA) into the sweeps'
+  # database first, so every verdict below is against what kforge measured.
+  step measured_ceilings "$raw/ceilings.json" 120 "$build/kforge" ceilings --device "$device" --json \
+    --copy-mib 1024 --db "$raw/sweeps.db"
+  cat "$raw/ceilings.json"
+
   # Compile overlap: the same candidates (random order, one seed) with the
   # compiles between measurements, then ahead of them, from an empty binary
   # cache; then again from the warm cache.
