@@ -178,7 +178,10 @@ Result<CapabilityTarget> parse_target(const std::string& text) {
   return t;
 }
 
-Result<ojson> describe_capabilities(const CapabilitiesRequest& req) {
+namespace {
+
+/// The templates the request names, by operator then name.
+Result<std::vector<const TemplateSource*>> selected_templates(const CapabilitiesRequest& req) {
   std::vector<const TemplateSource*> templates;
   for (const auto& t : req.catalog->all()) {
     const bool named = req.only_templates.empty() || std::find(req.only_templates.begin(), req.only_templates.end(),
@@ -191,7 +194,13 @@ Result<ojson> describe_capabilities(const CapabilitiesRequest& req) {
   std::sort(templates.begin(), templates.end(), [](const TemplateSource* a, const TemplateSource* b) {
     return std::tie(a->manifest.op, a->manifest.name) < std::tie(b->manifest.op, b->manifest.name);
   });
+  return templates;
+}
 
+/// Targets from the database's devices, the guards, --target, and each
+/// targeted backend no target names yet; by backend, then architecture.
+std::vector<CapabilityTarget> collect_targets(const CapabilitiesRequest& req,
+                                              const std::vector<const TemplateSource*>& templates) {
   std::vector<CapabilityTarget> targets;
   if (req.evidence) {
     for (const auto& d : req.evidence->devices) add_target(targets, d.backend, d.arch, "database");
@@ -212,80 +221,106 @@ Result<ojson> describe_capabilities(const CapabilitiesRequest& req) {
   std::sort(targets.begin(), targets.end(), [](const CapabilityTarget& a, const CapabilityTarget& b) {
     return std::make_pair(backend_rank(a.backend), a.arch) < std::make_pair(backend_rank(b.backend), b.arch);
   });
+  return targets;
+}
 
+/// Whether `t`'s architecture guard lets it run on `target`.
+Status guard_on(const TemplateSource& t, const CapabilityTarget& target) {
+  if (t.manifest.arch_guard.empty()) return ok_status();
+  if (target.arch.empty())
+    return Error{ErrorCode::kUnsupported, t.manifest.name + " requires an architecture the target does not name", {}};
+  return check_arch_guard(t.manifest, target.backend, target.arch);
+}
+
+/// The fallback, per dtype of a guarded-out template: the templates that apply here and support it.
+void add_fallbacks(ojson& guarded, const std::vector<const TemplateSource*>& usable) {
+  for (auto& g : guarded) {
+    ojson fallback = ojson::array();
+    for (const auto& dt : g["dtypes"]) {
+      std::vector<std::string> names;
+      for (const auto* u : usable)
+        if (u->manifest.supports(*parse_dtype(dt.get<std::string>()))) names.push_back(u->manifest.name);
+      fallback.push_back({{"dtype", dt}, {"templates", names}});
+    }
+    g["fallback"] = fallback;
+    g.erase("dtypes");
+  }
+}
+
+/// One operator on one target: the templates that apply, those guarded out
+/// (with their fallbacks) and those for other backends.
+ojson operator_json(const std::string& op, const CapabilityTarget& target,
+                    const std::vector<const TemplateSource*>& templates, const CapabilitiesRequest& req) {
+  const Operator* oper = find_operator(op);
+  ojson oj = {{"op", op}, {"dims", oper ? ojson(oper->dims()) : ojson::array()}};
+  ojson available = ojson::array(), guarded = ojson::array(), elsewhere = ojson::array();
+  std::vector<const TemplateSource*> usable;
+  for (const auto* t : templates) {
+    if (t->manifest.op != op) continue;
+    if (!t->manifest.supports_target(target.backend)) {
+      elsewhere.push_back({{"name", t->manifest.name}, {"targets", t->manifest.targets}});
+      continue;
+    }
+    const Status guard = guard_on(*t, target);
+    if (guard.ok()) {
+      available.push_back(template_json(*t, target, req));
+      usable.push_back(t);
+    } else {
+      guarded.push_back({{"name", t->manifest.name}, {"guard", t->manifest.arch_guard},
+                         {"reason", guard.error().message}, {"dtypes", names_of(t->manifest.dtypes)}});
+    }
+  }
+  add_fallbacks(guarded, usable);
+  oj["templates"] = available;
+  oj["guarded_out"] = guarded;
+  oj["other_backends"] = elsewhere;
+  return oj;
+}
+
+ojson target_json(const CapabilityTarget& target, const std::set<std::string>& ops,
+                  const std::vector<const TemplateSource*>& templates, const CapabilitiesRequest& req) {
+  ojson tj = {{"target", target.name()}, {"backend", target.backend}, {"arch", target.arch},
+              {"from", target.origins}};
+  ojson devices = ojson::array();
+  if (req.evidence) {
+    for (const auto& d : req.evidence->devices)
+      if (d.backend == target.backend && (target.arch.empty() || d.arch == target.arch))
+        devices.push_back({{"key", d.key}, {"name", d.name}});
+  }
+  tj["devices"] = devices;
+  tj["operators"] = ojson::array();
+  for (const auto& op : ops) tj["operators"].push_back(operator_json(op, target, templates, req));
+  return tj;
+}
+
+/// Per tuned problem with a library result: kforge's best kernel against the library's best.
+ojson vendor_rows(const TuningSet& evidence) {
+  ojson vendor = ojson::array();
+  for (const VendorComparison& v : with_library(compare_vendor(evidence))) {
+    const DeviceRecord* d = evidence.device(v.device_key);
+    ojson row = ojson::parse(v.to_json().dump());
+    row["device"] = d ? d->name : v.device_key;
+    vendor.push_back(std::move(row));
+  }
+  return vendor;
+}
+
+}  // namespace
+
+Result<ojson> describe_capabilities(const CapabilitiesRequest& req) {
+  KF_TRY_ASSIGN(templates, selected_templates(req));
   std::set<std::string> ops;
   for (const auto* t : templates) ops.insert(t->manifest.op);
-
   ojson out;
   out["schema_version"] = kCapabilitiesSchemaVersion;
   out["evidence"] = req.evidence ? ojson(req.evidence_source) : ojson(nullptr);
   out["templates"] = ojson::array();
   for (const auto* t : templates) out["templates"].push_back(t->manifest.name);
   out["targets"] = ojson::array();
-  for (const auto& target : targets) {
-    ojson tj = {{"target", target.name()}, {"backend", target.backend}, {"arch", target.arch},
-                {"from", target.origins}};
-    ojson devices = ojson::array();
-    if (req.evidence) {
-      for (const auto& d : req.evidence->devices)
-        if (d.backend == target.backend && (target.arch.empty() || d.arch == target.arch))
-          devices.push_back({{"key", d.key}, {"name", d.name}});
-    }
-    tj["devices"] = devices;
-    tj["operators"] = ojson::array();
-    for (const auto& op : ops) {
-      const Operator* oper = find_operator(op);
-      ojson oj = {{"op", op}, {"dims", oper ? ojson(oper->dims()) : ojson::array()}};
-      ojson available = ojson::array(), guarded = ojson::array(), elsewhere = ojson::array();
-      std::vector<const TemplateSource*> usable;
-      for (const auto* t : templates) {
-        if (t->manifest.op != op) continue;
-        if (!t->manifest.supports_target(target.backend)) {
-          elsewhere.push_back({{"name", t->manifest.name}, {"targets", t->manifest.targets}});
-          continue;
-        }
-        const Status guard = t->manifest.arch_guard.empty() ? ok_status()
-                             : target.arch.empty()
-                                 ? Status(Error{ErrorCode::kUnsupported,
-                                                t->manifest.name + " requires an architecture the target does not name", {}})
-                                 : check_arch_guard(t->manifest, target.backend, target.arch);
-        if (guard.ok()) {
-          ojson entry = template_json(*t, target, req);
-          available.push_back(std::move(entry));
-          usable.push_back(t);
-        } else {
-          guarded.push_back({{"name", t->manifest.name}, {"guard", t->manifest.arch_guard},
-                             {"reason", guard.error().message}, {"dtypes", names_of(t->manifest.dtypes)}});
-        }
-      }
-      // The fallback, per dtype of a guarded-out template: the templates that apply here and support it.
-      for (auto& g : guarded) {
-        ojson fallback = ojson::array();
-        for (const auto& dt : g["dtypes"]) {
-          std::vector<std::string> names;
-          for (const auto* u : usable)
-            if (u->manifest.supports(*parse_dtype(dt.get<std::string>()))) names.push_back(u->manifest.name);
-          fallback.push_back({{"dtype", dt}, {"templates", names}});
-        }
-        g["fallback"] = fallback;
-        g.erase("dtypes");
-      }
-      oj["templates"] = available;
-      oj["guarded_out"] = guarded;
-      oj["other_backends"] = elsewhere;
-      tj["operators"].push_back(std::move(oj));
-    }
-    out["targets"].push_back(std::move(tj));
-  }
+  for (const auto& target : collect_targets(req, templates))
+    out["targets"].push_back(target_json(target, ops, templates, req));
   if (req.evidence) {
-    // Per tuned problem with a library result: kforge's best kernel against the library's best.
-    ojson vendor = ojson::array();
-    for (const VendorComparison& v : with_library(compare_vendor(*req.evidence))) {
-      const DeviceRecord* d = req.evidence->device(v.device_key);
-      ojson row = ojson::parse(v.to_json().dump());
-      row["device"] = d ? d->name : v.device_key;
-      vendor.push_back(std::move(row));
-    }
+    ojson vendor = vendor_rows(*req.evidence);
     if (!vendor.empty()) out["vendor_comparison"] = std::move(vendor);
   }
   return out;
