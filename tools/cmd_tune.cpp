@@ -49,18 +49,8 @@ void print_profiled(const std::vector<ProfiledResult>& profiled) {
   }
 }
 
-}  // namespace
-
-void add_tune_command(CLI::App& app, CommonOptions& o) {
-  auto* cmd = app.add_subcommand("tune", "Tune an operator problem on a device: validate and time candidates, "
-                                         "store every result and the winner in the database");
-  auto t = std::make_shared<TuneOptions>();
-  auto runner = std::make_shared<RunnerOptions>();
-  add_problem_flags(*cmd, o);
-  add_db_flag(*cmd, o);
-  add_device_flag(*cmd, o);
-  add_template_flag(*cmd, o);
-  add_json_flag(*cmd, o);
+/// The search's flags: strategy, budget, seed, warm start, what to tune.
+void add_search_flags(CLI::App* cmd, TuneOptions* t) {
   cmd->add_option("--strategy", t->strategy, "Search strategy: exhaustive, random, annealing or model")
       ->check(CLI::IsMember(strategy_names()))
       ->capture_default_str();
@@ -84,11 +74,15 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
          "Library candidates (vendor libraries such as CLBlast): compare (tune them beside the kernels), "
          "forbid (kernels only) or force (libraries only); default: $KFORGE_LIBRARY_<OP>, else compare")
       ->check(CLI::IsMember({"compare", "forbid", "force"}));
+}
+
+/// The measurement protocol's flags; returns --max-reps, whose presence the callback checks.
+CLI::Option* add_timing_flags(CLI::App* cmd, TuneOptions* t) {
   cmd->add_option("--min-reps", t->min_reps, "Timed repetitions at least")
       ->check(integer_at_least(1))
       ->capture_default_str();
-  auto* max_reps = cmd->add_option("--max-reps", t->max_reps, "Timed repetitions at most (raised to --min-reps "
-                                                              "when only that is given)")
+  auto* max_reps = cmd->add_option("--max-reps", t->max_reps,
+                                   "Timed repetitions at most (raised to --min-reps when only that is given)")
                        ->check(integer_at_least(1))
                        ->capture_default_str();
   cmd->add_option("--cut-ratio", t->cut_ratio,
@@ -100,30 +94,19 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
                 "Stop timing a candidate once its median's 95% interval lies above the finalist window of the best "
                 "median so far (the default; --no-window-stop: time it until its interval is narrow or its "
                 "budget is spent)");
-  cmd->add_flag("--quiet", t->quiet, "No progress output");
-  cmd->add_flag(
-      "--profile", t->profile,
-      "After tuning, read hardware counters of the winner and finalists in separate launches (perf on a "
-      "CPU, ncu on NVIDIA; docs/profiling.md); without it only their availability is recorded");
-  add_runner_flags(*cmd, *runner);
-  cmd->callback([&o, t, runner, max_reps] {
-    if (max_reps->count() > 0 && t->max_reps < t->min_reps) {
-      throw ErrorException(Error::bad_input("--max-reps: " + std::to_string(t->max_reps) +
-                                            " is less than --min-reps " + std::to_string(t->min_reps)));
-    }
-    TemplateCatalog catalog = make_catalog(o);  // first: it registers declared operators
-    Problem problem = make_problem(o);
-    auto device = open_device(o);
-    auto db = unwrap(Database::open(o.db, Database::Mode::kReadWrite));
-    const Operator* op = find_operator(problem.op);
+  return max_reps;
+}
 
+/// The request the flags describe, for `problem` on `device`.
+TuneRequest tune_request(const TuneOptions* t, RunnerOptions& runner, const TemplateCatalog& catalog,
+                         bool user_templates, const Problem& problem, const Device& device) {
     TuneRequest req;
     req.problem = problem;
     const LibraryPolicy policy = unwrap(library_policy_for(problem.op, t->library));
-    req.templates = select_templates(catalog, problem.op, device->info().backend, t->only_template,
-                                     !o.template_dirs.empty(), policy);
+    req.templates = select_templates(catalog, problem.op, device.info().backend, t->only_template,
+                                     user_templates, policy);
     if (req.templates.empty()) {
-      throw ErrorException(Error::bad_input("no template for " + problem.op + " on " + device->info().backend +
+      throw ErrorException(Error::bad_input("no template for " + problem.op + " on " + device.info().backend +
                                             (t->only_template.empty() ? "" : " named '" + t->only_template + "'")));
     }
     req.strategy = t->strategy;
@@ -138,35 +121,37 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
     req.protocol.cut_ratio = t->cut_ratio;
     req.protocol.stop_outside_window = t->window_stop;
     req.command_line = command_line();
-    apply_runner_options(*runner, req);
+    apply_runner_options(runner, req);
 
-    Tuner tuner(*device, *db, *op);
-    ProgressPrinter progress(t->quiet || o.json);
-    std::map<std::string, int> failures;  // by status, as the last event counted them
-    TuneSummary s = unwrap(tuner.run(req, [&](const TuneEvent& e) {
-      failures = e.failures;
-      progress(e);
-    }));
-    const double flops = op->flops(problem);
-    const auto profiled = unwrap(profile_winners(*db, *device, *op, req, s, t->profile));
+  return req;
+}
 
-    if (o.json) {
-      nlohmann::json j = {{"device", device->info().name},
-                          {"device_selector", device->info().selector},
-                          {"problem", problem.key()}};
-      j.update(to_json(s, flops));
-      j["profiled"] = to_json(profiled);
-      print_json(j);
-      if (!s.winner) throw ExitStatus{kExitNoCandidatePassed};
-      return;
-    }
+/// Why there is no winner: the failures by status, and a hint when all timed out.
+void print_no_winner(const std::map<std::string, int>& failures, const RunnerOptions& runner) {
+  std::cout << "no candidate passed validation";
+  std::string sep = " (";
+  for (const auto& [status, n] : failures) {
+    std::cout << sep << n << " " << status;
+    sep = ", ";
+  }
+  std::cout << (failures.empty() ? "" : ")") << "\n";
+  // Every candidate ran out of time: on a large problem or a slow device
+  // that is more often the limit than a hang.
+  if (failures.size() == 1 && failures.begin()->first == "timeout") {
+    std::cout << "every candidate timed out; if they are slow rather than hung, raise --launch-timeout (now "
+              << runner.launch_timeout_s << " s) or --compile-timeout (docs/measurement.md, \"Isolation\")\n";
+  }
+}
+
+/// The human-readable summary of a finished tune.
+void print_summary(const TuneSummary& s, const Problem& problem, const DeviceInfo& info, double flops) {
     for (const auto& [name, reason] : s.search.skipped_templates) std::cout << "\nskipped " << name << ": " << reason;
     for (const auto& [name, note] : s.search.partial_spaces) std::cout << "\npart of the space: " << note;
     for (const auto& w : s.search.warm_starts) {
       std::cout << "\nwarm start " << w.template_name << " " << w.config << ": the winner of " << w.from_problem
                 << " (log2 distance " << fmt(w.distance, 3) << ")";
     }
-    std::cout << "\n" << problem.key() << " on " << device->info().name << " (" << device->info().selector
+    std::cout << "\n" << problem.key() << " on " << info.name << " (" << info.selector
               << "): " << s.counts.evaluated + s.counts.reused << " candidates (" << s.counts.reused
               << " already stored), " << s.counts.failed << " failed, " << fmt(s.times.total_s, 3) << " s\n";
     std::vector<std::vector<std::string>> rows;
@@ -193,21 +178,62 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
     if (s.winner && s.default_result && s.default_result->status == CandidateStatus::kOk)
       std::cout << "speedup over default: " << fmt(s.default_result->timing.median_ms / s.winner->timing.median_ms, 3)
                 << "x\n";
-    if (!s.winner) {
-      std::cout << "no candidate passed validation";
-      std::string sep = " (";
-      for (const auto& [status, n] : failures) {
-        std::cout << sep << n << " " << status;
-        sep = ", ";
-      }
-      std::cout << (failures.empty() ? "" : ")") << "\n";
-      // Every candidate ran out of time: on a large problem or a slow device
-      // that is more often the limit than a hang.
-      if (failures.size() == 1 && failures.begin()->first == "timeout") {
-        std::cout << "every candidate timed out; if they are slow rather than hung, raise --launch-timeout (now "
-                  << runner->launch_timeout_s << " s) or --compile-timeout (docs/measurement.md, \"Isolation\")\n";
-      }
+}
+
+}  // namespace
+
+void add_tune_command(CLI::App& app, CommonOptions& o) {
+  auto* cmd = app.add_subcommand("tune", "Tune an operator problem on a device: validate and time candidates, "
+                                         "store every result and the winner in the database");
+  auto t = std::make_shared<TuneOptions>();
+  auto runner = std::make_shared<RunnerOptions>();
+  add_problem_flags(*cmd, o);
+  add_db_flag(*cmd, o);
+  add_device_flag(*cmd, o);
+  add_template_flag(*cmd, o);
+  add_json_flag(*cmd, o);
+  add_search_flags(cmd, t.get());
+  auto* max_reps = add_timing_flags(cmd, t.get());
+  cmd->add_flag("--quiet", t->quiet, "No progress output");
+  cmd->add_flag(
+      "--profile", t->profile,
+      "After tuning, read hardware counters of the winner and finalists in separate launches (perf on a "
+      "CPU, ncu on NVIDIA; docs/profiling.md); without it only their availability is recorded");
+  add_runner_flags(*cmd, *runner);
+  cmd->callback([&o, t, runner, max_reps] {
+    if (max_reps->count() > 0 && t->max_reps < t->min_reps) {
+      throw ErrorException(Error::bad_input("--max-reps: " + std::to_string(t->max_reps) +
+                                            " is less than --min-reps " + std::to_string(t->min_reps)));
     }
+    TemplateCatalog catalog = make_catalog(o);  // first: it registers declared operators
+    Problem problem = make_problem(o);
+    auto device = open_device(o);
+    auto db = unwrap(Database::open(o.db, Database::Mode::kReadWrite));
+    const Operator* op = find_operator(problem.op);
+
+    TuneRequest req = tune_request(t.get(), *runner, catalog, !o.template_dirs.empty(), problem, *device);
+    Tuner tuner(*device, *db, *op);
+    ProgressPrinter progress(t->quiet || o.json);
+    std::map<std::string, int> failures;  // by status, as the last event counted them
+    TuneSummary s = unwrap(tuner.run(req, [&](const TuneEvent& e) {
+      failures = e.failures;
+      progress(e);
+    }));
+    const double flops = op->flops(problem);
+    const auto profiled = unwrap(profile_winners(*db, *device, *op, req, s, t->profile));
+
+    if (o.json) {
+      nlohmann::json j = {{"device", device->info().name},
+                          {"device_selector", device->info().selector},
+                          {"problem", problem.key()}};
+      j.update(to_json(s, flops));
+      j["profiled"] = to_json(profiled);
+      print_json(j);
+      if (!s.winner) throw ExitStatus{kExitNoCandidatePassed};
+      return;
+    }
+    print_summary(s, problem, device->info(), flops);
+    if (!s.winner) print_no_winner(failures, *runner);
     print_profiled(profiled);
     std::cout << "database: " << o.db << "\n";
     if (!s.winner) throw ExitStatus{kExitNoCandidatePassed};
