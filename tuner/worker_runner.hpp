@@ -64,11 +64,21 @@ class WorkerRunner final : public CandidateRunner {
 
  private:
   struct Worker;
+  class PhaseDeadline;    ///< a request's deadline as the worker's phases arrive
+  struct GeneratorRound;  ///< one precompile_in_generators()
   /// Sends an "evaluate" or "validate" request (`kind`) for one candidate and waits
   /// for its evaluation under the phase timeouts; a crash or a hang of the
   /// worker is the candidate's outcome.
   Result<Evaluation> request(const char* kind, const std::string& template_name, const Config& config,
                              double best_ms, const std::function<void(std::string_view)>& on_phase);
+  /// The launches' expected time for `c` (best_ms, or its validation
+  /// launch's while none is known), forgetting the validation it was held
+  /// by; `held_here`: held by this worker.
+  double take_validated_ms(const CandidateRef& c, double best_ms, bool& held_here);
+  /// The outcome of a candidate whose worker timed out or ended: stops the
+  /// worker and says in which phase.
+  Evaluation lost_worker(bool timed_out, const PhaseDeadline& deadline, const CandidateRef& c,
+                         double rebuild_s);
   /// Device time (ms) of each held candidate's untimed validation launch
   /// (validate), with the worker (started_) that holds it: evaluate()'s
   /// launch timeout scales with it before any candidate has a time.
