@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <optional>
+#include <string_view>
 #include <set>
 #include <string>
 #include <vector>
@@ -17,6 +18,10 @@ namespace kforge {
 
 /// Current schema version; each step from 1 has a migration in schema.cpp.
 inline constexpr int kSchemaVersion = 5;
+
+/// Whether `source` is one a counters row may name (ncu, cupti, perf,
+/// rocprofiler, model, unavailable).
+bool is_counter_source(std::string_view source);
 
 class Database {
  public:
@@ -80,6 +85,10 @@ class Database {
   /// Stored counters of the given results (empty: every result), by result,
   /// collector and insertion order.
   Result<std::vector<CounterRecord>> counters(const std::vector<std::int64_t>& result_ids = {});
+  /// Id of the stored result of (device, template version, problem, config),
+  /// or none: how imported counters find the result they belong to.
+  Result<std::optional<std::int64_t>> result_id(std::int64_t device_id, std::int64_t template_id,
+                                                std::int64_t problem_id, const std::string& config);
 
   /// Stores a measured ceiling of the device with key `r.device_key` (which
   /// must be stored), replacing that device's earlier value of the same name

@@ -1,8 +1,9 @@
-// Database::replace_counters and Database::counters: hardware counters beside
+// Database::replace_counters, counters and result_id: hardware counters beside
 // the result rows (schema version 4). A collector's rows for a result are
 // replaced whole; the result row is never written here.
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cmath>
@@ -54,9 +55,7 @@ Status check_row(const std::string& path, std::int64_t result_id, const std::str
   if (r.collector != collector) {
     return Error::bad_input(where + "collector '" + r.collector + "' is not '" + collector + "'");
   }
-  bool known = false;
-  for (auto s : kSources) known = known || s == r.source;
-  if (!known)
+  if (!is_counter_source(r.source))
     return Error::bad_input(where + "source '" + r.source +
                             "' is not one of ncu, cupti, perf, rocprofiler, model, unavailable");
   if (r.name.empty()) return Error::bad_input(where + "name is empty");
@@ -79,6 +78,10 @@ struct Rollback {
 };
 
 }  // namespace
+
+bool is_counter_source(std::string_view source) {
+  return std::find(kSources.begin(), kSources.end(), source) != kSources.end();
+}
 
 Status Database::replace_counters(std::int64_t result_id, const std::string& collector,
                                   const std::vector<CounterRecord>& rows) {
@@ -148,6 +151,21 @@ Result<std::vector<CounterRecord>> Database::counters(const std::vector<std::int
   }
   if (rc != SQLITE_DONE) return db_error(db_, path_);
   return out;
+}
+
+Result<std::optional<std::int64_t>> Database::result_id(std::int64_t device_id, std::int64_t template_id,
+                                                        std::int64_t problem_id, const std::string& config) {
+  KF_TRY_ASSIGN(st, prepare(db_, path_,
+                            "SELECT id FROM results WHERE device_id = ? AND template_id = ? AND problem_id = ? "
+                            "AND config = ?"));
+  sqlite3_bind_int64(st.get(), 1, device_id);
+  sqlite3_bind_int64(st.get(), 2, template_id);
+  sqlite3_bind_int64(st.get(), 3, problem_id);
+  bind_text(st.get(), 4, config);
+  const int rc = sqlite3_step(st.get());
+  if (rc == SQLITE_ROW) return std::optional<std::int64_t>(sqlite3_column_int64(st.get(), 0));
+  if (rc != SQLITE_DONE) return db_error(db_, path_);
+  return std::optional<std::int64_t>();
 }
 
 }  // namespace kforge

@@ -5,8 +5,11 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <map>
+#include <set>
 
 #include "bounded_json.hpp"
+#include "database.hpp"
 
 namespace kforge {
 
@@ -31,6 +34,18 @@ ojson embed(const std::string& text) {
 ojson opt(const std::optional<std::string>& v) { return v ? ojson(*v) : ojson(nullptr); }
 
 ojson number(double v) { return std::isfinite(v) ? ojson(v) : ojson(nullptr); }
+
+ojson counter_json(const CounterRecord& c) {
+  return {{"source", c.source},
+          {"collector", c.collector},
+          {"name", c.name},
+          {"value", c.value ? number(*c.value) : ojson(nullptr)},
+          {"unit", c.unit},
+          {"note", c.note},
+          {"tool", c.tool},
+          {"counters_version", c.counters_version},
+          {"created_at", c.created_at}};
+}
 
 /// Reads one document, naming the file and the field in every error.
 class Reader {
@@ -212,10 +227,26 @@ Result<SweepRecord> read_sweep(const Reader& rd, const json& j, const std::strin
   return s;
 }
 
+Result<ResultRecord> read_result_fields(const Reader& rd, const json& j, const std::string& w);
+
+/// A version 1 result: no counters.
 Result<ResultRecord> read_result(const Reader& rd, const json& j, const std::string& w) {
   KF_TRY(rd.known(j, w, {"id", "sweep", "device", "template", "template_hash", "problem", "config", "status",
                          "reason", "median_ms", "p20_ms", "p80_ms", "min_ms", "max_ms", "count", "samples_ms",
                          "error_norm", "error_ratio", "compile_ms", "resources", "compile_log", "created_at"}));
+  return read_result_fields(rd, j, w);
+}
+
+/// A version 2 result: its counters are read by read_counters.
+Result<ResultRecord> read_result_v2(const Reader& rd, const json& j, const std::string& w) {
+  KF_TRY(rd.known(j, w, {"id", "sweep", "device", "template", "template_hash", "problem", "config", "status",
+                         "reason", "median_ms", "p20_ms", "p80_ms", "min_ms", "max_ms", "count", "samples_ms",
+                         "error_norm", "error_ratio", "compile_ms", "resources", "compile_log", "created_at",
+                         "counters"}));
+  return read_result_fields(rd, j, w);
+}
+
+Result<ResultRecord> read_result_fields(const Reader& rd, const json& j, const std::string& w) {
   ResultRecord r;
   KF_TRY_ASSIGN(id, rd.integer(j, w, "id"));
   if (id <= 0) return rd.fail(w + "id", "expected a positive id, got " + std::to_string(id));
@@ -284,6 +315,63 @@ Result<WinnerRecord> read_winner(const Reader& rd, const json& j, const std::str
   return x;
 }
 
+Result<CounterRecord> read_counter(const Reader& rd, const json& j, const std::string& w) {
+  KF_TRY(rd.known(j, w, {"source", "collector", "name", "value", "unit", "note", "tool", "counters_version",
+                         "created_at"}));
+  CounterRecord c;
+  KF_TRY_ASSIGN(source, rd.str(j, w, "source"));
+  if (!is_counter_source(source))
+    return rd.fail(w + "source", "'" + source + "' is not one of ncu, cupti, perf, rocprofiler, model, unavailable");
+  KF_TRY_ASSIGN(collector, rd.str(j, w, "collector", false));
+  KF_TRY_ASSIGN(name, rd.str(j, w, "name", false));
+  KF_TRY_ASSIGN(value, rd.field(j, w, "value"));
+  KF_TRY_ASSIGN(unit, rd.str(j, w, "unit"));
+  KF_TRY_ASSIGN(note, rd.str(j, w, "note"));
+  KF_TRY_ASSIGN(tool, rd.str(j, w, "tool"));
+  KF_TRY_ASSIGN(version, rd.integer(j, w, "counters_version"));
+  if (version < 1) return rd.fail(w + "counters_version", "expected a positive version, got " + std::to_string(version));
+  KF_TRY_ASSIGN(created_at, rd.str(j, w, "created_at"));
+  if (source == "unavailable") {
+    if (note.empty()) return rd.fail(w + "note", "an unavailable row needs a note saying why");
+    if (!value->is_null()) return rd.fail(w + "value", "an unavailable row has no value, got " + json_excerpt(*value));
+  } else {
+    if (!value->is_number()) return rd.fail(w + "value", "expected a number, got " + json_excerpt(*value));
+    c.value = value->get<double>();
+  }
+  c.source = source;
+  c.collector = collector;
+  c.name = name;
+  c.unit = unit;
+  c.note = note;
+  c.tool = tool;
+  c.counters_version = static_cast<int>(version);
+  c.created_at = created_at;
+  return c;
+}
+
+/// Reads results[i].counters of a version 2 document into `out`, keyed by
+/// the result's id; a collector's name appears once per result.
+Status read_counters(const Reader& rd, const json& doc, std::vector<CounterRecord>& out) {
+  const json& results = doc["results"];
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const std::string w = at("results", i);
+    KF_TRY_ASSIGN(list, rd.field(results[i], w, "counters"));
+    if (!list->is_array()) return rd.fail(w + "counters", "expected an array, got " + json_excerpt(*list));
+    std::set<std::pair<std::string, std::string>> seen;
+    for (std::size_t k = 0; k < list->size(); ++k) {
+      const std::string cw = w + "counters[" + std::to_string(k) + "].";
+      if (!(*list)[k].is_object())
+        return rd.fail(cw.substr(0, cw.size() - 1), "expected an object, got " + json_excerpt((*list)[k]));
+      KF_TRY_ASSIGN(c, read_counter(rd, (*list)[k], cw));
+      if (!seen.insert({c.collector, c.name}).second)
+        return rd.fail(cw + "name", "'" + c.name + "' of collector '" + c.collector + "' appears twice");
+      c.result_id = results[i]["id"].get<std::int64_t>();
+      out.push_back(std::move(c));
+    }
+  }
+  return ok_status();
+}
+
 /// Reads every element of the array `name` with `read`, into `out`.
 template <typename T, typename F>
 Status read_all(const Reader& rd, const json& doc, const char* name, std::vector<T>& out, F read) {
@@ -344,8 +432,15 @@ ojson to_interchange_json(const TuningSet& set, const std::string& exported_by) 
                        {"config", w.config},          {"median_ms", number(w.median_ms)},
                        {"result_id", w.result_id}});
   }
+  std::map<std::int64_t, ojson> counters_of;
+  for (const auto& c : set.counters) {
+    ojson& list = counters_of[c.result_id];
+    if (list.is_null()) list = ojson::array();
+    list.push_back(counter_json(c));
+  }
   ojson results = ojson::array();
   for (const auto& r : set.results) {
+    auto found = counters_of.find(r.id);
     results.push_back({{"id", r.id},
                        {"sweep", r.sweep_id ? ojson(r.sweep_id) : ojson(nullptr)},
                        {"device", r.device_key},
@@ -367,7 +462,8 @@ ojson to_interchange_json(const TuningSet& set, const std::string& exported_by) 
                        {"compile_ms", number(r.compile_ms)},
                        {"resources", embed(r.resources_json)},
                        {"compile_log", r.compile_log},
-                       {"created_at", r.created_at}});
+                       {"created_at", r.created_at},
+                       {"counters", found == counters_of.end() ? ojson::array() : found->second}});
   }
   doc["devices"] = std::move(devices);
   doc["templates"] = std::move(templates);
@@ -417,7 +513,12 @@ Result<TuningSet> parse_interchange_json(std::string_view text, const std::strin
   KF_TRY(read_all(rd, doc, "problems", set.problems, read_problem));
   KF_TRY(read_all(rd, doc, "sweeps", set.sweeps, read_sweep));
   KF_TRY(read_all(rd, doc, "winners", set.winners, read_winner));
-  KF_TRY(read_all(rd, doc, "results", set.results, read_result));
+  if (version >= 2) {
+    KF_TRY(read_all(rd, doc, "results", set.results, read_result_v2));
+    KF_TRY(read_counters(rd, doc, set.counters));
+  } else {
+    KF_TRY(read_all(rd, doc, "results", set.results, read_result));
+  }
 
   // Fill the fields a database join would give, and check ids are unique.
   std::sort(set.results.begin(), set.results.end(),

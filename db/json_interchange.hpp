@@ -16,7 +16,8 @@ namespace kforge {
 /// database's. Bump it when a field is added, removed or changes meaning, and
 /// update docs/export.md and the golden files tests/data/golden/export_*.json.
 /// Readers refuse a newer version.
-inline constexpr int kInterchangeSchemaVersion = 1;
+/// Version 2 added each result's `counters`; version 1 documents are still read.
+inline constexpr int kInterchangeSchemaVersion = 2;
 
 /// The document for `set`. `exported_by` names the writer ("kforge 0.1.0
 /// (abc1234)"); the source is recorded by file name only, so exports of

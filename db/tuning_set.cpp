@@ -36,6 +36,31 @@ void sort_winners(std::vector<WinnerRecord>& w) {
   });
 }
 
+/// Writes the counters of source result `source_id` beside the stored
+/// result matching `stored`, collector by collector, keeping a collector's
+/// rows the stored result already has.
+Status import_counters(Database& db, const std::vector<CounterRecord>& all, std::int64_t source_id,
+                       const ResultRecord& stored, ImportCounts& counts) {
+  std::map<std::string, std::vector<CounterRecord>> by_collector;
+  for (const auto& c : all)
+    if (c.result_id == source_id) by_collector[c.collector].push_back(c);
+  if (by_collector.empty()) return ok_status();
+  KF_TRY_ASSIGN(id, db.result_id(stored.device_id, stored.template_id, stored.problem_id, stored.config));
+  if (!id) return Error::not_found(db.path() + ": result " + stored.config + " vanished during import");
+  KF_TRY_ASSIGN(present, db.counters({*id}));
+  for (auto& [collector, rows] : by_collector) {
+    const bool has = std::any_of(present.begin(), present.end(),
+                                 [&](const CounterRecord& p) { return p.collector == collector; });
+    if (has) {
+      counts.counters_present += static_cast<std::int64_t>(rows.size());
+      continue;
+    }
+    KF_TRY(db.replace_counters(*id, collector, rows));
+    counts.counters_added += static_cast<std::int64_t>(rows.size());
+  }
+  return ok_status();
+}
+
 }  // namespace
 
 bool TuningFilter::matches(const DeviceRecord& d) const {
@@ -224,6 +249,15 @@ Result<ImportCounts> import_tuning_set(Database& db, const TuningSet& set) {
     }
   }
 
+  std::set<std::int64_t> result_ids;
+  for (const auto& r : set.results) result_ids.insert(r.id);
+  for (const auto& c : set.counters) {
+    if (!result_ids.count(c.result_id)) {
+      return Error::bad_input(src + ": counters row '" + c.name + "' of collector '" + c.collector +
+                              "': unknown result " + std::to_string(c.result_id));
+    }
+  }
+
   ImportCounts counts;
   std::map<std::string, std::int64_t> device_ids, problem_ids;
   std::map<std::pair<std::string, std::string>, std::int64_t> template_ids;
@@ -268,6 +302,7 @@ Result<ImportCounts> import_tuning_set(Database& db, const TuningSet& set) {
     copy.template_id = template_ids.at({r.template_name, r.template_hash});
     KF_TRY_ASSIGN(added, db.add_result(copy));
     ++(added ? counts.results_added : counts.results_present);
+    KF_TRY(import_counters(db, set.counters, r.id, copy, counts));
   }
   return counts;
 }

@@ -76,14 +76,20 @@ struct ImportCounts {
   std::int64_t sweeps_added = 0, sweeps_found = 0;
   std::int64_t results_added = 0;
   std::int64_t results_present = 0;  ///< same (device, template version, problem, config) already stored: kept
+  std::int64_t counters_added = 0;   ///< counters rows written
+  /// Rows of a collector the stored result already has counters from: kept, as db merge does.
+  std::int64_t counters_present = 0;
 };
 
 /// Writes a set into `db`: devices, template versions and problems are
 /// inserted or found by key, a sweep equal in every field to a stored one is
 /// reused, and each result goes through Database::add_result (so winners are
-/// recomputed by the database, and a result already stored is kept). The set
+/// recomputed by the database, and a result already stored is kept). Each
+/// result's counters follow it, one collector at a time; a collector the
+/// stored result already has rows from keeps them. The set
 /// is checked whole before anything is written: a result or winner that refers
-/// to a device, problem, template version or sweep the set lacks is kBadInput.
+/// to a device, problem, template version or sweep the set lacks, or a
+/// counters row to a result it lacks, is kBadInput.
 Result<ImportCounts> import_tuning_set(Database& db, const TuningSet& set);
 
 }  // namespace kforge

@@ -166,11 +166,14 @@ void configure_import(CLI::App* cmd, CommonOptions& o) {
                   {"sweeps_found", c.sweeps_found},
                   {"results_added", c.results_added},
                   {"results_present", c.results_present},
+                  {"counters_added", c.counters_added},
+                  {"counters_present", c.counters_present},
                   {"winners_in_file", set.winners.size()}});
       return;
     }
     std::cout << "imported " << *file << " into " << o.db << ": " << c.results_added << " result"
               << (c.results_added == 1 ? "" : "s") << " added, " << c.results_present << " already present; "
+              << c.counters_added << " counters rows added, " << c.counters_present << " already present; "
               << c.sweeps_added << " sweep" << (c.sweeps_added == 1 ? "" : "s") << " added, " << c.sweeps_found
               << " found; " << c.devices << " devices, " << c.problems << " problems, " << c.templates
               << " template versions\n";

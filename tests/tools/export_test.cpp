@@ -237,6 +237,76 @@ TEST_CASE("import refuses bad files with one line naming the file and field", "[
   CHECK(left["results"].empty());
 }
 
+TEST_CASE("a version 1 export without counters is still imported", "[import][counters]") {
+  test::TempDir dir;
+  const std::string db = dir.file("v1.db");
+  const std::string v1 = std::string(KFORGE_TEST_DATA_DIR) + "/interchange/export_v1.json";
+  const json old = json::parse(test::read_file(v1));
+  REQUIRE(old["schema_version"] == 1);
+  const json counts = json::parse(ok_output(test::run_kforge("import --json " + v1 + " --db " + db)));
+  CHECK(counts["results_added"] == old["results"].size());
+  CHECK(counts["counters_added"] == 0);
+  // The file's template hashes are the fixture's, not the built-in ones: stale here.
+  const json again = json::parse(ok_output(test::run_kforge("export --include-stale --db " + db)));
+  CHECK(again["schema_version"] == 2);
+  CHECK(winner_lines(again) == winner_lines(old));
+  for (const auto& r : again["results"]) CHECK(r["counters"].empty());
+
+  // A version 1 document has no counters field: one there is a typo or a forgery.
+  json forged = old;
+  forged["results"][0]["counters"] = json::array();
+  test::write_file(dir.file("forged.json"), forged.dump());
+  auto r = test::run_kforge("import " + dir.file("forged.json") + " --db " + db);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("forged.json: results[0].counters: unknown field") != std::string::npos);
+}
+
+TEST_CASE("a bad counters entry is refused naming the entry and field, and nothing is lost", "[import][counters]") {
+  test::TempDir dir;
+  FixtureDir f;
+  json good = json::parse(ok_output(test::run_kforge("export --db " + f.base)));
+  const json row = {{"source", "ncu"},  {"collector", "ncu"}, {"name", "dram__bytes_read.sum"},
+                    {"value", 4096.0},  {"unit", "byte"},     {"note", ""},
+                    {"tool", "ncu 2025.1.1"}, {"counters_version", 1}, {"created_at", "2026-12-01T00:00:00Z"}};
+  good["results"][0]["counters"] = json::array({row});
+  const std::string db = dir.file("t.db");
+  test::write_file(dir.file("good.json"), good.dump());
+  const json counts = json::parse(ok_output(test::run_kforge("import --json " + dir.file("good.json") + " --db " + db)));
+  CHECK(counts["counters_added"] == 1);
+  const std::string before = ok_output(test::run_kforge("export --all-results --db " + db));
+
+  struct Case {
+    std::string field;
+    json value;
+    std::string expected;
+  };
+  for (const Case& c : {Case{"value", "lots", "results[1].counters[0].value: expected a number, got \"lots\""},
+                        Case{"source", "guess", "results[1].counters[0].source: 'guess' is not one of"},
+                        Case{"name", "", "results[1].counters[0].name: empty string"},
+                        Case{"counters_version", 0, "results[1].counters[0].counters_version: expected a positive"}}) {
+    INFO(c.field);
+    json bad = good;
+    bad["results"][1]["counters"] = json::array({row});
+    bad["results"][1]["counters"][0][c.field] = c.value;
+    test::write_file(dir.file("bad.json"), bad.dump());
+    auto r = test::run_kforge("import " + dir.file("bad.json") + " --db " + db);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("bad.json: " + c.expected) != std::string::npos);
+  }
+  json unavailable = good;
+  json why = row;
+  why["source"] = "unavailable";
+  why["name"] = "availability";
+  why["note"] = "";
+  unavailable["results"][1]["counters"] = json::array({why});
+  test::write_file(dir.file("bad.json"), unavailable.dump());
+  auto r = test::run_kforge("import " + dir.file("bad.json") + " --db " + db);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("results[1].counters[0].note: an unavailable row needs a note") != std::string::npos);
+  // What the first import stored is all still there, and nothing was added.
+  CHECK(ok_output(test::run_kforge("export --all-results --db " + db)) == before);
+}
+
 TEST_CASE("the generated header compiles without SQLite and finds the winners", "[export]") {
   FixtureDir f;
   const std::string header = f.dir.file("tuned.hpp");

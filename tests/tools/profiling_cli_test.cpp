@@ -3,6 +3,7 @@
 // `show` presents them with a bound verdict, and the profile-launch mode
 // launches one configuration in a process of its own.
 #include <catch2/catch.hpp>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "cli_util.hpp"
@@ -141,4 +142,43 @@ TEST_CASE("the profile-launch mode validates and launches one configuration", "[
   r = test::run_kforge("__profile-launch " + dir.file("setup.json") + " gemm_simt_tiled NOT_A_CONFIG perf");
   CHECK(r.exit_code != 0);
   CHECK(r.out.find("kforge-profile: {\"error\"") != std::string::npos);
+}
+
+TEST_CASE("counters survive export and import into a fresh database", "[cli][counters][import]") {
+  test::TempDir dir;
+  const std::string db = dir.file("k.db");
+  auto r = test::run_kforge(kTune + db);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  r = test::run_kforge("export --all-results --out " + dir.file("x.json") + " --db " + db);
+  REQUIRE(r.exit_code == 0);
+  const auto exported = nlohmann::json::parse(test::read_file(dir.file("x.json")));
+  r = test::run_kforge("import --json " + dir.file("x.json") + " --db " + dir.file("fresh.db"));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto counts = nlohmann::json::parse(r.out);
+  CHECK(counts["counters_added"].get<int>() > 0);
+  r = test::run_kforge("export --all-results --db " + dir.file("fresh.db"));
+  REQUIRE(r.exit_code == 0);
+  const auto again = nlohmann::json::parse(r.out);
+  // Each result's counters re-attach to the same result, every field kept.
+  std::map<std::string, nlohmann::json> before, after;
+  std::size_t rows = 0;
+  for (const auto& x : exported["results"]) {
+    before[x["config"].get<std::string>()] = x["counters"];
+    rows += x["counters"].size();
+  }
+  for (const auto& x : again["results"]) after[x["config"].get<std::string>()] = x["counters"];
+  CHECK(counts["counters_added"] == rows);
+  CHECK(after == before);
+  bool perf_row = false;
+  for (const auto& [config, list] : after)
+    for (const auto& c : list) perf_row = perf_row || c["collector"] == "perf";
+  CHECK(perf_row);
+
+  // A second import keeps the stored rows.
+  r = test::run_kforge("import --json " + dir.file("x.json") + " --db " + dir.file("fresh.db"));
+  REQUIRE(r.exit_code == 0);
+  CHECK(nlohmann::json::parse(r.out)["counters_added"] == 0);
+  CHECK(nlohmann::json::parse(r.out)["counters_present"] == rows);
 }

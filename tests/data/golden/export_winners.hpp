@@ -10,7 +10,7 @@
 namespace kforge_tuned {
 
 /// Version of this header's layout (kforge's JSON interchange schema).
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 inline constexpr std::size_t kMaxDims = 4;
 inline constexpr std::size_t kMaxParams = 3;
 
