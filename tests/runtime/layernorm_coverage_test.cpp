@@ -1,4 +1,5 @@
-// layernorm_rowwise on PoCL against LayernormOperator's double reference:
+// layernorm_rowwise and layernorm_vector_row on PoCL against
+// LayernormOperator's double reference:
 // shapes of 1, small primes, tails around every rows-per-block and row-tile
 // size (TX * VW), large and skinny; f32, f16 and bf16; the plain and the
 // boundary run (offset, constant, large and tiny rows); NaN and Inf rows.
@@ -14,6 +15,7 @@
 #include "layernorm_operator.hpp"
 #include "search_space.hpp"
 #include "test_level.hpp"
+#include "vector_row_coverage.hpp"
 #include "workload_builder.hpp"
 
 using namespace kforge;
@@ -133,5 +135,49 @@ TEST_CASE("layernorm_rowwise: sampled valid configurations are correct", "[openc
   for (std::size_t i = step / 2; i < all->size(); i += step) {
     const std::string c = (*all)[i].canonical_name();
     SECTION(c) { check(c, dims); }
+  }
+}
+
+// layernorm_vector_row: the row in registers, so each family runs on the
+// fewest chunks per thread that hold the row (tests/runtime/vector_row_coverage.hpp).
+
+TEST_CASE("layernorm_vector_row: the kernel file compiles on its own with the prelude", "[opencl][layernorm]") {
+  const TemplateSource& tpl = test::builtin_template("layernorm_vector_row");
+  const std::string source = std::string(prelude_text("opencl")) + "\n" + tpl.kernel_text;
+  CHECK(test::coverage_device().compiler().compile(source, tpl.manifest.kernel, "").ok());
+}
+
+TEST_CASE("layernorm_vector_row: shapes and tails, f32, f16 and bf16", "[opencl][layernorm]") {
+  // One warp per row with 16-byte f32 loads; 8 threads per row and 4 rows
+  // per group with element loads; 16 threads per row with 8-wide loads.
+  const std::vector<std::pair<Dtype, const char*>> runs = {{Dtype::kF32, "RY2_TX32_VW4"},
+                                                           {Dtype::kF32, "RY4_TX8_VW1"},
+                                                           {Dtype::kF16, "RY2_TX16_VW8"},
+                                                           {Dtype::kBF16, "RY2_TX16_VW8"}};
+  for (const auto& [dtype, family] : runs) {
+    SECTION(std::string(dtype_name(dtype)) + " " + family) {
+      int covered = 0;
+      CHECK(test::check_vector_row("layernorm_vector_row", kOp, family, shapes(dtype), covered) == "");
+      CHECK(covered > 20);
+    }
+  }
+}
+
+TEST_CASE("layernorm_vector_row: a row with NaN or Inf gives a NaN row, the others stay right",
+          "[opencl][layernorm]") {
+  // 37 columns over 16 threads of 4-wide chunks: column 36 is in a partial chunk.
+  for (Dtype d : {Dtype::kF32, Dtype::kF16}) {
+    INFO(dtype_name(d));
+    test::CoverageRunner runner("layernorm_vector_row", "NV1_RY4_TX16_VW4");
+    auto plant = [](Workload& w) {
+      HostTensor& x = w.tensors[tensor_named(w, "X")];
+      store_element(x, 0 * 37 + 5, std::nanf(""));
+      store_element(x, 2 * 37 + 36, INFINITY);
+      store_element(x, 5 * 37 + 0, -INFINITY);
+    };
+    CHECK(runner.run(problem(6, 37, d), WorkloadKind::kPoisonedOutput, 7, plant) == "");
+    const auto& y = runner.last_output();
+    for (int r : {0, 2, 5}) CHECK(std::isnan(y[r * 37 + 11]));
+    for (int r : {1, 3, 4}) CHECK(std::isfinite(y[r * 37 + 11]));
   }
 }

@@ -1,0 +1,134 @@
+/* layernorm_vector_row: Y = (X - mean) / sqrt(var + eps) * W + B over each
+ * row of X (contract: generator/layernorm_operator.hpp), reading each
+ * element of X once. Portable: written against the kforge prelude
+ * (templates/prelude/, docs/prelude.md), so it runs as OpenCL C, CUDA and HIP.
+ *
+ * A work-group normalizes RY rows with TX threads per row (block TX x RY).
+ * Each thread keeps NV chunks of VW consecutive elements of its row in
+ * registers (chunk j at column (j * TX + tx) * VW), so the row's TX * VW * NV
+ * slots must cover it (the manifest's constraint). The statistics take two
+ * passes over the registers, as layernorm_rowwise's over memory: the mean,
+ * then the squared deviations from it (slots past the row masked out), so a
+ * constant row has variance 0. Reductions meet in warp shuffles where the
+ * backend has them (KF_HAS_SHUFFLE), then across warps in local memory; on
+ * OpenCL in a local-memory tree. The output pass reuses the registers. */
+
+/* ---- tunable parameters (the generator defines them; defaults for a
+ * standalone build) ---- */
+#ifndef TX
+#define TX 128 /* threads per row, a power of two: <= 32 is a row per (part of a) warp */
+#endif
+#ifndef RY
+#define RY 1 /* rows per work-group */
+#endif
+#ifndef VW
+#define VW 4 /* consecutive elements per load: 1, 2, 4, 8 */
+#endif
+#ifndef NV
+#define NV 8 /* VW-chunks each thread holds in registers */
+#endif
+
+#ifndef KF_KERNEL_NAME
+#define KF_KERNEL_NAME layernorm_vector_row
+#endif
+
+#if TX < 1 || (TX & (TX - 1)) || RY < 1 || NV < 1 || (VW != 1 && VW != 2 && VW != 4 && VW != 8)
+#error "layernorm_vector_row: invalid configuration (see the manifest's constraints)"
+#endif
+
+#if defined(KF_BACKEND_OPENCL)
+#define LNV_RSQRT(x) rsqrt(x)
+#else
+#define LNV_RSQRT(x) rsqrtf(x)
+#endif
+
+/* Lanes that reduce in shuffles, and the partial sums each row leaves in local memory. */
+#if KF_HAS_SHUFFLE
+#define LNV_LANES (TX < KF_SHUFFLE_LANES ? TX : KF_SHUFFLE_LANES)
+#define LNV_SLOTS (TX / LNV_LANES)
+#else
+#define LNV_SLOTS TX
+#endif
+
+/* The sum of s over the TX threads of row ty, in every one of them. Each
+ * use has its own `red`, so no barrier is needed after the reads. */
+KF_INLINE float lnv_row_sum(float s, KF_LOCAL_PTR float* red, int tx, int ty) {
+#if KF_HAS_SHUFFLE
+  for (int m = LNV_LANES / 2; m > 0; m >>= 1) s += KF_SHUFFLE_XOR(s, m);
+  if (LNV_SLOTS == 1) return s;
+  if (tx % LNV_LANES == 0) red[ty * LNV_SLOTS + tx / LNV_LANES] = s;
+  KF_BARRIER();
+  s = 0.0f;
+  for (int i = 0; i < LNV_SLOTS; ++i) s += red[ty * LNV_SLOTS + i];
+#else
+  red[ty * TX + tx] = s;
+  KF_BARRIER();
+  for (int off = TX / 2; off > 0; off >>= 1) {
+    if (tx < off) red[ty * TX + tx] += red[ty * TX + tx + off];
+    KF_BARRIER();
+  }
+  s = red[ty * TX];
+#endif
+  return s;
+}
+
+KF_KERNEL void KF_LAUNCH_BOUNDS(TX, RY, 1)
+KF_KERNEL_NAME(int rows, int cols, float eps, KF_GLOBAL const kf_in_t* KF_RESTRICT X,
+               KF_GLOBAL const kf_in_t* KF_RESTRICT W, KF_GLOBAL const kf_in_t* KF_RESTRICT B,
+               KF_GLOBAL float* KF_RESTRICT Y) {
+  KF_LOCAL float red_mean[LNV_SLOTS * RY];
+  KF_LOCAL float red_var[LNV_SLOTS * RY];
+
+  const int tx = KF_THREAD_X;
+  const int ty = KF_THREAD_Y;
+  const int row = KF_BLOCK_X * RY + ty;
+  const int n = row < rows ? cols : 0; /* elements this thread's row owns */
+  const int aligned = cols % VW == 0;  /* every chunk starts on a VW boundary */
+  const size_t base = (size_t)(row < rows ? row : 0) * (size_t)cols;
+  const KF_GLOBAL kf_in_t* x = X + base;
+
+  float v[NV][VW];
+  float sum = 0.0f;
+  KF_UNROLL
+  for (int j = 0; j < NV; ++j) {
+    const int c = (j * TX + tx) * VW;
+    if (aligned && c + VW <= n) {
+      KF_LOAD_IN_VEC_ALIGNED(v[j], x, c, VW);
+    } else {
+      KF_UNROLL
+      for (int e = 0; e < VW; ++e) v[j][e] = c + e < n ? KF_LOAD_IN(x, c + e) : 0.0f;
+    }
+    KF_UNROLL
+    for (int e = 0; e < VW; ++e) sum += v[j][e];
+  }
+  const float mean = lnv_row_sum(sum, red_mean, tx, ty) / (float)cols;
+
+  float sq = 0.0f;
+  KF_UNROLL
+  for (int j = 0; j < NV; ++j) {
+    const int c = (j * TX + tx) * VW;
+    KF_UNROLL
+    for (int e = 0; e < VW; ++e) {
+      const float d = c + e < n ? v[j][e] - mean : 0.0f;
+      sq += d * d;
+    }
+  }
+  const float rstd = LNV_RSQRT(lnv_row_sum(sq, red_var, tx, ty) / (float)cols + eps);
+
+  KF_GLOBAL float* y = Y + base;
+  KF_UNROLL
+  for (int j = 0; j < NV; ++j) {
+    const int c = (j * TX + tx) * VW;
+    if (aligned && c + VW <= n) {
+      float w[VW], b[VW];
+      KF_LOAD_IN_VEC_ALIGNED(w, W, c, VW);
+      KF_LOAD_IN_VEC_ALIGNED(b, B, c, VW);
+      KF_UNROLL
+      for (int e = 0; e < VW; ++e) w[e] = (v[j][e] - mean) * rstd * w[e] + b[e];
+      KF_STORE_F32_VEC(y, c, w, VW);
+    } else {
+      for (int e = 0; e < VW && c + e < n; ++e)
+        y[c + e] = (v[j][e] - mean) * rstd * KF_LOAD_IN(W, c + e) + KF_LOAD_IN(B, c + e);
+    }
+  }
+}
