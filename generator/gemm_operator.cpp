@@ -128,6 +128,105 @@ void accumulate_tile(const double* a, std::size_t k, const double* b, const doub
   }
 }
 
+/// Groups the workloads of one problem by their A and B, whose products are
+/// computed once per group. Each reference starts as NaN with its tolerance;
+/// a workload for another problem joins no group and keeps NaN, which fails
+/// every comparison.
+std::vector<std::vector<std::size_t>> input_groups(const GemmDims& d, const std::vector<const Workload*>& ws,
+                                                   double tolerance, std::vector<Reference>& refs) {
+  const std::size_t mn = d.m * d.n * d.batch;
+  std::vector<std::vector<std::size_t>> groups;
+  for (std::size_t i = 0; i < ws.size(); ++i) {
+    refs[i].value.assign(mn, std::numeric_limits<double>::quiet_NaN());
+    refs[i].scale.assign(mn, 0.0);
+    refs[i].tolerance = tolerance;
+    const Workload& w = *ws[i];
+    if (w.tensors.size() < 4 || w.tensors[0].elements() != d.m * d.k * d.batch ||
+        w.tensors[1].elements() != d.k * d.n * d.batch || w.tensors[2].elements() != mn ||
+        w.tensors[3].elements() != d.n) {
+      continue;
+    }
+    auto same_inputs = [&](const std::vector<std::size_t>& g) {
+      const Workload& v = *ws[g.front()];
+      return v.tensors[0].dtype == w.tensors[0].dtype && v.tensors[0].bytes == w.tensors[0].bytes &&
+             v.tensors[1].dtype == w.tensors[1].dtype && v.tensors[1].bytes == w.tensors[1].bytes;
+    };
+    auto g = std::find_if(groups.begin(), groups.end(), same_inputs);
+    if (g == groups.end()) {
+      groups.push_back({i});
+    } else {
+      g->push_back(i);
+    }
+  }
+  return groups;
+}
+
+/// One batch of op(A) as M x K and of op(B) and |op(B)| as K x N, row-major,
+/// so the reference's i-k-j loop streams.
+void load_operands(const HostTensor& ta, const HostTensor& tb, const Layout& layout, const GemmDims& d,
+                   std::size_t batch, std::vector<double>& a, std::vector<double>& b, std::vector<double>& b_abs) {
+  const std::size_t m = d.m, n = d.n, k = d.k;
+  const std::size_t a_off = batch * m * k, b_off = batch * k * n;
+  for (std::size_t i = 0; i < m; ++i) {
+    for (std::size_t kk = 0; kk < k; ++kk) {
+      a[i * k + kk] = load_element(ta, a_off + (layout.trans_a ? kk * m + i : i * k + kk));
+    }
+  }
+  for (std::size_t kk = 0; kk < k; ++kk) {
+    for (std::size_t j = 0; j < n; ++j) {
+      const double v = load_element(tb, b_off + (layout.trans_b ? j * k + kk : kk * n + j));
+      b[kk * n + j] = v;
+      b_abs[kk * n + j] = std::fabs(v);
+    }
+  }
+}
+
+/// A workload's own terms, read once rather than in every tile.
+struct GemmTerms {
+  double alpha, beta;
+  const float* c;
+  const float* bias;
+};
+
+/// Where a tile of C lies: rows i0.., columns j0.., in the batch at c_off.
+struct TileSpan {
+  std::size_t i0, rows, j0, cols, c_off, n;
+};
+
+/// The epilogue and its error bound: the activation's Lipschitz bound, and
+/// its own f32 evaluation error c * u * |pre| written against the tolerance
+/// (>= ops * u) as (c / ops) * |pre| (docs/tolerances.md).
+struct EpilogueBound {
+  Epilogue ep;
+  double lipschitz, eval;
+};
+
+/// alpha * acc + beta * C + bias through the activation, and its scale, for
+/// every element of a tile, into `ref`.
+void finish_tile(const TileSpan& t, const double* acc, const double* mag, const GemmTerms& terms,
+                 const EpilogueBound& e, Reference& ref) {
+  for (std::size_t r = 0; r < t.rows; ++r) {
+    for (std::size_t jj = 0; jj < t.cols; ++jj) {
+      const std::size_t j = t.j0 + jj;
+      const std::size_t idx = t.c_off + (t.i0 + r) * t.n + j;
+      double value = terms.alpha * acc[r * t.cols + jj];
+      double scale = std::fabs(terms.alpha) * mag[r * t.cols + jj];
+      if (terms.beta != 0.0) {  // BLAS convention: C is not read when beta == 0
+        const double c = terms.c[idx];
+        value += terms.beta * c;
+        scale += std::fabs(terms.beta) * std::fabs(c);
+      }
+      if (e.ep.bias) {
+        const double bj = terms.bias[j];
+        value += bj;
+        scale += std::fabs(bj);
+      }
+      ref.value[idx] = activation_reference(e.ep.activation, value);
+      ref.scale[idx] = e.lipschitz * scale + e.eval * std::fabs(value);
+    }
+  }
+}
+
 }  // namespace
 
 Result<Problem> GemmOperator::normalize(Problem p) const {
@@ -244,52 +343,16 @@ Reference GemmOperator::reference(const Problem& p, const Workload& w) const {
 std::vector<Reference> GemmOperator::references(const Problem& p, const std::vector<const Workload*>& ws) const {
   const GemmDims d = dims_of(p);
   const std::size_t m = d.m, n = d.n, k = d.k;
-  const Epilogue ep = p.epilogue;
   // Accumulation is f32 for every dtype: K products and sums, alpha, beta*C,
   // and the bias add.
-  const std::size_t ops = k + 2 + (ep.bias ? 1 : 0);
+  const std::size_t ops = k + 2 + (p.epilogue.bias ? 1 : 0);
   const double nu = static_cast<double>(ops) * unit_roundoff(Dtype::kF32);
-  // The activation: its Lipschitz bound times the pre-activation bound, plus
-  // its own f32 evaluation error c * u * |pre|, written against the tolerance
-  // (>= ops * u) as (c / ops) * |pre| (docs/tolerances.md).
-  const double lipschitz = activation_lipschitz(ep.activation);
-  const double eval = activation_eval_error(ep.activation) / static_cast<double>(ops);
+  const EpilogueBound bound{p.epilogue, activation_lipschitz(p.epilogue.activation),
+                            activation_eval_error(p.epilogue.activation) / static_cast<double>(ops)};
   std::vector<Reference> refs(ws.size());
-  // Workloads with the same A and B form a group, whose products are
-  // computed once; a workload for another problem keeps NaN, which fails
-  // every comparison.
-  std::vector<std::vector<std::size_t>> groups;
-  for (std::size_t i = 0; i < ws.size(); ++i) {
-    Reference& ref = refs[i];
-    ref.value.assign(m * n * d.batch, std::numeric_limits<double>::quiet_NaN());
-    ref.scale.assign(m * n * d.batch, 0.0);
-    ref.tolerance = nu < 0.5 ? nu / (1.0 - nu) : 1.0;  // the bound is vacuous beyond K ~ 2^23
-    const Workload& w = *ws[i];
-    if (w.tensors.size() < 4 || w.tensors[0].elements() != m * k * d.batch ||
-        w.tensors[1].elements() != k * n * d.batch || w.tensors[2].elements() != m * n * d.batch ||
-        w.tensors[3].elements() != n) {
-      continue;
-    }
-    auto same_inputs = [&](const std::vector<std::size_t>& g) {
-      const Workload& v = *ws[g.front()];
-      return v.tensors[0].dtype == w.tensors[0].dtype && v.tensors[0].bytes == w.tensors[0].bytes &&
-             v.tensors[1].dtype == w.tensors[1].dtype && v.tensors[1].bytes == w.tensors[1].bytes;
-    };
-    auto g = std::find_if(groups.begin(), groups.end(), same_inputs);
-    if (g == groups.end()) {
-      groups.push_back({i});
-    } else {
-      g->push_back(i);
-    }
-  }
-
-  // Each workload's own terms, read once rather than in every tile.
-  struct Terms {
-    double alpha, beta;
-    const float* c;
-    const float* bias;
-  };
-  std::vector<Terms> terms(ws.size());
+  // The bound is vacuous beyond K ~ 2^23.
+  const auto groups = input_groups(d, ws, nu < 0.5 ? nu / (1.0 - nu) : 1.0, refs);
+  std::vector<GemmTerms> terms(ws.size());
   for (const auto& group : groups) {
     for (std::size_t member : group) {
       const Workload& w = *ws[member];
@@ -297,62 +360,25 @@ std::vector<Reference> GemmOperator::references(const Problem& p, const std::vec
     }
   }
   std::vector<double> a(m * k), b(k * n), b_abs(k * n);
+  // Tiles of C (kReferenceRows x kReferenceCols) run on every core; within a
+  // tile each row segment of op(B) is reused by all the tile's rows while it
+  // is in cache, and the tile's sums stay in L2. Each element still sums over
+  // k in order, so the reference is the same for any tiling or thread count.
+  const std::size_t row_blocks = (m + kReferenceRows - 1) / kReferenceRows;
+  const std::size_t col_blocks = (n + kReferenceCols - 1) / kReferenceCols;
+  const bool large = m * n * k >= (std::size_t{1} << 24);
   for (const auto& group : groups) {
-    const HostTensor& ta = ws[group.front()]->tensors[0];
-    const HostTensor& tb = ws[group.front()]->tensors[1];
     for (std::size_t batch = 0; batch < d.batch; ++batch) {
-      // op(A) as M x K and op(B) as K x N, row-major, so the i-k-j loop streams.
-      const std::size_t a_off = batch * m * k, b_off = batch * k * n, c_off = batch * m * n;
-      for (std::size_t i = 0; i < m; ++i) {
-        for (std::size_t kk = 0; kk < k; ++kk) {
-          a[i * k + kk] = load_element(ta, a_off + (p.layout.trans_a ? kk * m + i : i * k + kk));
-        }
-      }
-      for (std::size_t kk = 0; kk < k; ++kk) {
-        for (std::size_t j = 0; j < n; ++j) {
-          const double v = load_element(tb, b_off + (p.layout.trans_b ? j * k + kk : kk * n + j));
-          b[kk * n + j] = v;
-          b_abs[kk * n + j] = std::fabs(v);
-        }
-      }
-      // Tiles of C (kReferenceRows x kReferenceCols) run on every core; within a
-      // tile each row segment of op(B) is reused by all the tile's rows while it
-      // is in cache, and the tile's sums stay in L2. Each element still sums over
-      // k in order, so the reference is the same for any tiling or thread count.
-      const std::size_t row_blocks = (m + kReferenceRows - 1) / kReferenceRows;
-      const std::size_t col_blocks = (n + kReferenceCols - 1) / kReferenceCols;
-      const bool large = m * n * k >= (std::size_t{1} << 24);
+      load_operands(ws[group.front()]->tensors[0], ws[group.front()]->tensors[1], p.layout, d, batch, a, b, b_abs);
       parallel_for(row_blocks * col_blocks, [&](std::size_t tile) {
-        const std::size_t i0 = (tile / col_blocks) * kReferenceRows, rows = std::min(kReferenceRows, m - i0);
-        const std::size_t j0 = (tile % col_blocks) * kReferenceCols, cols = std::min(kReferenceCols, n - j0);
-        std::vector<double> acc(rows * cols, 0.0), mag(rows * cols, 0.0);
-        accumulate_tile(&a[i0 * k], k, &b[j0], &b_abs[j0], n, rows, cols, acc.data(), mag.data());
+        const std::size_t i0 = (tile / col_blocks) * kReferenceRows, j0 = (tile % col_blocks) * kReferenceCols;
+        const TileSpan span{i0, std::min(kReferenceRows, m - i0), j0, std::min(kReferenceCols, n - j0),
+                            batch * m * n, n};
+        std::vector<double> acc(span.rows * span.cols, 0.0), mag(span.rows * span.cols, 0.0);
+        accumulate_tile(&a[i0 * k], k, &b[j0], &b_abs[j0], n, span.rows, span.cols, acc.data(), mag.data());
         // The tile's products serve every workload of the group, each with
         // its own alpha, beta, C and bias.
-        for (std::size_t member : group) {
-          const auto& [alpha, beta, c_in, bias] = terms[member];
-          Reference& ref = refs[member];
-          for (std::size_t r = 0; r < rows; ++r) {
-            for (std::size_t jj = 0; jj < cols; ++jj) {
-              const std::size_t j = j0 + jj;
-              const std::size_t idx = c_off + (i0 + r) * n + j;
-              double value = alpha * acc[r * cols + jj];
-              double scale = std::fabs(alpha) * mag[r * cols + jj];
-              if (beta != 0.0) {  // BLAS convention: C is not read when beta == 0
-                const double c = c_in[idx];
-                value += beta * c;
-                scale += std::fabs(beta) * std::fabs(c);
-              }
-              if (ep.bias) {
-                const double bj = bias[j];
-                value += bj;
-                scale += std::fabs(bj);
-              }
-              ref.value[idx] = activation_reference(ep.activation, value);
-              ref.scale[idx] = lipschitz * scale + eval * std::fabs(value);
-            }
-          }
-        }
+        for (std::size_t member : group) finish_tile(span, acc.data(), mag.data(), terms[member], bound, refs[member]);
       }, large ? 0 : 1);
     }
   }

@@ -41,11 +41,11 @@ std::string kernel_name_for(const std::string& kernel, const std::string& config
   return name + suffix;
 }
 
-Result<Instance> instantiate(const TemplateSource& tpl, std::string_view prelude, const Operator& op,
-                             const Config& config, const Problem& problem, const DeviceLimits& limits) {
-  const TemplateManifest& m = tpl.manifest;
-  // Values may come from a database: check them before they reach any source text.
-  KF_TRY(m.check_declared(config));
+namespace {
+
+/// The normalized problem, once the template is known to implement `op`
+/// for the problem's operator, dtype and layout.
+Result<Problem> applicable_problem(const TemplateManifest& m, const Operator& op, const Problem& problem) {
   if (m.op != op.name()) {
     return Error::bad_input("template " + m.name + " implements " + m.op + ", not " + std::string(op.name()));
   }
@@ -63,89 +63,109 @@ Result<Instance> instantiate(const TemplateSource& tpl, std::string_view prelude
     return Error{
         ErrorCode::kUnsupported, "template " + m.name + " does not support layout " + p.layout.name(), {}};
   }
+  return p;
+}
 
-  const std::string cfg = config.canonical_name();
-  const std::string where = " (configuration " + cfg + " on " + p.key() + ")";
-  Env env;
-  limits.add_to(env);
-  op.add_to(env, p);
-  for (const auto& [name, value] : config.values) env[name] = value;
-  auto eval = [&](const FieldExpr& fe) -> Result<std::int64_t> {
-    auto v = fe.expr.eval(env);
-    if (!v) return Error::bad_input(m.path + ": " + fe.field + ": " + v.error().message + where);
-    return v;
-  };
-
-  for (const auto& fe : m.constraints) {
-    KF_TRY_ASSIGN(v, eval(fe));
-    if (v == 0) {
-      return Error::bad_input("template " + m.name + ": configuration " + cfg + " breaks " + fe.field + " '" +
-                              printable(fe.expr.text()) + "' on " + p.key());
-    }
+/// Evaluates a manifest's expressions for one (configuration, problem),
+/// naming the file, field, configuration and problem in every error.
+class ManifestEval {
+ public:
+  ManifestEval(const TemplateManifest& m, const Operator& op, const Config& config, const Problem& p,
+               const DeviceLimits& limits)
+      : m_(m), cfg_(config.canonical_name()), key_(p.key()), where_(" (configuration " + cfg_ + " on " + key_ + ")") {
+    limits.add_to(env_);
+    op.add_to(env_, p);
+    for (const auto& [name, value] : config.values) env_[name] = value;
   }
-  for (const auto& fe : m.envelope) {
-    KF_TRY_ASSIGN(v, eval(fe));
-    if (v == 0) {
-      return Error{ErrorCode::kUnsupported,
-                   "template " + m.name + ": problem " + p.key() + " is outside " + fe.field + " '" +
-                       printable(fe.expr.text()) + "' (configuration " + cfg + ")",
+
+  Result<std::int64_t> operator()(const FieldExpr& fe) const {
+    auto v = fe.expr.eval(env_);
+    if (!v) return Error::bad_input(m_.path + ": " + fe.field + ": " + v.error().message + where_);
+    return v;
+  }
+
+  /// kBadInput for a broken constraint, kUnsupported for a problem outside the envelope.
+  Status check_rules() const {
+    for (const auto& fe : m_.constraints) {
+      KF_TRY_ASSIGN(v, (*this)(fe));
+      if (v == 0) {
+        return Error::bad_input("template " + m_.name + ": configuration " + cfg_ + " breaks " + fe.field + " '" +
+                                printable(fe.expr.text()) + "' on " + key_);
+      }
+    }
+    for (const auto& fe : m_.envelope) {
+      KF_TRY_ASSIGN(v, (*this)(fe));
+      if (v == 0) {
+        return Error{ErrorCode::kUnsupported,
+                     "template " + m_.name + ": problem " + key_ + " is outside " + fe.field + " '" +
+                         printable(fe.expr.text()) + "' (configuration " + cfg_ + ")",
+                     {}};
+      }
+    }
+    return ok_status();
+  }
+
+  /// Block and grid, each at least 1, and the block within the device's thread limit.
+  Status launch_geometry(const DeviceLimits& limits, Instance& inst) const {
+    std::int64_t threads = 1;
+    for (std::size_t i = 0; i < 3; ++i) {
+      KF_TRY_ASSIGN(b, (*this)(m_.block[i]));
+      KF_TRY_ASSIGN(g, (*this)(m_.grid[i]));
+      if (b < 1 || g < 1) {
+        const FieldExpr& bad = b < 1 ? m_.block[i] : m_.grid[i];
+        return Error::bad_input(m_.path + ": " + bad.field + ": '" + printable(bad.expr.text()) + "' gives " +
+                                std::to_string(b < 1 ? b : g) + ", must be >= 1" + where_);
+      }
+      inst.geometry.block[i] = b;
+      inst.geometry.grid[i] = g;
+      if (__builtin_mul_overflow(threads, b, &threads)) threads = std::numeric_limits<std::int64_t>::max();
+    }
+    if (threads > limits.max_block_threads) {
+      return Error{ErrorCode::kResource,
+                   "template " + m_.name + ": configuration " + cfg_ + " uses " + std::to_string(threads) +
+                       " threads per block, more than the device limit " +
+                       std::to_string(limits.max_block_threads),
                    {}};
     }
+    return ok_status();
   }
 
-  Instance inst;
-  inst.template_name = m.name;
-  inst.config_name = cfg;
-  inst.kernel_name = kernel_name_for(m.kernel, cfg);
-  std::int64_t threads = 1;
-  for (std::size_t i = 0; i < 3; ++i) {
-    KF_TRY_ASSIGN(b, eval(m.block[i]));
-    KF_TRY_ASSIGN(g, eval(m.grid[i]));
-    if (b < 1 || g < 1) {
-      const FieldExpr& bad = b < 1 ? m.block[i] : m.grid[i];
-      return Error::bad_input(m.path + ": " + bad.field + ": '" + printable(bad.expr.text()) + "' gives " +
-                              std::to_string(b < 1 ? b : g) + ", must be >= 1" + where);
-    }
-    inst.geometry.block[i] = b;
-    inst.geometry.grid[i] = g;
-    if (__builtin_mul_overflow(threads, b, &threads)) {
-      threads = std::numeric_limits<std::int64_t>::max();
-    }
-  }
-  if (threads > limits.max_block_threads) {
-    return Error{ErrorCode::kResource,
-                 "template " + m.name + ": configuration " + cfg + " uses " + std::to_string(threads) +
-                     " threads per block, more than the device limit " +
-                     std::to_string(limits.max_block_threads),
-                 {}};
-  }
-  if (m.local_memory_bytes) {
-    KF_TRY_ASSIGN(bytes, eval(*m.local_memory_bytes));
+  /// The manifest's local memory, when it states one, within the device's limit.
+  Status local_memory(const DeviceLimits& limits, Instance& inst) const {
+    if (!m_.local_memory_bytes) return ok_status();
+    KF_TRY_ASSIGN(bytes, (*this)(*m_.local_memory_bytes));
     if (bytes < 0) {
-      return Error::bad_input(m.path + ": local_memory_bytes: '" +
-                              printable(m.local_memory_bytes->expr.text()) + "' gives " +
-                              std::to_string(bytes) + where);
+      return Error::bad_input(m_.path + ": local_memory_bytes: '" + printable(m_.local_memory_bytes->expr.text()) +
+                              "' gives " + std::to_string(bytes) + where_);
     }
     if (bytes > limits.local_mem_bytes) {
       return Error{ErrorCode::kResource,
-                   "template " + m.name + ": configuration " + cfg + " uses " + std::to_string(bytes) +
+                   "template " + m_.name + ": configuration " + cfg_ + " uses " + std::to_string(bytes) +
                        " bytes of local memory, more than the device limit " +
                        std::to_string(limits.local_mem_bytes),
                    {}};
     }
     inst.local_memory_bytes = bytes;
+    return ok_status();
   }
 
-  std::string src;
-  // No problem dimensions in the source: one text per (template, config,
-  // dtype, layout) keeps compile caches hitting across shapes.
-  src += "// kforge instance: " + m.name + " " + cfg + " " + std::string(dtype_name(p.dtype)) + " " +
-         p.layout.name() + (p.epilogue.plain() ? "" : " " + p.epilogue.name()) +
-         (p.attrs.empty() ? "" : " " + p.attrs_string()) + "\n";
-  for (const auto& [name, value] : config.values) {
-    src += "#define " + name + " " + std::to_string(value) + "\n";
-  }
-  src += "#define KF_KERNEL_NAME " + inst.kernel_name + "\n";
+ private:
+  const TemplateManifest& m_;
+  const std::string cfg_, key_, where_;
+  Env env_;
+};
+
+/// The defines of one instance: its parameters, kernel name, dtype, layout,
+/// epilogue and attributes. No problem dimensions: one text per (template,
+/// config, dtype, layout) keeps compile caches hitting across shapes.
+std::string instance_defines(const TemplateManifest& m, const Operator& op, const Config& config,
+                             const Problem& p, const std::string& kernel_name) {
+  std::string src = "// kforge instance: " + m.name + " " + config.canonical_name() + " " +
+                    std::string(dtype_name(p.dtype)) + " " + p.layout.name() +
+                    (p.epilogue.plain() ? "" : " " + p.epilogue.name()) +
+                    (p.attrs.empty() ? "" : " " + p.attrs_string()) + "\n";
+  for (const auto& [name, value] : config.values) src += "#define " + name + " " + std::to_string(value) + "\n";
+  src += "#define KF_KERNEL_NAME " + kernel_name + "\n";
   src += "#define " + dtype_macro(p.dtype) + " 1\n";
   src += "#define KF_DTYPE_BYTES " + std::to_string(dtype_bytes(p.dtype)) + "\n";
   src += std::string("#define KF_TRANS_A ") + (p.layout.trans_a ? "1" : "0") + "\n";
@@ -160,6 +180,28 @@ Result<Instance> instantiate(const TemplateSource& tpl, std::string_view prelude
     src += "#define KF_" + upper(spec.name) + " " + std::to_string(index) + "\n";
     src += "#define KF_" + upper(spec.name) + "_" + upper(value) + " 1\n";
   }
+  return src;
+}
+
+}  // namespace
+
+Result<Instance> instantiate(const TemplateSource& tpl, std::string_view prelude, const Operator& op,
+                             const Config& config, const Problem& problem, const DeviceLimits& limits) {
+  const TemplateManifest& m = tpl.manifest;
+  // Values may come from a database: check them before they reach any source text.
+  KF_TRY(m.check_declared(config));
+  KF_TRY_ASSIGN(p, applicable_problem(m, op, problem));
+  const ManifestEval eval(m, op, config, p, limits);
+  KF_TRY(eval.check_rules());
+
+  Instance inst;
+  inst.template_name = m.name;
+  inst.config_name = config.canonical_name();
+  inst.kernel_name = kernel_name_for(m.kernel, inst.config_name);
+  KF_TRY(eval.launch_geometry(limits, inst));
+  KF_TRY(eval.local_memory(limits, inst));
+
+  std::string src = instance_defines(m, op, config, p, inst.kernel_name);
   src += prelude;
   if (!prelude.empty() && prelude.back() != '\n') src += '\n';
   src += "#line 1 \"" + m.source + "\"\n";
