@@ -18,9 +18,11 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_env import ROOT, context, finish, run_json, write_receipt  # noqa: E402
 
-PAIRS = {"rmsnorm": ("rmsnorm_rowwise", "rmsnorm_vector_row")}
-CASES = [("rmsnorm", "rows=256,cols=4096", "f32"), ("rmsnorm", "rows=2048,cols=4096", "f32"),
-         ("rmsnorm", "rows=256,cols=4096", "bf16"), ("rmsnorm", "rows=2048,cols=4096", "bf16")]
+PAIRS = {"rmsnorm": ("rmsnorm_rowwise", "rmsnorm_vector_row"),
+         "layernorm": ("layernorm_rowwise", "layernorm_vector_row"),
+         "softmax": ("softmax_online", "softmax_vector_row")}
+CASES = [(op, shape, dtype) for op in PAIRS for shape in ("rows=256,cols=4096", "rows=2048,cols=4096")
+         for dtype in ("f32", "bf16")]
 IN_BYTES = {"f32": 4, "f16": 2, "bf16": 2}
 
 
