@@ -1,9 +1,11 @@
 // Looks up embedded templates and preludes.
 #include "builtin_templates.hpp"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace kforge {
 
@@ -14,16 +16,31 @@ static std::string_view find_file(std::string_view path) {
   return {};
 }
 
-/// Every backend's prelude file followed by the shared epilogue, by backend.
+/// The shared files a backend's prelude appends to its own: CUDA and HIP
+/// share gpu.h, and every backend ends with the epilogue.
+static std::vector<std::string_view> shared_parts(std::string_view backend) {
+  if (backend == "cuda" || backend == "hip") return {"prelude/gpu.h", "prelude/epilogue.h"};
+  return {"prelude/epilogue.h"};
+}
+
+static void append_file(std::string& out, std::string_view text) {
+  out += text;
+  if (!out.empty() && out.back() != '\n') out += '\n';
+}
+
+/// Every backend's prelude file followed by its shared parts, by backend.
 static std::map<std::string, std::string, std::less<>> composed_preludes() {
-  constexpr std::string_view kDir = "prelude/", kExt = ".h", kShared = "prelude/epilogue.h";
-  const std::string_view epilogue = find_file(kShared);
+  constexpr std::string_view kDir = "prelude/", kExt = ".h";
+  const std::vector<std::string_view> shared = {"prelude/gpu.h", "prelude/epilogue.h"};
   std::map<std::string, std::string, std::less<>> out;
   for (const auto& f : embedded_template_files()) {
-    if (f.path == kShared || !f.path.starts_with(kDir) || !f.path.ends_with(kExt)) continue;
-    std::string text(f.text);
-    if (!text.empty() && text.back() != '\n') text += '\n';
-    out.emplace(f.path.substr(kDir.size(), f.path.size() - kDir.size() - kExt.size()), text + std::string(epilogue));
+    if (!f.path.starts_with(kDir) || !f.path.ends_with(kExt)) continue;
+    if (std::find(shared.begin(), shared.end(), f.path) != shared.end()) continue;
+    const std::string_view backend = f.path.substr(kDir.size(), f.path.size() - kDir.size() - kExt.size());
+    std::string text;
+    append_file(text, f.text);
+    for (std::string_view part : shared_parts(backend)) append_file(text, find_file(part));
+    out.emplace(std::string(backend), std::move(text));
   }
   return out;
 }
