@@ -17,10 +17,11 @@ static std::string_view find_file(std::string_view path) {
 }
 
 /// The shared files a backend's prelude appends to its own: CUDA and HIP
-/// share gpu.h, and every backend ends with the epilogue.
+/// share gpu.h, and every backend ends with the row reductions and the
+/// epilogue.
 static std::vector<std::string_view> shared_parts(std::string_view backend) {
-  if (backend == "cuda" || backend == "hip") return {"prelude/gpu.h", "prelude/epilogue.h"};
-  return {"prelude/epilogue.h"};
+  if (backend == "cuda" || backend == "hip") return {"prelude/gpu.h", "prelude/rows.h", "prelude/epilogue.h"};
+  return {"prelude/rows.h", "prelude/epilogue.h"};
 }
 
 static void append_file(std::string& out, std::string_view text) {
@@ -31,7 +32,7 @@ static void append_file(std::string& out, std::string_view text) {
 /// Every backend's prelude file followed by its shared parts, by backend.
 static std::map<std::string, std::string, std::less<>> composed_preludes() {
   constexpr std::string_view kDir = "prelude/", kExt = ".h";
-  const std::vector<std::string_view> shared = {"prelude/gpu.h", "prelude/epilogue.h"};
+  const std::vector<std::string_view> shared = {"prelude/gpu.h", "prelude/rows.h", "prelude/epilogue.h"};
   std::map<std::string, std::string, std::less<>> out;
   for (const auto& f : embedded_template_files()) {
     if (!f.path.starts_with(kDir) || !f.path.ends_with(kExt)) continue;

@@ -162,7 +162,8 @@ KF_INLINE void kf_unpack_in2(float* d, unsigned w) {
 #define KF_HAS_SHUFFLE 1
 #define KF_SHUFFLE_LANES 32 /* KF_SHUFFLE_XOR comes from cuda.h or hip.h */
 
-/* ---- math the shared epilogue (epilogue.h, appended) reads ---- */
+/* ---- math: KF_RSQRT for templates, KF_ERF and KF_EXP for the shared epilogue ---- */
+#define KF_RSQRT(x) rsqrtf(x) /* 1 / sqrt(x) */
 #define KF_ERF(x) erff(x)
 #define KF_EXP(x) expf(x)
 

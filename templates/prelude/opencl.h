@@ -116,7 +116,8 @@ typedef float kf_in_t;
  * (write partial; fence; take the ticket; the last group fences, then reads). */
 #define KF_GLOBAL_FENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)
 
-/* ---- math the shared epilogue (epilogue.h, appended) reads ---- */
+/* ---- math: KF_RSQRT for templates, KF_ERF and KF_EXP for the shared epilogue ---- */
+#define KF_RSQRT(x) rsqrt(x) /* 1 / sqrt(x) */
 #define KF_ERF(x) erf(x)
 #define KF_EXP(x) exp(x)
 

@@ -33,12 +33,6 @@
 #error "layernorm_rowwise: invalid configuration (see the manifest's constraints)"
 #endif
 
-#if defined(KF_BACKEND_OPENCL)
-#define LNR_RSQRT(x) rsqrt(x)
-#else
-#define LNR_RSQRT(x) rsqrtf(x)
-#endif
-
 /* The sum of the TX partials of row group `ty` (a fixed tree, so the result
  * does not depend on timing). Every thread of the block must call it. */
 KF_INLINE float lnr_row_sum(KF_LOCAL_PTR float* red, int ty, int tx, float partial) {
@@ -95,7 +89,7 @@ KF_KERNEL_NAME(int rows, int cols, float eps, KF_GLOBAL const kf_in_t* KF_RESTRI
       }
     }
   }
-  const float rstd = LNR_RSQRT(lnr_row_sum(red, ty, tx, sq) / (float)cols + eps);
+  const float rstd = KF_RSQRT(lnr_row_sum(red, ty, tx, sq) / (float)cols + eps);
 
   /* Pass 3: the output. */
   KF_GLOBAL float* y = Y + base;

@@ -9,9 +9,9 @@
  * slots must cover it (the manifest's constraint). The statistics take two
  * passes over the registers, as layernorm_rowwise's over memory: the mean,
  * then the squared deviations from it (slots past the row masked out), so a
- * constant row has variance 0. Reductions meet in warp shuffles where the
- * backend has them (KF_HAS_SHUFFLE), then across warps in local memory; on
- * OpenCL in a local-memory tree. The output pass reuses the registers. */
+ * constant row has variance 0. Both sums meet in the prelude's kf_row_sum
+ * (warp shuffles where the backend has them, then local memory; on OpenCL a
+ * local-memory tree). The output pass reuses the registers. */
 
 /* ---- tunable parameters (the generator defines them; defaults for a
  * standalone build) ---- */
@@ -36,48 +36,13 @@
 #error "layernorm_vector_row: invalid configuration (see the manifest's constraints)"
 #endif
 
-#if defined(KF_BACKEND_OPENCL)
-#define LNV_RSQRT(x) rsqrt(x)
-#else
-#define LNV_RSQRT(x) rsqrtf(x)
-#endif
-
-/* Lanes that reduce in shuffles, and the partial sums each row leaves in local memory. */
-#if KF_HAS_SHUFFLE
-#define LNV_LANES (TX < KF_SHUFFLE_LANES ? TX : KF_SHUFFLE_LANES)
-#define LNV_SLOTS (TX / LNV_LANES)
-#else
-#define LNV_SLOTS TX
-#endif
-
-/* The sum of s over the TX threads of row ty, in every one of them. Each
- * use has its own `red`, so no barrier is needed after the reads. */
-KF_INLINE float lnv_row_sum(float s, KF_LOCAL_PTR float* red, int tx, int ty) {
-#if KF_HAS_SHUFFLE
-  for (int m = LNV_LANES / 2; m > 0; m >>= 1) s += KF_SHUFFLE_XOR(s, m);
-  if (LNV_SLOTS == 1) return s;
-  if (tx % LNV_LANES == 0) red[ty * LNV_SLOTS + tx / LNV_LANES] = s;
-  KF_BARRIER();
-  s = 0.0f;
-  for (int i = 0; i < LNV_SLOTS; ++i) s += red[ty * LNV_SLOTS + i];
-#else
-  red[ty * TX + tx] = s;
-  KF_BARRIER();
-  for (int off = TX / 2; off > 0; off >>= 1) {
-    if (tx < off) red[ty * TX + tx] += red[ty * TX + tx + off];
-    KF_BARRIER();
-  }
-  s = red[ty * TX];
-#endif
-  return s;
-}
-
 KF_KERNEL void KF_LAUNCH_BOUNDS(TX, RY, 1)
 KF_KERNEL_NAME(int rows, int cols, float eps, KF_GLOBAL const kf_in_t* KF_RESTRICT X,
                KF_GLOBAL const kf_in_t* KF_RESTRICT W, KF_GLOBAL const kf_in_t* KF_RESTRICT B,
                KF_GLOBAL float* KF_RESTRICT Y) {
-  KF_LOCAL float red_mean[LNV_SLOTS * RY];
-  KF_LOCAL float red_var[LNV_SLOTS * RY];
+  /* One row's partials per reduction: the second needs no barrier before it. */
+  KF_LOCAL float red_mean[KF_ROW_SLOTS(TX) * RY];
+  KF_LOCAL float red_var[KF_ROW_SLOTS(TX) * RY];
 
   const int tx = KF_THREAD_X;
   const int ty = KF_THREAD_Y;
@@ -101,7 +66,7 @@ KF_KERNEL_NAME(int rows, int cols, float eps, KF_GLOBAL const kf_in_t* KF_RESTRI
     KF_UNROLL
     for (int e = 0; e < VW; ++e) sum += v[j][e];
   }
-  const float mean = lnv_row_sum(sum, red_mean, tx, ty) / (float)cols;
+  const float mean = kf_row_sum(sum, red_mean + ty * KF_ROW_SLOTS(TX), tx, TX) / (float)cols;
 
   float sq = 0.0f;
   KF_UNROLL
@@ -113,7 +78,7 @@ KF_KERNEL_NAME(int rows, int cols, float eps, KF_GLOBAL const kf_in_t* KF_RESTRI
       sq += d * d;
     }
   }
-  const float rstd = LNV_RSQRT(lnv_row_sum(sq, red_var, tx, ty) / (float)cols + eps);
+  const float rstd = KF_RSQRT(kf_row_sum(sq, red_var + ty * KF_ROW_SLOTS(TX), tx, TX) / (float)cols + eps);
 
   KF_GLOBAL float* y = Y + base;
   KF_UNROLL

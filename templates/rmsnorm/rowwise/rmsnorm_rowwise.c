@@ -30,12 +30,6 @@
 #error "rmsnorm_rowwise: invalid configuration (see the manifest's constraints)"
 #endif
 
-#if defined(KF_BACKEND_OPENCL)
-#define RMS_RSQRT(x) rsqrt(x)
-#else
-#define RMS_RSQRT(x) rsqrtf(x)
-#endif
-
 KF_KERNEL void KF_LAUNCH_BOUNDS(TX, RY, 1)
 KF_KERNEL_NAME(int rows, int cols, float eps, KF_GLOBAL const kf_in_t* KF_RESTRICT X,
                KF_GLOBAL const kf_in_t* KF_RESTRICT W, KF_GLOBAL float* KF_RESTRICT Y) {
@@ -69,7 +63,7 @@ KF_KERNEL_NAME(int rows, int cols, float eps, KF_GLOBAL const kf_in_t* KF_RESTRI
     if (tx < off) red[ty * TX + tx] += red[ty * TX + tx + off];
     KF_BARRIER();
   }
-  const float rstd = RMS_RSQRT(red[ty * TX] / (float)cols + eps);
+  const float rstd = KF_RSQRT(red[ty * TX] / (float)cols + eps);
 
   /* Pass 2: the output. */
   KF_GLOBAL float* y = Y + base;

@@ -8,9 +8,9 @@
  * registers (chunk j at column (j * TX + tx) * VW), so the row's TX * VW * NV
  * slots must cover it (the manifest's constraint). Chunks are vector loads
  * where the row is a multiple of VW (aligned) and the chunk is whole, element
- * loads otherwise. The sum of squares meets in warp shuffles where the
- * backend has them (KF_HAS_SHUFFLE), then across warps in local memory; on
- * OpenCL in a local-memory tree. The output pass reuses the registers. */
+ * loads otherwise. The sum of squares meets in the prelude's kf_row_sum
+ * (warp shuffles where the backend has them, then local memory; on OpenCL a
+ * local-memory tree). The output pass reuses the registers. */
 
 /* ---- tunable parameters (the generator defines them; defaults for a
  * standalone build) ---- */
@@ -35,45 +35,10 @@
 #error "rmsnorm_vector_row: invalid configuration (see the manifest's constraints)"
 #endif
 
-#if defined(KF_BACKEND_OPENCL)
-#define RMS_RSQRT(x) rsqrt(x)
-#else
-#define RMS_RSQRT(x) rsqrtf(x)
-#endif
-
-/* Lanes that reduce in shuffles, and the partial sums each row leaves in local memory. */
-#if KF_HAS_SHUFFLE
-#define RMS_LANES (TX < KF_SHUFFLE_LANES ? TX : KF_SHUFFLE_LANES)
-#define RMS_SLOTS (TX / RMS_LANES)
-#else
-#define RMS_SLOTS TX
-#endif
-
-/* The sum of s over the TX threads of row ty, in every one of them. */
-KF_INLINE float rms_row_sum(float s, KF_LOCAL_PTR float* red, int tx, int ty) {
-#if KF_HAS_SHUFFLE
-  for (int m = RMS_LANES / 2; m > 0; m >>= 1) s += KF_SHUFFLE_XOR(s, m);
-  if (RMS_SLOTS == 1) return s;
-  if (tx % RMS_LANES == 0) red[ty * RMS_SLOTS + tx / RMS_LANES] = s;
-  KF_BARRIER();
-  s = 0.0f;
-  for (int i = 0; i < RMS_SLOTS; ++i) s += red[ty * RMS_SLOTS + i];
-#else
-  red[ty * TX + tx] = s;
-  KF_BARRIER();
-  for (int off = TX / 2; off > 0; off >>= 1) {
-    if (tx < off) red[ty * TX + tx] += red[ty * TX + tx + off];
-    KF_BARRIER();
-  }
-  s = red[ty * TX];
-#endif
-  return s;
-}
-
 KF_KERNEL void KF_LAUNCH_BOUNDS(TX, RY, 1)
 KF_KERNEL_NAME(int rows, int cols, float eps, KF_GLOBAL const kf_in_t* KF_RESTRICT X,
                KF_GLOBAL const kf_in_t* KF_RESTRICT W, KF_GLOBAL float* KF_RESTRICT Y) {
-  KF_LOCAL float red[RMS_SLOTS * RY];
+  KF_LOCAL float red[KF_ROW_SLOTS(TX) * RY];
 
   const int tx = KF_THREAD_X;
   const int ty = KF_THREAD_Y;
@@ -97,7 +62,7 @@ KF_KERNEL_NAME(int rows, int cols, float eps, KF_GLOBAL const kf_in_t* KF_RESTRI
     KF_UNROLL
     for (int e = 0; e < VW; ++e) sq += v[j][e] * v[j][e];
   }
-  const float rstd = RMS_RSQRT(rms_row_sum(sq, red, tx, ty) / (float)cols + eps);
+  const float rstd = KF_RSQRT(kf_row_sum(sq, red + ty * KF_ROW_SLOTS(TX), tx, TX) / (float)cols + eps);
 
   KF_GLOBAL float* y = Y + base;
   KF_UNROLL

@@ -10,9 +10,9 @@
  * -Inf, which adds nothing. The maximum skips NaN; the sum of exp(x - max)
  * then carries a NaN into the reciprocal, as does a +Inf maximum, and a row
  * of -Inf only sums to 0: all three give a NaN row, as the contract says.
- * Reductions meet in warp shuffles where the backend has them
- * (KF_HAS_SHUFFLE), then across warps in local memory; on OpenCL in a
- * local-memory tree. The partials/counters scratch is not used. */
+ * Both meet in the prelude's kf_row_max and kf_row_sum (warp shuffles where
+ * the backend has them, then local memory; on OpenCL a local-memory tree).
+ * The partials/counters scratch is not used. */
 
 /* ---- tunable parameters (the generator defines them; defaults for a
  * standalone build) ---- */
@@ -37,54 +37,12 @@
 #error "softmax_vector_row: invalid configuration (see the manifest's constraints)"
 #endif
 
-/* Lanes that reduce in shuffles, and the partials each row leaves in local memory. */
-#if KF_HAS_SHUFFLE
-#define SMV_LANES (TX < KF_SHUFFLE_LANES ? TX : KF_SHUFFLE_LANES)
-#define SMV_SLOTS (TX / SMV_LANES)
-#else
-#define SMV_SLOTS TX
-#endif
-
-/* The larger of a and b; NaN loses to anything (the sum catches it). */
-KF_INLINE float smv_max(float a, float b) { return b > a ? b : a; }
-
-/* The maximum (is_max) or the sum of s over the TX threads of row ty, in
- * every one of them. Each use has its own `red`, so no barrier is needed
- * after the reads. */
-KF_INLINE float smv_row_reduce(float s, int is_max, KF_LOCAL_PTR float* red, int tx, int ty) {
-#if KF_HAS_SHUFFLE
-  for (int m = SMV_LANES / 2; m > 0; m >>= 1) {
-    const float o = KF_SHUFFLE_XOR(s, m);
-    s = is_max ? smv_max(s, o) : s + o;
-  }
-  if (SMV_SLOTS == 1) return s;
-  if (tx % SMV_LANES == 0) red[ty * SMV_SLOTS + tx / SMV_LANES] = s;
-  KF_BARRIER();
-  s = red[ty * SMV_SLOTS];
-  for (int i = 1; i < SMV_SLOTS; ++i) {
-    const float o = red[ty * SMV_SLOTS + i];
-    s = is_max ? smv_max(s, o) : s + o;
-  }
-#else
-  red[ty * TX + tx] = s;
-  KF_BARRIER();
-  for (int off = TX / 2; off > 0; off >>= 1) {
-    if (tx < off) {
-      const float a = red[ty * TX + tx], o = red[ty * TX + tx + off];
-      red[ty * TX + tx] = is_max ? smv_max(a, o) : a + o;
-    }
-    KF_BARRIER();
-  }
-  s = red[ty * TX];
-#endif
-  return s;
-}
-
 KF_KERNEL void KF_LAUNCH_BOUNDS(TX, RY, 1)
 KF_KERNEL_NAME(int rows, int cols, KF_GLOBAL const kf_in_t* KF_RESTRICT X, KF_GLOBAL float* KF_RESTRICT Y,
                KF_GLOBAL float* partials, KF_GLOBAL int* counters) {
-  KF_LOCAL float red_max[SMV_SLOTS * RY];
-  KF_LOCAL float red_sum[SMV_SLOTS * RY];
+  /* One row's partials per reduction: the second needs no barrier before it. */
+  KF_LOCAL float red_max[KF_ROW_SLOTS(TX) * RY];
+  KF_LOCAL float red_sum[KF_ROW_SLOTS(TX) * RY];
 
   const int tx = KF_THREAD_X;
   const int ty = KF_THREAD_Y;
@@ -106,9 +64,9 @@ KF_KERNEL_NAME(int rows, int cols, KF_GLOBAL const kf_in_t* KF_RESTRICT X, KF_GL
       for (int e = 0; e < VW; ++e) v[j][e] = c + e < n ? KF_LOAD_IN(x, c + e) : -INFINITY;
     }
     KF_UNROLL
-    for (int e = 0; e < VW; ++e) mx = smv_max(mx, v[j][e]);
+    for (int e = 0; e < VW; ++e) mx = kf_row_combine(mx, v[j][e], 1);
   }
-  const float row_max = smv_row_reduce(mx, 1, red_max, tx, ty);
+  const float row_max = kf_row_max(mx, red_max + ty * KF_ROW_SLOTS(TX), tx, TX);
 
   /* exp(-Inf - max) is 0 except for a -Inf max, where it is NaN: -Inf adds 0. */
   float sum = 0.0f;
@@ -120,7 +78,7 @@ KF_KERNEL_NAME(int rows, int cols, KF_GLOBAL const kf_in_t* KF_RESTRICT X, KF_GL
       sum += v[j][e];
     }
   }
-  const float total = smv_row_reduce(sum, 0, red_sum, tx, ty);
+  const float total = kf_row_sum(sum, red_sum + ty * KF_ROW_SLOTS(TX), tx, TX);
   const float inv = (row_max == INFINITY || total == 0.0f) ? NAN : 1.0f / total;
 
   KF_GLOBAL float* y = Y + base;
