@@ -115,6 +115,20 @@ void bind_selection(nb::module_& m) {
       .def_ro("tuned_median_ms", &Selection::tuned_median_ms)
       .def_ro("distance", &Selection::distance)
       .def_ro("explanation", &Selection::explanation)
+      .def_ro("library_best", &Selection::library_best,
+              "Where this problem was tuned with library candidates and kernels: the fastest library entry "
+              "(\"gemm_clblast BATCHED0\"); \"\" otherwise.")
+      .def_ro("library_best_ms", &Selection::library_best_ms)
+      .def_ro("kernel_best", &Selection::kernel_best, "As library_best, for the fastest kforge kernel.")
+      .def_ro("kernel_best_ms", &Selection::kernel_best_ms)
+      .def_prop_ro(
+          "library_call",
+          [](const Selection& s) -> nb::object {
+            if (s.library_call.empty()) return nb::none();
+            return nb::module_::import_("json").attr("loads")(s.library_call);
+          },
+          "A library entry's stored call (the library, its version and the call's parameters) as a dict, "
+          "which prepare() replays; None for a kernel.")
       .def_prop_ro("problem", [](const Selection& s) { return problem_dict(s.problem); })
       .def_prop_ro(
           "arguments",

@@ -1,6 +1,8 @@
 """A tuning run from Python on PoCL (a tiny GEMM, three candidates), then
 the lookup's selection and explanation over its database, and a launch of
 the winner checked against a float64 reference."""
+import sqlite3
+
 import numpy as np
 import pytest
 
@@ -75,6 +77,39 @@ def test_tune_follows_the_library_policy(device, tmp_path):
     forbidden = kforge.tune(device, "gemm", dims, db=str(tmp_path / "k.db"), max_evals=2, library="forbid")
     assert forced.winner.template == "gemm_clblast"
     assert forbidden.winner.template != "gemm_clblast"
+
+
+def test_a_selection_names_the_library_and_kernel_it_weighed(device, tmp_path, cache_dir):
+    """Tuned with CLBlast beside the kernels: the selection says which of each was
+    fastest, and a library winner carries the call it replays."""
+    dims = {"M": 16, "N": 16, "K": 16}
+    db = str(tmp_path / "c.db")
+    summary = kforge.tune(device, "gemm", dims, db=db, max_evals=3, library="compare")
+    sel = kforge.Lookup(device, db=db, cache_dir=str(cache_dir)).select("gemm", dims)
+    assert sel.library_best.startswith("gemm_clblast ") and sel.library_best_ms > 0
+    assert sel.kernel_best and not sel.kernel_best.startswith("gemm_clblast") and sel.kernel_best_ms > 0
+    chosen = sel.template_name + " " + sel.config
+    assert chosen == (sel.library_best if sel.library_best_ms < sel.kernel_best_ms else sel.kernel_best)
+    assert (sel.template_name, sel.config) == (summary.winner.template, summary.winner.config)
+    # CLBlast's call is fixed by its configuration: nothing is stored to replay.
+    assert sel.library_call is None
+
+
+def test_a_library_winner_gives_its_stored_call_as_a_dict(device, tmp_path, cache_dir):
+    """What a library chose at tune time (cuBLASLt's algorithm) is stored with the
+    result; the selection gives it back parsed. CLBlast stores none, so one is
+    written into its result as cuBLASLt's tune would."""
+    dims = {"M": 16, "N": 16, "K": 16}
+    db = str(tmp_path / "f.db")
+    forced = kforge.tune(device, "gemm", dims, db=db, max_evals=1, library="force")
+    assert forced.winner.template == "gemm_clblast"
+    assert kforge.Lookup(device, db=db, cache_dir=str(cache_dir)).select("gemm", dims).library_call is None
+    with sqlite3.connect(db) as con:
+        con.execute("""UPDATE results SET resources_json = json_set(coalesce(resources_json, '{}'),
+                       '$.library_call', json('{"algo_index": 3, "workspace_bytes": 0}'))""")
+    sel = kforge.Lookup(device, db=db, cache_dir=str(cache_dir)).select("gemm", dims)
+    assert sel.template_name == "gemm_clblast"
+    assert sel.library_call == {"algo_index": 3, "workspace_bytes": 0}
 
 
 def test_devices_and_templates_are_records():
