@@ -142,13 +142,13 @@ void add_sweep_command(CLI::App& app, CommonOptions& o) {
       "--mpi", s->mpi,
       "Run as one rank of an MPI job (mpirun -n N kforge sweep PLAN --mpi): rank 0 hands out the "
       "tasks, each rank tunes into DB.ranks/rank-R.db, rank 0 merges them into --db (docs/sweep.md)");
+  cmd->add_option("--mpi-lost-after", s->mpi_lost_after_s,
+                  "With --mpi: seconds without a word from a rank (each sends a heartbeat every 2 s) after "
+                  "which rank 0 counts it lost and hands its task to another; 0: never")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->callback([&o, s] {
     if (s->mpi && !s->dry_run) {
-      if (s->profile) {
-        throw ErrorException(Error::bad_input(
-            "--profile with --mpi: ranks do not run the counter collectors yet; profile after the sweep with "
-            "kforge sweep PLAN --profile on the merged database"));
-      }
       run_mpi_sweep(o, *s);
     } else {
       run_sweep(o, *s);

@@ -15,6 +15,7 @@ namespace {
 constexpr int kTagRequest = 1;
 constexpr int kTagAnswer = 2;
 constexpr int kTagDone = 3;
+constexpr int kTagHeartbeat = 4;
 
 int exit_code_of(const std::exception_ptr& e) {
   try {
@@ -44,7 +45,7 @@ MpiSession::MpiSession() {
 }
 
 MpiSession::~MpiSession() {
-  MPI_Finalize();
+  if (finalize_) MPI_Finalize();
 }
 
 void MpiSession::on_every_rank(const std::function<void()>& step) const {
@@ -91,14 +92,24 @@ std::vector<std::string> MpiSession::gather(const std::string& mine) const {
 }
 
 long long MpiSession::ask(const std::string& text) const {
+  std::lock_guard lock(mu_);
   MPI_Send(text.data(), static_cast<int>(text.size()), MPI_CHAR, 0, kTagRequest, MPI_COMM_WORLD);
   long long value = -1;
   MPI_Recv(&value, 1, MPI_LONG_LONG, 0, kTagAnswer, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   return value;
 }
 
-void MpiSession::send_done() const {
+bool MpiSession::send_done() const {
+  std::lock_guard lock(mu_);
   MPI_Send(nullptr, 0, MPI_CHAR, 0, kTagDone, MPI_COMM_WORLD);
+  long long finalize = 1;
+  MPI_Recv(&finalize, 1, MPI_LONG_LONG, 0, kTagAnswer, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  return finalize != 0;
+}
+
+void MpiSession::send_heartbeat() const {
+  std::lock_guard lock(mu_);
+  MPI_Send(nullptr, 0, MPI_CHAR, 0, kTagHeartbeat, MPI_COMM_WORLD);
 }
 
 std::optional<MpiSession::Message> MpiSession::poll() const {
@@ -110,7 +121,9 @@ std::optional<MpiSession::Message> MpiSession::poll() const {
   MPI_Get_count(&status, MPI_CHAR, &count);
   Message m;
   m.from = status.MPI_SOURCE;
-  m.done = status.MPI_TAG == kTagDone;
+  m.kind = status.MPI_TAG == kTagDone        ? Message::Kind::kDone
+           : status.MPI_TAG == kTagHeartbeat ? Message::Kind::kHeartbeat
+                                             : Message::Kind::kRequest;
   m.text.resize(static_cast<std::size_t>(count));
   MPI_Recv(m.text.data(), count, MPI_CHAR, status.MPI_SOURCE, status.MPI_TAG, MPI_COMM_WORLD,
            MPI_STATUS_IGNORE);

@@ -1,10 +1,12 @@
 // The MPI calls a distributed sweep makes, in one place: start and end,
 // who this rank is, gathering text on rank 0, agreeing on an error, and the
-// request / answer messages between the ranks and rank 0's coordinator.
+// request / answer / heartbeat messages between the ranks and rank 0's
+// coordinator.
 // Built only with KFORGE_WITH_MPI.
 #pragma once
 
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,13 +42,21 @@ class MpiSession {
 
   /// A rank asks rank 0 for work, sending `text`; returns rank 0's answer.
   long long ask(const std::string& text) const;
-  /// A rank tells rank 0 it is done and has closed its database.
-  void send_done() const;
+  /// A rank tells rank 0 it is done and has closed its database, and waits
+  /// for the end of the job: false when a rank was lost, so that this one
+  /// must skip MPI_Finalize (which would wait for the lost rank).
+  bool send_done() const;
+  /// Ends without MPI_Finalize: a rank was lost, and finalizing waits for it.
+  void skip_finalize() { finalize_ = false; }
+  /// A rank tells rank 0 it is alive (from a thread of its own while it
+  /// tunes, so that rank 0 can tell a long task from a dead rank).
+  void send_heartbeat() const;
 
-  /// What rank 0 receives next: a request (text) or a rank done.
+  /// What rank 0 receives next: a request (text), a heartbeat or a rank done.
   struct Message {
+    enum class Kind { kRequest, kHeartbeat, kDone };
     int from = -1;
-    bool done = false;
+    Kind kind = Kind::kRequest;
     std::string text;
   };
   /// Rank 0: the next message if one has arrived, without waiting.
@@ -57,6 +67,10 @@ class MpiSession {
  private:
   int rank_ = 0, size_ = 1, local_rank_ = 0;
   bool threads_ok_ = false;
+  bool finalize_ = true;
+  /// One thread at a time in MPI (MPI_THREAD_SERIALIZED): a rank's requests
+  /// and its heartbeats come from two threads.
+  mutable std::mutex mu_;
 };
 
 }  // namespace kforge::cli

@@ -9,10 +9,12 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <mutex>
 #include <thread>
 
 #include "device_registry.hpp"
@@ -116,50 +118,134 @@ std::function<void(const TuneEvent&)> kill_hook(int rank) {
 
 /// Tunes what `next` hands out until it says none is left; `next` gets the
 /// report of the task before.
-void work(RankSetup& setup, Database& db, const RunnerOptions& runner,
+void work(RankSetup& setup, Database& db, const SweepOptions& s,
           const std::function<std::optional<std::size_t>(const std::optional<nlohmann::json>&)>& next) {
   std::optional<nlohmann::json> last;
   const auto on_event = kill_hook(setup.identity.rank);
   while (auto i = next(last)) {
-    TaskReport r = run_task(*setup.device, db, setup.tasks.at(*i), setup.templates.at(*i), runner, on_event,
-                            [](const std::string&) {}, /*profile=*/false);
+    TaskReport r = run_task(*setup.device, db, setup.tasks.at(*i), setup.templates.at(*i), s.runner, on_event,
+                            [](const std::string&) {}, s.profile);
     r.rank = setup.identity.rank;
     r.device_key = setup.identity.device_key;
     last = report_json(r);
   }
 }
 
-/// Rank 0: answers the other ranks until each has said it is done.
-void serve(const MpiSession& mpi, SweepCoordinator& coordinator) {
+constexpr double kHeartbeatS = 2;
+
+/// A rank's heartbeat to rank 0, from a thread of its own while it tunes.
+class Heartbeat {
+ public:
+  explicit Heartbeat(const MpiSession& mpi) : thread_([this, &mpi] { beat(mpi); }) {}
+  ~Heartbeat() {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  void beat(const MpiSession& mpi) {
+    std::unique_lock lock(mu_);
+    while (!stop_) {
+      lock.unlock();
+      mpi.send_heartbeat();
+      lock.lock();
+      wake_.wait_for(lock, std::chrono::duration<double>(kHeartbeatS), [this] { return stop_; });
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+/// Rank 0's view of which ranks still count: a rank that has sent a
+/// heartbeat and then falls silent for `lost_after_s` is lost (a rank that
+/// never beats, where MPI gives it one thread, is never counted lost).
+class Liveness {
+ public:
+  Liveness(int ranks, double lost_after_s)
+      : heard_(static_cast<std::size_t>(ranks), Clock::now()), beats_(heard_.size(), false),
+        gone_(heard_.size(), false), lost_after_s_(lost_after_s) {}
+
+  void heard(int rank, bool heartbeat) {
+    heard_[static_cast<std::size_t>(rank)] = Clock::now();
+    if (heartbeat) beats_[static_cast<std::size_t>(rank)] = true;
+  }
+  void gone(int rank) { gone_[static_cast<std::size_t>(rank)] = true; }
+  bool is_gone(int rank) const { return gone_[static_cast<std::size_t>(rank)]; }
+
+  /// The ranks silent too long since the last call, each reported once.
+  std::vector<int> newly_lost() {
+    std::vector<int> out;
+    if (lost_after_s_ <= 0) return out;
+    for (std::size_t r = 1; r < heard_.size(); ++r) {
+      if (gone_[r] || !beats_[r] || seconds_since(heard_[r]) <= lost_after_s_) continue;
+      gone_[r] = true;
+      out.push_back(static_cast<int>(r));
+    }
+    return out;
+  }
+
+ private:
+  std::vector<Clock::time_point> heard_;
+  std::vector<bool> beats_, gone_;  ///< by rank: has sent a heartbeat; done or lost
+  double lost_after_s_;
+};
+
+/// Rank 0: answers the other ranks until each has said it is done or is
+/// lost; then tells those done whether to finalize (not when one was lost).
+/// Returns whether a rank was lost.
+bool serve(const MpiSession& mpi, SweepCoordinator& coordinator, double lost_after_s) {
   int remaining = mpi.size() - 1;
+  bool any_lost = false;
+  std::vector<int> done;
+  Liveness live(mpi.size(), lost_after_s);
   auto refreshed = Clock::now();
   while (remaining > 0) {
     auto m = mpi.poll();
     if (!m) {
       std::this_thread::sleep_for(std::chrono::milliseconds(2));  // polls rather than spins on a core
       if (seconds_since(refreshed) > 1) {
+        for (int r : live.newly_lost()) {
+          coordinator.lose(r, "nothing heard for " + fmt(lost_after_s, 3) + " s");
+          any_lost = true;
+          --remaining;
+        }
         coordinator.refresh();
         refreshed = Clock::now();
       }
       continue;
     }
-    if (m->done) {
-      --remaining;
+    const bool counted = !live.is_gone(m->from);
+    live.heard(m->from, m->kind == MpiSession::Message::Kind::kHeartbeat);
+    if (m->kind == MpiSession::Message::Kind::kHeartbeat) continue;
+    if (m->kind == MpiSession::Message::Kind::kDone) {
+      if (counted) --remaining;  // a lost rank was no longer waited for
+      live.gone(m->from);
+      done.push_back(m->from);
       continue;
     }
     const auto request = nlohmann::json::parse(m->text);
     std::optional<nlohmann::json> report;
     if (request.contains("report") && !request["report"].is_null()) report = request["report"];
-    const auto next = coordinator.request(m->from, report);
+    const auto next = coordinator.request(m->from, report);  // nothing for a lost rank
     mpi.answer(m->from, next ? static_cast<long long>(*next) : -1);
   }
+  for (int r : done) mpi.answer(r, any_lost ? 0 : 1);
+  return any_lost;
 }
 
 /// A rank other than 0: asks rank 0 for tasks over MPI.
-void work_remote(const MpiSession& mpi, RankSetup& setup, std::unique_ptr<Database> db,
-                 const RunnerOptions& runner) {
+void work_remote(MpiSession& mpi, RankSetup& setup, std::unique_ptr<Database> db, const SweepOptions& s) {
+  std::optional<Heartbeat> heartbeat;
+  if (mpi.threads_ok()) heartbeat.emplace(mpi);
   try {
-    work(setup, *db, runner, [&](const std::optional<nlohmann::json>& report) -> std::optional<std::size_t> {
+    work(setup, *db, s, [&](const std::optional<nlohmann::json>& report) -> std::optional<std::size_t> {
       const long long i = mpi.ask(nlohmann::json{{"report", report ? *report : nlohmann::json()}}.dump());
       if (i < 0) return std::nullopt;
       return static_cast<std::size_t>(i);
@@ -168,7 +254,8 @@ void work_remote(const MpiSession& mpi, RankSetup& setup, std::unique_ptr<Databa
   } catch (const std::exception& e) {
     mpi.abort(e.what());  // rank 0 waits for this rank: end the job rather than hang
   }
-  mpi.send_done();
+  heartbeat.reset();
+  if (!mpi.send_done()) mpi.skip_finalize();
 }
 
 struct Outcome {
@@ -179,25 +266,34 @@ struct Outcome {
 
 /// Rank 0: tunes its share while a thread serves the other ranks (or, where
 /// MPI allows one thread only, serves them and tunes nothing).
-Outcome coordinate(const MpiSession& mpi, RankSetup& setup, std::unique_ptr<Database> own_db,
-                   const RunnerOptions& runner, SweepCoordinator& coordinator) {
+Outcome coordinate(MpiSession& mpi, RankSetup& setup, std::unique_ptr<Database> own_db,
+                   const SweepOptions& s, SweepCoordinator& coordinator) {
   const auto t0 = Clock::now();
-  const auto local = [&](const std::optional<nlohmann::json>& report) {
-    return coordinator.request(0, report);
+  // Rank 0 keeps asking while another rank runs a task, so that the task of
+  // a rank lost late still finds a taker.
+  const auto local = [&](std::optional<nlohmann::json> report) -> std::optional<std::size_t> {
+    for (;;) {
+      if (auto next = coordinator.request(0, report)) return next;
+      report.reset();
+      if (s.mpi_lost_after_s <= 0 || !coordinator.work_may_remain()) return std::nullopt;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
   };
   if (mpi.size() == 1) {
-    work(setup, *own_db, runner, local);
+    work(setup, *own_db, s, local);
   } else if (mpi.threads_ok()) {
-    std::thread server([&] { serve(mpi, coordinator); });
+    bool lost = false;
+    std::thread server([&] { lost = serve(mpi, coordinator, s.mpi_lost_after_s); });
     try {
-      work(setup, *own_db, runner, local);
+      work(setup, *own_db, s, local);
     } catch (const std::exception& e) {
       mpi.abort(e.what());  // the server thread and the other ranks cannot be stopped cleanly
     }
     server.join();
+    if (lost) mpi.skip_finalize();
   } else {
     coordinator.note("MPI gives one thread only: rank 0 hands out tasks and tunes none");
-    serve(mpi, coordinator);
+    if (serve(mpi, coordinator, s.mpi_lost_after_s)) mpi.skip_finalize();
   }
   own_db.reset();
   Outcome out;
@@ -213,6 +309,7 @@ nlohmann::json ranks_json(const std::vector<RankIdentity>& ranks, const Outcome&
     row["tasks"] = out.stats[r].tasks;
     row["busy_s"] = out.stats[r].busy_s;
     row["idle_s"] = std::max(0.0, out.window_s - out.stats[r].busy_s);
+    row["lost"] = out.stats[r].lost;
     j.push_back(row);
   }
   return j;
@@ -223,9 +320,9 @@ void print_ranks(const std::vector<RankIdentity>& ranks, const Outcome& out) {
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     rows.push_back({std::to_string(r), ranks[r].host, ranks[r].device, ranks[r].selector,
                     std::to_string(out.stats[r].tasks), fmt(out.stats[r].busy_s, 3),
-                    fmt(std::max(0.0, out.window_s - out.stats[r].busy_s), 3)});
+                    fmt(std::max(0.0, out.window_s - out.stats[r].busy_s), 3), out.stats[r].lost ? "lost" : ""});
   }
-  print_table({"rank", "host", "device", "selector", "tasks", "busy s", "idle s"}, rows);
+  print_table({"rank", "host", "device", "selector", "tasks", "busy s", "idle s", "state"}, rows);
 }
 
 /// Rank 0's account of every task once the rank databases are merged:
@@ -314,7 +411,7 @@ void run_mpi_sweep(const CommonOptions& o, const SweepOptions& s) {
     rank_db = unwrap(Database::open(rank_database_path(o.db, mpi.rank()), Database::Mode::kReadWrite));
   });
   if (mpi.rank() != 0) {
-    work_remote(mpi, *setup, std::move(rank_db), s.runner);
+    work_remote(mpi, *setup, std::move(rank_db), s);
     return;
   }
 
@@ -338,7 +435,7 @@ void run_mpi_sweep(const CommonOptions& o, const SweepOptions& s) {
     coordinator.note("rank " + std::to_string(id.rank) + ": " + id.device + " (" + id.selector + ") on " +
                      id.host);
   }
-  Outcome out = coordinate(mpi, *setup, std::move(rank_db), s.runner, coordinator);
+  Outcome out = coordinate(mpi, *setup, std::move(rank_db), s, coordinator);
   for (const auto& m : merge_rank_databases(*plan_db, o.db)) {
     merges.push_back(merge_line(m));
     coordinator.note("merged " + merges.back());

@@ -147,6 +147,27 @@ std::optional<std::size_t> SweepCoordinator::request(int rank, const std::option
   return next;
 }
 
+void SweepCoordinator::lose(int rank, const std::string& why) {
+  std::lock_guard lock(mu_);
+  if (dispatch_.lost(rank)) return;
+  const auto task = dispatch_.lose(rank);
+  stats_[static_cast<std::size_t>(rank)].lost = true;
+  print(counts() + " rank " + std::to_string(rank) + " lost (" + why + ")" +
+        (task ? ": task " + std::to_string(tasks_[*task].index) + " " + tasks_[*task].key +
+                    " goes back to the queue"
+              : std::string()));
+}
+
+bool SweepCoordinator::lost(int rank) const {
+  std::lock_guard lock(mu_);
+  return dispatch_.lost(rank);
+}
+
+bool SweepCoordinator::work_may_remain() const {
+  std::lock_guard lock(mu_);
+  return dispatch_.pending() > 0 || dispatch_.running_count() > 0;
+}
+
 std::vector<std::optional<TaskReport>> SweepCoordinator::reports() const {
   std::lock_guard lock(mu_);
   return reports_;

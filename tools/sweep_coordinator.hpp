@@ -37,6 +37,7 @@ struct RankIdentity {
 struct RankStats {
   int tasks = 0;
   double busy_s = 0;  ///< from hand-out to report, summed over its tasks
+  bool lost = false;  ///< counted lost (SweepCoordinator::lose)
 };
 
 class SweepCoordinator {
@@ -53,6 +54,16 @@ class SweepCoordinator {
   /// ran since its last request, if any. Returns the next task's index, or
   /// nullopt when none is left for it.
   std::optional<std::size_t> request(int rank, const std::optional<nlohmann::json>& report);
+
+  /// `rank` is gone (`why`: "nothing heard for 120 s"): its task goes back
+  /// to the front of the queue for the next rank that asks, and it gets no
+  /// more (SweepDispatch::lose). A later report from it is ignored.
+  void lose(int rank, const std::string& why);
+  bool lost(int rank) const;
+  /// Whether a task may still be handed out: one is pending, or one is
+  /// running on another rank that may yet be lost. Rank 0 keeps asking
+  /// while this holds, so a lost rank's task always finds a taker.
+  bool work_may_remain() const;
 
   /// One line outside the task events (merges, rank failures), kept clear of the live line.
   void note(const std::string& line);

@@ -28,6 +28,10 @@ struct SweepOptions {
   bool quiet = false;
   bool mpi = false;      ///< --mpi: one rank of an MPI job (docs/sweep.md, "MPI")
   bool profile = false;  ///< run the counter collectors on each winner and its finalists, as tune --profile
+  /// --mpi-lost-after: rank 0 counts a rank lost after this long without a
+  /// word from it (it sends a heartbeat every 2 s) and hands its task to
+  /// another; 0: never (docs/sweep.md, "MPI").
+  double mpi_lost_after_s = 120;
   RunnerOptions runner;  ///< worker process, timeouts, binary cache: as for tune
 };
 

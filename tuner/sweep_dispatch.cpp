@@ -4,7 +4,7 @@
 namespace kforge {
 
 SweepDispatch::SweepDispatch(std::vector<std::size_t> pending, int ranks)
-    : running_(static_cast<std::size_t>(ranks > 0 ? ranks : 0)), total_(pending.size()) {
+    : running_(static_cast<std::size_t>(ranks > 0 ? ranks : 0)), lost_(running_.size(), false), total_(pending.size()) {
   for (std::size_t t : pending) pending_.push_back({t, -1});
 }
 
@@ -23,7 +23,8 @@ std::optional<std::size_t> SweepDispatch::take(std::size_t position, int rank) {
 }
 
 std::optional<std::size_t> SweepDispatch::next(int rank) {
-  if (rank < 0 || static_cast<std::size_t>(rank) >= running_.size() || pending_.empty()) return std::nullopt;
+  if (rank < 0 || static_cast<std::size_t>(rank) >= running_.size() || pending_.empty() || lost(rank))
+    return std::nullopt;
   for (std::size_t i = 0; i < pending_.size(); ++i) {
     if (pending_[i].preferred_rank == rank) return take(i, rank);
   }
@@ -39,6 +40,23 @@ void SweepDispatch::finish(int rank) {
   auto& slot = running_[static_cast<std::size_t>(rank)];
   if (slot) ++finished_;
   slot.reset();
+}
+
+std::optional<std::size_t> SweepDispatch::lose(int rank) {
+  if (rank < 0 || static_cast<std::size_t>(rank) >= running_.size()) return std::nullopt;
+  lost_[static_cast<std::size_t>(rank)] = true;
+  for (auto& p : pending_) {
+    if (p.preferred_rank == rank) p.preferred_rank = -1;
+  }
+  auto& slot = running_[static_cast<std::size_t>(rank)];
+  const std::optional<std::size_t> task = slot;
+  slot.reset();
+  if (task) pending_.insert(pending_.begin(), {*task, -1});
+  return task;
+}
+
+bool SweepDispatch::lost(int rank) const {
+  return rank >= 0 && static_cast<std::size_t>(rank) < lost_.size() && lost_[static_cast<std::size_t>(rank)];
 }
 
 std::optional<std::size_t> SweepDispatch::running(int rank) const {

@@ -28,6 +28,11 @@ class SweepDispatch {
   std::optional<std::size_t> next(int rank);
   /// The task running on `rank` ended (ran or failed).
   void finish(int rank);
+  /// `rank` is gone (it died, or fell silent): it gets nothing more, the
+  /// task it was running goes back to the front of the queue, and the tasks
+  /// that preferred it prefer no rank. Returns that task, if any.
+  std::optional<std::size_t> lose(int rank);
+  bool lost(int rank) const;
 
   std::optional<std::size_t> running(int rank) const;
   std::size_t pending() const { return pending_.size(); }
@@ -44,6 +49,7 @@ class SweepDispatch {
   };
   std::vector<Pending> pending_;
   std::vector<std::optional<std::size_t>> running_;  ///< by rank
+  std::vector<bool> lost_;                            ///< by rank
   std::size_t finished_ = 0;
   std::size_t total_ = 0;
 };

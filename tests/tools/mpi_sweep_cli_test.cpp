@@ -1,8 +1,10 @@
 // `mpirun -n 3 kforge sweep PLAN --mpi` end to end on PoCL, three ranks
 // sharing the CPU device: the plan is covered once and the merged database
 // holds what a serial sweep stores; a rank killed with SIGKILL mid-task
-// loses only what was in flight and the rerun completes the plan; a kforge
-// built without MPI refuses --mpi with exit status 2.
+// loses only what was in flight and the rerun completes the plan, or, where
+// mpirun lets the others live, its task goes to another rank in the same
+// run; --profile's counters reach the merged database; a kforge built
+// without MPI refuses --mpi with exit status 2.
 #include <catch2/catch.hpp>
 #include <sqlite3.h>
 #include <sys/wait.h>
@@ -204,6 +206,56 @@ TEST_CASE("mpi sweep: a rank killed mid-task leaves the others' results, and the
   CHECK(problems_of(after).size() == kTasks);
   CHECK(count(db, "SELECT count(*) FROM sweeps WHERE finished_at <> ''") >= static_cast<long>(kTasks));
   CHECK_FALSE(std::filesystem::exists(db + ".ranks"));
+}
+
+TEST_CASE("mpi sweep: where mpirun survives a rank's death, its task goes to another and the run completes",
+          "[cli][opencl][mpi]") {
+  allow_mpirun();
+  test::TempDir dir;
+  const std::string plan = dir.file("plan.json"), cache = " --cache-dir " + dir.file("cache");
+  test::write_file(plan, kPlan);
+  const std::string db = dir.file("lost.db");
+  // Open MPI 4 keeps the other ranks running when told to (docs/sweep.md, "Faults").
+  const std::string survive = " --mca orte_enable_recovery 1 --mca orte_abort_on_non_zero_status 0";
+  const std::string launch = std::string(KFORGE_MPIRUN) + survive + " --oversubscribe -n 3 " + KFORGE_CLI;
+  auto r = run_shell("KFORGE_TEST_KILL_RANK=2 " + launch + " sweep " + plan + cache +
+                     " --mpi --mpi-lost-after 3 --json --db " + db);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["tasks"].size() == kTasks);
+  for (const auto& t : j["tasks"]) {
+    CHECK(t["state"] == "ran");
+    CHECK(t["rank"] != 2);  // rank 2 reported nothing: every task was finished by the others
+  }
+  REQUIRE(j["mpi"]["ranks"].size() == 3);
+  CHECK(j["mpi"]["ranks"][2]["lost"] == true);
+  CHECK(j["mpi"]["ranks"][0]["lost"] == false);
+  // Rank 2's one stored result was merged too; the rank that took its task
+  // evaluated that configuration again, and the merge kept one of the two.
+  const auto after = rows_of(db);
+  CHECK(after.size() == kRows);
+  CHECK(std::set<Row>(after.begin(), after.end()).size() == kRows);
+  CHECK(problems_of(after).size() == kTasks);
+  CHECK_FALSE(std::filesystem::exists(db + ".ranks"));
+}
+
+TEST_CASE("mpi sweep: --profile runs the collectors on every rank and the counters are merged",
+          "[cli][opencl][mpi]") {
+  allow_mpirun();
+  test::TempDir dir;
+  const std::string plan = dir.file("plan.json"), cache = " --cache-dir " + dir.file("cache");
+  test::write_file(plan, kPlan);
+  const std::string db = dir.file("profiled.db");
+  auto r = run_shell(mpirun(2) + " sweep " + plan + cache + " --mpi --profile --json --db " + db);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  // Each task's winner has its model rows and the perf collector's row (its
+  // counters, or why it read none), whichever rank ran it.
+  CHECK(count(db, "SELECT count(DISTINCT w.problem_id) FROM winners w JOIN counters c ON c.result_id = "
+                  "w.result_id WHERE c.collector = 'perf'") == static_cast<long>(kTasks));
+  CHECK(count(db, "SELECT count(DISTINCT w.problem_id) FROM winners w JOIN counters c ON c.result_id = "
+                  "w.result_id WHERE c.source = 'model'") == static_cast<long>(kTasks));
 }
 
 TEST_CASE("mpi sweep: bad input on every rank is one error line and exit status 2", "[cli][mpi]") {

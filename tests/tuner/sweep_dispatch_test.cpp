@@ -46,3 +46,28 @@ TEST_CASE("sweep dispatch: a rank outside the job gets nothing") {
   CHECK_FALSE(d.next(-1).has_value());
   CHECK(d.next(0) == 0u);
 }
+
+TEST_CASE("sweep dispatch: a lost rank's task goes back first, and the rank gets nothing more") {
+  SweepDispatch d({0, 1, 2, 3}, 3);
+  d.prefer(3, 2);
+  CHECK(d.next(2) == 3u);
+  CHECK(d.next(1) == 0u);
+  CHECK(d.lose(2) == 3u);  // running task 3: back at the front of the queue
+  CHECK(d.lost(2));
+  CHECK_FALSE(d.lost(1));
+  CHECK_FALSE(d.running(2).has_value());
+  CHECK_FALSE(d.next(2).has_value());
+  d.finish(2);  // a late report from the lost rank counts nothing
+  CHECK(d.finished() == 0);
+  CHECK(d.next(0) == 3u);
+  d.finish(1);
+  CHECK(d.next(1) == 1u);
+  // A task that preferred the lost rank is anyone's.
+  SweepDispatch e({5, 6}, 2);
+  e.prefer(5, 1);
+  CHECK(e.next(0) == 6u);
+  CHECK_FALSE(e.lose(1).has_value());  // it was running nothing
+  e.finish(0);
+  CHECK(e.next(0) == 5u);
+  CHECK_FALSE(e.lose(9).has_value());  // no rank 9: nothing
+}
