@@ -19,8 +19,8 @@
 #endif
 
 KF_INLINE float kf_row_combine(float a, float b, int is_max) {
-  /* NaN loses to anything in a maximum (a sum still carries it). */
-  return is_max ? (b > a ? b : a) : a + b;
+  /* A maximum propagates NaN, as a sum does: once a is NaN it stays, and a NaN b replaces a. */
+  return is_max ? ((a == a && (b > a || b != b)) ? b : a) : a + b;
 }
 
 /* The sum (is_max 0) or the maximum (is_max 1) of s over the n threads of a

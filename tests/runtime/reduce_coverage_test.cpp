@@ -1,12 +1,14 @@
-// reduce_tiled on PoCL: sum and max, last axis and whole tensor, one pass and
-// split (last-block-done), f32/f16/bf16, shapes 1, primes, tails around the
-// block and vector sizes, long rows; boundary rows; NaN propagation for max.
+// reduce_tiled and reduce_vector_row on PoCL: sum and max, last axis and
+// whole tensor (reduce_tiled; reduce_vector_row refuses axis=all), one pass
+// and split (last-block-done), f32/f16/bf16, shapes 1, primes, tails around
+// the block and vector sizes, long rows; boundary rows; NaN propagation for max.
 #include <catch2/catch.hpp>
 
 #include <cmath>
 #include <limits>
 
 #include "coverage_runner.hpp"
+#include "search_space.hpp"
 #include "test_level.hpp"
 
 using namespace kforge;
@@ -75,6 +77,84 @@ TEST_CASE("reduce_tiled: max propagates NaN, sum follows IEEE", "[opencl][reduce
   for (const char* kind : {"max", "sum"}) {
     INFO(kind);
     // Row 1 holds a NaN, row 2 an infinity.
+    auto plant = [&](Workload& w) {
+      w.tensors[0].f32()[1 * 2000 + 777] = nan;
+      w.tensors[0].f32()[2 * 2000 + 5] = std::numeric_limits<float>::infinity();
+    };
+    CHECK(runner.run(reduce_problem(3, 2000, kind, "last"), WorkloadKind::kPoisonedOutput, 7, plant) == "");
+    CHECK(std::isnan(runner.last_output()[1]));
+    CHECK(std::isinf(runner.last_output()[2]));
+    CHECK(std::isfinite(runner.last_output()[0]));
+  }
+}
+
+// reduce_vector_row: TX threads per row, RY rows per group.
+
+namespace {
+
+/// Runs every shape `config` is valid for, plain and accumulating; the
+/// first failure, or "". `covered` counts the shapes run.
+std::string check_rows(const char* config, Dtype dtype, const char* kind, int& covered) {
+  const TemplateSource& tpl = test::builtin_template("reduce_vector_row");
+  const Operator& op = *find_operator("reduce");
+  std::vector<std::array<std::int64_t, 2>> all = shapes();
+  all.insert(all.end(), {{33, 1}, {5, 2}, {1031, 16}, {64, 4096}});
+  test::CoverageRunner runner("reduce_vector_row", config);
+  for (const auto& [rows, cols] : all) {
+    const Problem p = reduce_problem(rows, cols, kind, "last", dtype);
+    SearchSpace space(tpl.manifest, op, p, test::coverage_device().info().limits());
+    auto valid = space.is_valid(*Config::parse(config));
+    REQUIRE(valid.ok());
+    if (!*valid) continue;
+    for (auto run : {WorkloadKind::kPoisonedOutput, WorkloadKind::kAccumulate}) {
+      const std::string failure = runner.run(p, run);
+      if (!failure.empty()) return failure;
+    }
+    ++covered;
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("reduce_vector_row: the kernel file compiles on its own with the prelude", "[opencl][reduce]") {
+  const TemplateSource& tpl = test::builtin_template("reduce_vector_row");
+  const std::string source = std::string(prelude_text("opencl")) + "\n" + tpl.kernel_text;
+  CHECK(test::coverage_device().compiler().compile(source, tpl.manifest.kernel, "").ok());
+}
+
+TEST_CASE("reduce_vector_row: sum and max over rows, f32, f16 and bf16", "[opencl][reduce]") {
+  // Four threads per row with 16-byte f32 loads (valid for any row); a warp
+  // per row with element loads; 64 threads per row with 8-wide loads.
+  const std::vector<std::tuple<Dtype, const char*, int>> runs = {{Dtype::kF32, "RY8_TX4_VW4", 10},
+                                                                 {Dtype::kF32, "RY2_TX32_VW1", 6},
+                                                                 {Dtype::kF16, "RY1_TX64_VW8", 3},
+                                                                 {Dtype::kBF16, "RY4_TX8_VW2", 6}};
+  for (const auto& [dtype, config, at_least] : runs) {
+    for (const char* kind : {"sum", "max"}) {
+      SECTION(std::string(dtype_name(dtype)) + " " + config + " " + kind) {
+        int covered = 0;
+        CHECK(check_rows(config, dtype, kind, covered) == "");
+        CHECK(covered >= at_least);
+      }
+    }
+  }
+}
+
+TEST_CASE("reduce_vector_row: axis=all is outside its envelope", "[opencl][reduce]") {
+  test::CoverageRunner runner("reduce_vector_row", "RY8_TX4_VW4");
+  const std::string r = runner.run(reduce_problem(4, 64, "sum", "all"), WorkloadKind::kPoisonedOutput);
+  INFO(r);
+  CHECK(r.find("is outside envelope") != std::string::npos);
+  CHECK(r.find("'axis == 0'") != std::string::npos);
+}
+
+TEST_CASE("reduce_vector_row: max propagates NaN, sum follows IEEE", "[opencl][reduce]") {
+  // 2000 columns over 32 threads of 4-wide loads; the NaN lands mid-row.
+  test::CoverageRunner runner("reduce_vector_row", "RY2_TX32_VW4");
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (const char* kind : {"max", "sum"}) {
+    INFO(kind);
     auto plant = [&](Workload& w) {
       w.tensors[0].f32()[1 * 2000 + 777] = nan;
       w.tensors[0].f32()[2 * 2000 + 5] = std::numeric_limits<float>::infinity();

@@ -7,9 +7,9 @@
  * Each thread keeps NV chunks of VW consecutive elements of its row in
  * registers (chunk j at column (j * TX + tx) * VW), so the row's TX * VW * NV
  * slots must cover it (the manifest's constraint); slots past the row hold
- * -Inf, which adds nothing. The maximum skips NaN; the sum of exp(x - max)
- * then carries a NaN into the reciprocal, as does a +Inf maximum, and a row
- * of -Inf only sums to 0: all three give a NaN row, as the contract says.
+ * -Inf, which adds nothing. A NaN makes the maximum NaN and with it every
+ * exp and the sum; a +Inf maximum gives a NaN reciprocal; a row of -Inf only
+ * sums to 0: all three give a NaN row, as the contract says.
  * Both meet in the prelude's kf_row_max and kf_row_sum (warp shuffles where
  * the backend has them, then local memory; on OpenCL a local-memory tree).
  * The partials/counters scratch is not used. */
