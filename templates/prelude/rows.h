@@ -1,7 +1,8 @@
-/* kforge prelude, the part every backend shares: reductions over the threads
- * of a row. prelude_text() appends this file to every backend's prelude,
- * which defines what it reads: KF_INLINE, KF_LOCAL_PTR, KF_BARRIER and the
- * shuffle (KF_HAS_SHUFFLE, KF_SHUFFLE_LANES, KF_SHUFFLE_XOR).
+/* kforge prelude, the part every backend shares: loading and reducing the
+ * rows of row-wise templates. prelude_text() appends this file to every backend's prelude,
+ * which defines what it reads: KF_INLINE, KF_LOCAL_PTR, KF_BARRIER, the
+ * shuffle (KF_HAS_SHUFFLE, KF_SHUFFLE_LANES, KF_SHUFFLE_XOR) and the input
+ * loads (KF_LOAD_IN, KF_LOAD_IN_VEC_ALIGNED).
  * Reference: docs/prelude.md. */
 #ifndef KF_ROWS_H
 #define KF_ROWS_H
@@ -17,6 +18,20 @@
 #else
 #define KF_ROW_SLOTS(n) (n)
 #endif
+
+/* KF_LOAD_ROW_CHUNK(dst, p, c, n, vw, aligned, pad): dst[0..vw) = p[c ..
+ * c+vw) as float for a row of n elements, `pad` past its end: one vector
+ * load where `aligned` (n is a multiple of vw) and the chunk is whole,
+ * element loads otherwise. vw is 1, 2, 4 or 8. */
+#define KF_LOAD_ROW_CHUNK(dst, p, c, n, vw, aligned, pad)                                  \
+  do {                                                                                     \
+    if ((aligned) && (c) + (vw) <= (n)) {                                                  \
+      KF_LOAD_IN_VEC_ALIGNED(dst, p, c, vw);                                               \
+    } else {                                                                               \
+      _Pragma("unroll") for (int kf_e_ = 0; kf_e_ < (vw); ++kf_e_)                         \
+        (dst)[kf_e_] = (c) + kf_e_ < (n) ? KF_LOAD_IN(p, (c) + kf_e_) : (pad);             \
+    }                                                                                      \
+  } while (0)
 
 KF_INLINE float kf_row_combine(float a, float b, int is_max) {
   /* A maximum propagates NaN, as a sum does: once a is NaN it stays, and a NaN b replaces a. */

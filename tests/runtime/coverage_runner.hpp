@@ -65,6 +65,15 @@ inline std::string upload(Device& dev, const Workload& w, std::vector<std::uniqu
   return {};
 }
 
+/// Compiles the template's kernel file alone after the OpenCL prelude (its
+/// in-file defaults, no generator defines); "" or the compiler's message.
+inline std::string compiles_alone(const std::string& template_name) {
+  const TemplateSource& tpl = builtin_template(template_name);
+  const std::string source = std::string(prelude_text("opencl")) + "\n" + tpl.kernel_text;
+  auto compiled = coverage_device().compiler().compile(source, tpl.manifest.kernel, "");
+  return compiled.ok() ? "" : compiled.error().message + "\n" + compiled.error().context;
+}
+
 class CoverageRunner {
  public:
   CoverageRunner(const std::string& template_name, const std::string& config)

@@ -57,12 +57,7 @@ KF_KERNEL_NAME(int rows, int cols, float eps, KF_GLOBAL const kf_in_t* KF_RESTRI
   KF_UNROLL
   for (int j = 0; j < NV; ++j) {
     const int c = (j * TX + tx) * VW;
-    if (aligned && c + VW <= n) {
-      KF_LOAD_IN_VEC_ALIGNED(v[j], x, c, VW);
-    } else {
-      KF_UNROLL
-      for (int e = 0; e < VW; ++e) v[j][e] = c + e < n ? KF_LOAD_IN(x, c + e) : 0.0f;
-    }
+    KF_LOAD_ROW_CHUNK(v[j], x, c, n, VW, aligned, 0.0f);
     KF_UNROLL
     for (int e = 0; e < VW; ++e) sum += v[j][e];
   }

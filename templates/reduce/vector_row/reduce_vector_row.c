@@ -54,12 +54,7 @@ KF_KERNEL_NAME(int rows, int cols, KF_GLOBAL const kf_in_t* KF_RESTRICT X, KF_GL
   float acc = RVR_INIT;
   for (int c = tx * VW; c < n; c += TX * VW) {
     float v[VW];
-    if (aligned && c + VW <= n) {
-      KF_LOAD_IN_VEC_ALIGNED(v, x, c, VW);
-    } else {
-      KF_UNROLL
-      for (int e = 0; e < VW; ++e) v[e] = c + e < n ? KF_LOAD_IN(x, c + e) : RVR_INIT;
-    }
+    KF_LOAD_ROW_CHUNK(v, x, c, n, VW, aligned, RVR_INIT);
     KF_UNROLL
     for (int e = 0; e < VW; ++e) acc = kf_row_combine(acc, v[e], RVR_IS_MAX);
   }

@@ -57,12 +57,7 @@ KF_KERNEL_NAME(int rows, int cols, KF_GLOBAL const kf_in_t* KF_RESTRICT X, KF_GL
   KF_UNROLL
   for (int j = 0; j < NV; ++j) {
     const int c = (j * TX + tx) * VW;
-    if (aligned && c + VW <= n) {
-      KF_LOAD_IN_VEC_ALIGNED(v[j], x, c, VW);
-    } else {
-      KF_UNROLL
-      for (int e = 0; e < VW; ++e) v[j][e] = c + e < n ? KF_LOAD_IN(x, c + e) : -INFINITY;
-    }
+    KF_LOAD_ROW_CHUNK(v[j], x, c, n, VW, aligned, -INFINITY);
     KF_UNROLL
     for (int e = 0; e < VW; ++e) mx = kf_row_combine(mx, v[j][e], 1);
   }
