@@ -5,7 +5,6 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
-#include <map>
 #include <set>
 
 #include "bounded_json.hpp"
@@ -432,15 +431,10 @@ ojson to_interchange_json(const TuningSet& set, const std::string& exported_by) 
                        {"config", w.config},          {"median_ms", number(w.median_ms)},
                        {"result_id", w.result_id}});
   }
-  std::map<std::int64_t, ojson> counters_of;
-  for (const auto& c : set.counters) {
-    ojson& list = counters_of[c.result_id];
-    if (list.is_null()) list = ojson::array();
-    list.push_back(counter_json(c));
-  }
   ojson results = ojson::array();
   for (const auto& r : set.results) {
-    auto found = counters_of.find(r.id);
+    ojson counters = ojson::array();
+    for (const auto& c : set.counters_of(r.id)) counters.push_back(counter_json(c));
     results.push_back({{"id", r.id},
                        {"sweep", r.sweep_id ? ojson(r.sweep_id) : ojson(nullptr)},
                        {"device", r.device_key},
@@ -463,7 +457,7 @@ ojson to_interchange_json(const TuningSet& set, const std::string& exported_by) 
                        {"resources", embed(r.resources_json)},
                        {"compile_log", r.compile_log},
                        {"created_at", r.created_at},
-                       {"counters", found == counters_of.end() ? ojson::array() : found->second}});
+                       {"counters", std::move(counters)}});
   }
   doc["devices"] = std::move(devices);
   doc["templates"] = std::move(templates);
@@ -516,6 +510,7 @@ Result<TuningSet> parse_interchange_json(std::string_view text, const std::strin
   if (version >= 2) {
     KF_TRY(read_all(rd, doc, "results", set.results, read_result_v2));
     KF_TRY(read_counters(rd, doc, set.counters));
+    std::stable_sort(set.counters.begin(), set.counters.end(), ByResult{});
   } else {
     KF_TRY(read_all(rd, doc, "results", set.results, read_result));
   }

@@ -36,15 +36,14 @@ void sort_winners(std::vector<WinnerRecord>& w) {
   });
 }
 
-/// Writes the counters of source result `source_id` beside the stored
-/// result matching `stored`, collector by collector, keeping a collector's
-/// rows the stored result already has.
-Status import_counters(Database& db, const std::vector<CounterRecord>& all, std::int64_t source_id,
-                       const ResultRecord& stored, ImportCounts& counts) {
+/// Writes one source result's counter rows beside the stored result
+/// matching `stored`, collector by collector, keeping a collector's rows the
+/// stored result already has.
+Status import_counters(Database& db, const std::vector<CounterRecord>& rows_of_result, const ResultRecord& stored,
+                       ImportCounts& counts) {
+  if (rows_of_result.empty()) return ok_status();
   std::map<std::string, std::vector<CounterRecord>> by_collector;
-  for (const auto& c : all)
-    if (c.result_id == source_id) by_collector[c.collector].push_back(c);
-  if (by_collector.empty()) return ok_status();
+  for (const auto& c : rows_of_result) by_collector[c.collector].push_back(c);
   KF_TRY_ASSIGN(id, db.result_id(stored.device_id, stored.template_id, stored.problem_id, stored.config));
   if (!id) return Error::not_found(db.path() + ": result " + stored.config + " vanished during import");
   KF_TRY_ASSIGN(present, db.counters({*id}));
@@ -106,10 +105,8 @@ const SweepRecord* TuningSet::sweep(std::int64_t id) const {
 }
 
 std::vector<CounterRecord> TuningSet::counters_of(std::int64_t result_id) const {
-  std::vector<CounterRecord> out;
-  for (const auto& c : counters)
-    if (c.result_id == result_id) out.push_back(c);
-  return out;
+  auto [first, last] = std::equal_range(counters.begin(), counters.end(), result_id, ByResult{});
+  return {first, last};
 }
 
 std::vector<const ResultRecord*> TuningSet::results_of(const std::string& device_key,
@@ -249,10 +246,8 @@ Result<ImportCounts> import_tuning_set(Database& db, const TuningSet& set) {
     }
   }
 
-  std::set<std::int64_t> result_ids;
-  for (const auto& r : set.results) result_ids.insert(r.id);
   for (const auto& c : set.counters) {
-    if (!result_ids.count(c.result_id)) {
+    if (!set.result(c.result_id)) {
       return Error::bad_input(src + ": counters row '" + c.name + "' of collector '" + c.collector +
                               "': unknown result " + std::to_string(c.result_id));
     }
@@ -302,7 +297,7 @@ Result<ImportCounts> import_tuning_set(Database& db, const TuningSet& set) {
     copy.template_id = template_ids.at({r.template_name, r.template_hash});
     KF_TRY_ASSIGN(added, db.add_result(copy));
     ++(added ? counts.results_added : counts.results_present);
-    KF_TRY(import_counters(db, set.counters, r.id, copy, counts));
+    KF_TRY(import_counters(db, set.counters_of(r.id), copy, counts));
   }
   return counts;
 }

@@ -27,6 +27,13 @@ struct TuningFilter {
   bool matches(const ProblemRecord& p) const;
 };
 
+/// Orders counter rows by their result's id (TuningSet::counters' order).
+struct ByResult {
+  bool operator()(const CounterRecord& a, const CounterRecord& b) const { return a.result_id < b.result_id; }
+  bool operator()(const CounterRecord& a, std::int64_t id) const { return a.result_id < id; }
+  bool operator()(std::int64_t id, const CounterRecord& b) const { return id < b.result_id; }
+};
+
 struct TuningSet {
   std::string source;               ///< file the set was read from
   int source_schema_version = 0;    ///< database schema, or the interchange schema of a JSON file
@@ -39,7 +46,8 @@ struct TuningSet {
   /// Every winner's result; with filter.all_results, every result. By source id.
   /// template_name, template_hash, problem_key and device_key are always set.
   std::vector<ResultRecord> results;
-  /// The hardware counters (and availability rows) of those results, by result id.
+  /// The hardware counters (and availability rows) of those results, sorted
+  /// by result id (ByResult), each result's rows in stored order.
   std::vector<CounterRecord> counters;
   /// The peaks kforge measured on those devices (`kforge ceilings`).
   std::vector<MeasuredCeilingRecord> measured_ceilings;
