@@ -158,11 +158,6 @@ void SweepCoordinator::lose(int rank, const std::string& why) {
               : std::string()));
 }
 
-bool SweepCoordinator::lost(int rank) const {
-  std::lock_guard lock(mu_);
-  return dispatch_.lost(rank);
-}
-
 bool SweepCoordinator::work_may_remain() const {
   std::lock_guard lock(mu_);
   return dispatch_.pending() > 0 || dispatch_.running_count() > 0;

@@ -59,7 +59,6 @@ class SweepCoordinator {
   /// to the front of the queue for the next rank that asks, and it gets no
   /// more (SweepDispatch::lose). A later report from it is ignored.
   void lose(int rank, const std::string& why);
-  bool lost(int rank) const;
   /// Whether a task may still be handed out: one is pending, or one is
   /// running on another rank that may yet be lost. Rank 0 keeps asking
   /// while this holds, so a lost rank's task always finds a taker.
