@@ -1,7 +1,6 @@
 // Looks up embedded templates and preludes.
 #include "builtin_templates.hpp"
 
-#include <algorithm>
 #include <functional>
 #include <map>
 #include <string>
@@ -16,32 +15,26 @@ static std::string_view find_file(std::string_view path) {
   return {};
 }
 
-/// The shared files a backend's prelude appends to its own: CUDA and HIP
-/// share gpu.h, and every backend ends with the row reductions and the
-/// epilogue.
-static std::vector<std::string_view> shared_parts(std::string_view backend) {
-  if (backend == "cuda" || backend == "hip") return {"prelude/gpu.h", "prelude/rows.h", "prelude/epilogue.h"};
-  return {"prelude/rows.h", "prelude/epilogue.h"};
+/// Each backend's prelude, in order: its own file, then what it shares
+/// (CUDA and HIP: gpu.h; every backend: the row helpers and the epilogue).
+static const std::map<std::string, std::vector<std::string_view>, std::less<>>& prelude_parts() {
+  static const std::map<std::string, std::vector<std::string_view>, std::less<>> parts = {
+      {"cuda", {"prelude/cuda.h", "prelude/gpu.h", "prelude/rows.h", "prelude/epilogue.h"}},
+      {"hip", {"prelude/hip.h", "prelude/gpu.h", "prelude/rows.h", "prelude/epilogue.h"}},
+      {"opencl", {"prelude/opencl.h", "prelude/rows.h", "prelude/epilogue.h"}}};
+  return parts;
 }
 
-static void append_file(std::string& out, std::string_view text) {
-  out += text;
-  if (!out.empty() && out.back() != '\n') out += '\n';
-}
-
-/// Every backend's prelude file followed by its shared parts, by backend.
+/// The composed prelude of every backend, by backend.
 static std::map<std::string, std::string, std::less<>> composed_preludes() {
-  constexpr std::string_view kDir = "prelude/", kExt = ".h";
-  const std::vector<std::string_view> shared = {"prelude/gpu.h", "prelude/rows.h", "prelude/epilogue.h"};
   std::map<std::string, std::string, std::less<>> out;
-  for (const auto& f : embedded_template_files()) {
-    if (!f.path.starts_with(kDir) || !f.path.ends_with(kExt)) continue;
-    if (std::find(shared.begin(), shared.end(), f.path) != shared.end()) continue;
-    const std::string_view backend = f.path.substr(kDir.size(), f.path.size() - kDir.size() - kExt.size());
+  for (const auto& [backend, files] : prelude_parts()) {
     std::string text;
-    append_file(text, f.text);
-    for (std::string_view part : shared_parts(backend)) append_file(text, find_file(part));
-    out.emplace(std::string(backend), std::move(text));
+    for (std::string_view file : files) {
+      text += find_file(file);
+      if (!text.empty() && text.back() != '\n') text += '\n';
+    }
+    out.emplace(backend, std::move(text));
   }
   return out;
 }
