@@ -267,8 +267,8 @@ Result<std::unique_ptr<Device>> open_cuda_device(const DriverApi& api, std::size
   }
   DeviceInfo info = describe(api, index);
   auto compiler = make_nvrtc_compiler(info.arch);
-  return std::unique_ptr<Device>(
-      std::make_unique<CudaDevice>(CudaDriver{&api, dev, ctx}, stream, std::move(info), std::move(compiler)));
+  return std::unique_ptr<Device>(std::make_unique<CudaDevice>(
+      CudaDriver{&api, dev, ctx}, stream, std::move(info), std::move(compiler), static_cast<int>(index)));
 }
 
 }  // namespace kforge

@@ -7,12 +7,15 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "backend.hpp"
+#include "foreign_memory.hpp"
 #include "gpu_launch.hpp"
 #include "launch_check.hpp"
 #include "library_kernel.hpp"
@@ -53,13 +56,16 @@ struct LoadedResources {
 // destroy_stream; plus kernel_resources (Result<LoadedResources>), release()
 // at the device's end and open_clock_reader().
 
+/// Device memory the device allocated and frees, or (borrowed) memory a
+/// caller owns (ForeignMemory::borrow), which it leaves alone.
 template <class Driver>
 class GpuBuffer final : public Buffer {
  public:
   using DevicePtr = typename Driver::DevicePtr;
-  GpuBuffer(Driver driver, DevicePtr ptr, std::size_t size) : driver_(driver), ptr_(ptr), size_(size) {}
+  GpuBuffer(Driver driver, DevicePtr ptr, std::size_t size, bool borrowed = false)
+      : driver_(driver), ptr_(ptr), size_(size), borrowed_(borrowed) {}
   ~GpuBuffer() override {
-    if (ptr_) driver_.free(ptr_);
+    if (ptr_ && !borrowed_) driver_.free(ptr_);
   }
   std::size_t size() const override { return size_; }
   DevicePtr ptr() const { return ptr_; }
@@ -68,6 +74,7 @@ class GpuBuffer final : public Buffer {
   Driver driver_;
   DevicePtr ptr_;
   std::size_t size_;
+  bool borrowed_;
 };
 
 template <class Driver>
@@ -91,16 +98,21 @@ class GpuKernel final : public Kernel {
 };
 
 template <class Driver>
-class GpuDevice final : public Device {
+class GpuDevice final : public Device, public ForeignMemory {
  public:
   using Code = typename Driver::Code;
   using DevicePtr = typename Driver::DevicePtr;
   using Buffer_ = GpuBuffer<Driver>;
   using Kernel_ = GpuKernel<Driver>;
 
+  /// `ordinal`: the driver's index of the device, as DLPack's device_id names it.
   GpuDevice(Driver driver, typename Driver::Stream stream, DeviceInfo info,
-            std::unique_ptr<Compiler> compiler)
-      : driver_(driver), stream_(stream), info_(std::move(info)), compiler_(std::move(compiler)) {}
+            std::unique_ptr<Compiler> compiler, int ordinal)
+      : driver_(driver),
+        stream_(stream),
+        info_(std::move(info)),
+        compiler_(std::move(compiler)),
+        ordinal_(ordinal) {}
   ~GpuDevice() override {
     flush_buffer_.reset();
     driver_.make_current();
@@ -162,7 +174,7 @@ class GpuDevice final : public Device {
     auto params = PackedArgs<DevicePtr>::template of<Buffer_>(args);
     return timed(k.name() + " failed while running", [&]() -> Status {
       const Code r =
-          driver_.launch(k.fn(), g, static_cast<unsigned>(k.dynamic_shared()), stream_, params.params());
+          driver_.launch(k.fn(), g, static_cast<unsigned>(k.dynamic_shared()), stream(), params.params());
       if (r == Driver::kSuccess) return ok_status();
       // Invalid value at launch: block or shared memory beyond what the device allows.
       return note(error(std::string(Driver::kCalls.launch) + "(" + k.name() + ")", r,
@@ -194,10 +206,28 @@ class GpuDevice final : public Device {
   /// A library's work on this device's stream, timed as a launch is.
   Result<double> timed_call(const std::function<Status(void*)>& enqueue) {
     KF_TRY(enter());
-    return timed("a library call failed while running", [&] { return enqueue(stream_); });
+    return timed("a library call failed while running", [&] { return enqueue(stream()); });
   }
   /// This device current on the calling thread, as a library call needs it.
   Status make_current() { return enter(); }
+
+  Result<std::unique_ptr<Buffer>> borrow(std::uintptr_t address, std::size_t bytes, int ordinal) override {
+    if (address == 0 || bytes == 0) {
+      return Error::bad_input("borrowed device memory must be a non-null address and a nonempty range");
+    }
+    if (ordinal != ordinal_) {
+      return Error::bad_input("memory of " + std::string(Driver::kBackend) + " device " +
+                              std::to_string(ordinal) + " passed to " + info_.selector + " (" + info_.name +
+                              ")");
+    }
+    return std::unique_ptr<Buffer>(std::make_unique<Buffer_>(driver_, as_device_ptr(address), bytes, true));
+  }
+  void use_caller_stream(std::uintptr_t stream) override { caller_stream_ = {this, as_stream(stream)}; }
+  void use_own_stream() override { caller_stream_ = {}; }
+  Status synchronize() override {
+    KF_TRY(enter());
+    return check(driver_.synchronize(), "waiting for the device");
+  }
 
  private:
   Error error(const std::string& what, Code r, ErrorCode code = ErrorCode::kLaunch) const {
@@ -214,6 +244,22 @@ class GpuDevice final : public Device {
     return check(driver_.make_current(), Driver::kCalls.make_current);
   }
   Error note(Error e) { return sticky_.note(std::move(e)); }
+
+  /// The stream this thread's launches go to: the caller's while one is in
+  /// use for this device (use_caller_stream), else the device's own.
+  typename Driver::Stream stream() const {
+    return caller_stream_.device == this ? caller_stream_.stream : stream_;
+  }
+  static DevicePtr as_device_ptr(std::uintptr_t a) {
+    if constexpr (std::is_pointer_v<DevicePtr>) {
+      return reinterpret_cast<DevicePtr>(a);
+    } else {
+      return static_cast<DevicePtr>(a);
+    }
+  }
+  static typename Driver::Stream as_stream(std::uintptr_t s) {
+    return reinterpret_cast<typename Driver::Stream>(s);
+  }
 
   /// The function named `compiled.kernel_name` in `module`, with what the
   /// backend reads of it and the dynamic shared bytes its module declares.
@@ -248,9 +294,9 @@ class GpuDevice final : public Device {
   template <class Enqueue>
   Result<double> timed(const std::string& failed, Enqueue enqueue) {
     KF_TRY(ensure_events());
-    KF_TRY(check(driver_.record_event(start_, stream_), Driver::kCalls.event_record));
+    KF_TRY(check(driver_.record_event(start_, stream()), Driver::kCalls.event_record));
     KF_TRY(enqueue());
-    KF_TRY(check(driver_.record_event(end_, stream_), Driver::kCalls.event_record));
+    KF_TRY(check(driver_.record_event(end_, stream()), Driver::kCalls.event_record));
     KF_TRY(check(driver_.synchronize_event(end_), failed));
     float ms = 0;
     KF_TRY(check(driver_.elapsed_ms(&ms, start_, end_), Driver::kCalls.elapsed));
@@ -268,6 +314,14 @@ class GpuDevice final : public Device {
   StickyError sticky_;
   std::unique_ptr<ClockReader> clocks_;
   bool clocks_tried_ = false;
+  int ordinal_;
+  /// A caller's stream for one device, per thread, so that two threads'
+  /// launches on one device each keep their own.
+  struct CallerStreamInUse {
+    const GpuDevice* device = nullptr;
+    typename Driver::Stream stream{};
+  };
+  static inline thread_local CallerStreamInUse caller_stream_{};
 };
 
 /// `device` as `Driver`'s GpuDevice; kBadInput naming it otherwise.

@@ -224,8 +224,8 @@ Result<std::unique_ptr<Device>> open_hip_device(const RuntimeApi& api, std::size
     return hip_error(api, "hipStreamCreate", r);
   DeviceInfo info = describe(api, index);
   auto compiler = make_hiprtc_compiler(info.arch);
-  return std::unique_ptr<Device>(
-      std::make_unique<HipDevice>(HipDriver{&api, dev}, stream, std::move(info), std::move(compiler)));
+  return std::unique_ptr<Device>(std::make_unique<HipDevice>(HipDriver{&api, dev}, stream, std::move(info),
+                                                             std::move(compiler), static_cast<int>(index)));
 }
 
 }  // namespace kforge

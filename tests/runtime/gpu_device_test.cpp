@@ -7,6 +7,7 @@
 
 #include "cuda_backend.hpp"
 #include "fake_gpu_driver.hpp"
+#include "foreign_memory.hpp"
 #include "hip_backend.hpp"
 #include "sticky_error.hpp"
 
@@ -298,6 +299,62 @@ TEMPLATE_TEST_CASE("a GPU device's cache flush writes a new pattern over its flu
         std::string("cache flush (") + TestType::kMemset + "): " + TestType::kInvalidValue);
   device.reset();
   CHECK(FakeGpu::get().allocations.empty());
+}
+
+TEMPLATE_TEST_CASE("a GPU device launches in place on memory and a stream the caller owns",
+                   "[cuda][hip][unit]", CudaFake, HipFake) {
+  auto device = open_fresh<TestType>();
+  ForeignMemory* foreign = foreign_memory(*device);
+  REQUIRE(foreign != nullptr);
+  auto kernel = device->load(fill_kernel());
+  REQUIRE(kernel.ok());
+  // The caller's memory: allocated behind the device's back, as PyTorch's allocator does.
+  std::uintptr_t theirs = 0;
+  REQUIRE(FakeGpu::get().allocate(&theirs, 4 * sizeof(float)) == 0);
+  const int allocations_before = FakeGpu::get().calls[FakeOp::kAllocate];
+  {
+    auto borrowed = foreign->borrow(theirs, 4 * sizeof(float), 0);
+    REQUIRE(borrowed.ok());
+    CHECK(*TestType::address(**borrowed) == theirs);
+    auto* their_stream = reinterpret_cast<void*>(std::uintptr_t{0x5eed});
+    {
+      CallerStream on_theirs(foreign, reinterpret_cast<std::uintptr_t>(their_stream));
+      auto ms = device->launch(
+          **kernel, {KernelArg::of(**borrowed), KernelArg::of(std::int32_t{2}), KernelArg::of(7.0f)},
+          geometry(64));
+      REQUIRE(ms.ok());
+    }
+    REQUIRE(FakeGpu::get().launches.size() == 1);
+    CHECK(FakeGpu::get().launches[0].stream == their_stream);
+    CHECK(value_of<std::uintptr_t>(FakeGpu::get().launches[0].params[0]) == theirs);
+    // The kernel wrote the caller's memory itself: nothing was copied or allocated.
+    const float* out = reinterpret_cast<const float*>(theirs);
+    CHECK(std::vector<float>(out, out + 4) == std::vector<float>{7.0f, 7.0f, 0.0f, 0.0f});
+    CHECK(FakeGpu::get().calls[FakeOp::kCopyIn] == 0);
+    CHECK(FakeGpu::get().calls[FakeOp::kAllocate] == allocations_before);
+
+    // Out of the scope, launches are on the device's own stream again.
+    REQUIRE(device
+                ->launch(**kernel,
+                         {KernelArg::of(**borrowed), KernelArg::of(std::int32_t{1}), KernelArg::of(1.0f)},
+                         geometry(64))
+                .ok());
+    CHECK(FakeGpu::get().launches[1].stream != their_stream);
+    CHECK(FakeGpu::get().launches[1].stream != nullptr);
+    REQUIRE(foreign->synchronize().ok());
+  }
+  // Dropping the borrowed buffer left the caller's memory alone.
+  CHECK(FakeGpu::get().allocations.count(theirs) == 1);
+
+  auto other_device = foreign->borrow(theirs, 16, 1);
+  REQUIRE_FALSE(other_device.ok());
+  CHECK(other_device.error().code == ErrorCode::kBadInput);
+  CHECK(other_device.error().message ==
+        std::string("memory of ") + (std::string(TestType::kSelector) == "cuda" ? "CUDA" : "HIP") +
+            " device 1 passed to " + TestType::kSelector + ":0 (" + TestType::kName + ")");
+  CHECK(foreign->borrow(0, 16, 0).error().code == ErrorCode::kBadInput);
+  CHECK(foreign->borrow(theirs, 0, 0).error().code == ErrorCode::kBadInput);
+  REQUIRE(FakeGpu::get().release(theirs) == 0);
 }
 
 TEMPLATE_TEST_CASE("opening a GPU device past the count says how many there are", "[cuda][hip][unit]",
