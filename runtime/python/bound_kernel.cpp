@@ -1,4 +1,5 @@
-// Argument resolution, checks and the copy-launch-copy of a BoundKernel.
+// Argument resolution, checks and the launch of a BoundKernel: host tensors
+// copied in and out, device tensors borrowed in place.
 #include "bound_kernel.hpp"
 
 #include <nanobind/stl/string.h>
@@ -6,6 +7,7 @@
 #include <limits>
 #include <optional>
 
+#include "foreign_memory.hpp"
 #include "python_errors.hpp"
 
 namespace nb = nanobind;
@@ -15,16 +17,33 @@ namespace kforge::python {
 namespace {
 
 /// A tensor argument as it will be launched: its checked memory, if any.
-struct TensorUse {
-  std::optional<AnyTensor> tensor;  ///< kept alive until the launch returns
-  CheckedTensor checked;
-};
-
 std::string python_type_name(nb::handle h) {
   return nb::type_name(h.type()).c_str();
 }
 
+/// The keyword a launch takes besides the contract's: the caller's stream.
+constexpr const char* kStreamKeyword = "stream";
+
+/// `value` of stream=: an int (a CUstream or hipStream_t, 0 the legacy
+/// default stream) or an object with one as `cuda_stream` (torch.cuda.Stream).
+std::uintptr_t stream_handle(const std::string& op, nb::handle value) {
+  nb::handle h = value;
+  if (nb::hasattr(value, "cuda_stream")) h = value.attr("cuda_stream");
+  std::uint64_t s = 0;
+  if (!nb::try_cast(h, s)) {
+    throw_bad_input(op + ": stream: expected an int or an object with .cuda_stream, got " +
+                    python_type_name(value));
+  }
+  return static_cast<std::uintptr_t>(s);
+}
+
 }  // namespace
+
+struct BoundKernel::TensorUse {
+  std::optional<AnyTensor> tensor;  ///< kept alive until the launch returns
+  CheckedTensor checked;
+  std::unique_ptr<Buffer> borrowed;  ///< over the tensor's own memory, where it is on the device
+};
 
 BoundKernel::BoundKernel(Lookup& lookup, Selection selection)
     : lookup_(lookup), selection_(std::move(selection)) {
@@ -43,6 +62,7 @@ std::vector<nb::handle> BoundKernel::in_contract_order(const nb::args& args, con
   for (std::size_t i = 0; i < args.size(); ++i) out[i] = args[i];
   for (auto [key, value] : kwargs) {
     std::string name = nb::cast<std::string>(key);
+    if (name == kStreamKeyword) continue;
     std::size_t i = 0;
     while (i < contract.size() && contract[i].name != name) ++i;
     if (i == contract.size()) throw_bad_input(op + ": no argument named '" + name + "'");
@@ -83,6 +103,28 @@ KernelArg BoundKernel::scalar(std::size_t index, nb::handle value) const {
   return KernelArg::of(static_cast<float>(v));
 }
 
+std::optional<std::uintptr_t> BoundKernel::caller_stream(const nb::kwargs& kwargs) {
+  if (!kwargs.contains(kStreamKeyword) || kwargs[kStreamKeyword].is_none()) return std::nullopt;
+  const std::string& op = selection_.problem.op;
+  if (!foreign_memory(lookup_.device())) {
+    throw_bad_input(op + ": stream: the " + lookup_.device().info().backend +
+                    " backend launches on its own queue; stream= is for the CUDA and HIP backends");
+  }
+  return stream_handle(op, kwargs[kStreamKeyword]);
+}
+
+KernelArg BoundKernel::stage(std::size_t index, TensorUse& use, ForeignMemory* foreign) {
+  if (use.tensor && use.checked.in_device_memory) {
+    // check_tensor admits device memory only where the device has ForeignMemory.
+    use.borrowed = unwrap(foreign->borrow(reinterpret_cast<std::uintptr_t>(use.checked.data),
+                                          use.checked.bytes, use.checked.device_id));
+    return KernelArg::of(*use.borrowed);
+  }
+  Buffer& b = buffer(index);
+  if (use.tensor) unwrap(lookup_.device().write(b, use.checked.data, use.checked.bytes));
+  return KernelArg::of(b);
+}
+
 double BoundKernel::launch(const nb::args& args, const nb::kwargs& kwargs) {
   const auto& contract = arguments();
   const std::string& op = selection_.problem.op;
@@ -96,7 +138,6 @@ double BoundKernel::launch(const nb::args& args, const nb::kwargs& kwargs) {
       kernel_args[i] = scalar(i, given[i]);
       continue;
     }
-    kernel_args[i] = KernelArg::of(buffer(i));
     if (!given[i].is_valid() || given[i].is_none()) {
       if (spec.accessed) throw_bad_input(argument_label(op, i, spec) + ": missing (expected a tensor)");
       continue;
@@ -111,18 +152,28 @@ double BoundKernel::launch(const nb::args& args, const nb::kwargs& kwargs) {
     tensors[i].checked = check_tensor(op, i, spec, view, writable, backend);
     if (spec.accessed) tensors[i].tensor = std::move(view);
   }
+  const std::optional<std::uintptr_t> stream = caller_stream(kwargs);
   nb::gil_scoped_release release;
   std::lock_guard<std::mutex> lock(launch_mutex_);
+  ForeignMemory* foreign = foreign_memory(lookup_.device());
+  bool in_place = false;
   for (std::size_t i = 0; i < contract.size(); ++i) {
-    if (tensors[i].tensor)
-      unwrap(
-          lookup_.device().write(*kernel_args[i].buffer, tensors[i].checked.data, tensors[i].checked.bytes));
+    if (contract[i].kind != OperatorArg::Kind::kTensor) continue;
+    kernel_args[i] = stage(i, tensors[i], foreign);
+    in_place = in_place || tensors[i].borrowed;
   }
-  const double ms = unwrap(lookup_.launch(selection_, kernel_args));
+  // Without the caller's stream, the device's own waits for all the caller queued.
+  if (in_place && !stream) unwrap(foreign->synchronize());
+  double ms = 0;
+  {
+    CallerStream on_callers(stream ? foreign : nullptr, stream.value_or(0));
+    ms = unwrap(lookup_.launch(selection_, kernel_args));
+  }
   for (std::size_t i = 0; i < contract.size(); ++i) {
-    if (tensors[i].tensor && contract[i].is_output) {
-      unwrap(lookup_.device().read(*kernel_args[i].buffer, const_cast<void*>(tensors[i].checked.data),
-                                   tensors[i].checked.bytes));
+    const TensorUse& t = tensors[i];
+    if (t.tensor && contract[i].is_output && !t.checked.in_device_memory) {
+      unwrap(
+          lookup_.device().read(*kernel_args[i].buffer, const_cast<void*>(t.checked.data), t.checked.bytes));
     }
   }
   return ms;

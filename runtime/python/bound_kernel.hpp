@@ -1,17 +1,22 @@
 // A selection ready to launch from Python: compiled once (Lookup::prepare),
-// with one device buffer per tensor argument allocated at the first launch
-// and reused by every later one, so a launch costs the checks, the copies
-// and the kernel. Host tensors are copied into the buffers before the
-// launch and outputs copied back into their tensors after it.
+// with one device buffer per host tensor argument allocated at the first
+// launch and reused by every later one, so a launch costs the checks, the
+// copies and the kernel. Host tensors are copied into the buffers before the
+// launch and outputs copied back into their tensors after it; a tensor
+// already in the CUDA or HIP device's memory is launched on in place
+// (ForeignMemory), with no copy.
 #pragma once
 
 #include <nanobind/nanobind.h>
 
+#include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "foreign_memory.hpp"
 #include "lookup.hpp"
 #include "tensor_argument.hpp"
 
@@ -28,7 +33,10 @@ class BoundKernel {
   /// so may a tensor the kernel does not access (or None). Every argument
   /// is checked first (tensor_argument.hpp, launch_arguments.hpp): a wrong
   /// one is kBadInput naming it and nothing is launched. Waits for the
-  /// kernel; returns its device time in ms.
+  /// kernel; returns its device time in ms. The keyword `stream` (CUDA and
+  /// HIP only: an int handle or an object with .cuda_stream) launches on the
+  /// caller's stream, after the work queued on it; without it, a launch on
+  /// device tensors first waits for all the device's work.
   double launch(const nanobind::args& args, const nanobind::kwargs& kwargs);
 
   const Selection& selection() const { return selection_; }
@@ -42,6 +50,13 @@ class BoundKernel {
   /// The device buffer of argument `index`, allocated at its first use.
   Buffer& buffer(std::size_t index);
   KernelArg scalar(std::size_t index, nanobind::handle value) const;
+  struct TensorUse;
+  /// Tensor argument `index` as the kernel takes it: a device tensor's own
+  /// memory (borrowed from `foreign`), else its buffer with a host tensor
+  /// copied in.
+  KernelArg stage(std::size_t index, TensorUse& use, ForeignMemory* foreign);
+  /// The caller's stream from the keyword `stream`; none where absent or None.
+  std::optional<std::uintptr_t> caller_stream(const nanobind::kwargs& kwargs);
 
   Lookup& lookup_;
   Selection selection_;

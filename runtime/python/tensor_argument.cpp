@@ -60,17 +60,18 @@ bool on_host(const AnyTensor& t) {
   return t.device_type() == nb::device::cpu::value || t.device_type() == nb::device::cuda_host::value;
 }
 
+/// GPU memory the backend launches on in place: CUDA memory on CUDA, ROCm
+/// memory on HIP.
+bool in_backend_memory(const AnyTensor& t, const std::string& backend) {
+  return (t.device_type() == nb::device::cuda::value && backend == "cuda") ||
+         (t.device_type() == nb::device::rocm::value && backend == "hip");
+}
+
 void check_placement(const std::string& label, const AnyTensor& t, const std::string& backend) {
-  if (on_host(t)) return;
-  const bool gpu_memory =
-      t.device_type() == nb::device::cuda::value || t.device_type() == nb::device::rocm::value;
-  if (gpu_memory && (backend == "cuda" || backend == "hip")) {
-    throw ErrorException({ErrorCode::kUnsupported,
-                          label + ": a tensor in " + device_text(t) + " memory is unavailable on the " +
-                              backend +
-                              " backend: kforge launches from its own buffers, so pass a host tensor "
-                              "(it is copied)",
-                          {}});
+  if (on_host(t) || in_backend_memory(t, backend)) return;
+  if (backend == "cuda" || backend == "hip") {
+    throw_bad_input(label + ": the tensor is in " + device_text(t) + " memory, which the " + backend +
+                    " backend cannot launch on; move it to the CPU or to the " + backend + " device");
   }
   throw_bad_input(label + ": the tensor is in " + device_text(t) + " memory, but the device is on the " +
                   backend + " backend, which takes host tensors (copied); move it to the CPU first");
@@ -99,7 +100,8 @@ CheckedTensor check_tensor(const std::string& op, std::size_t index, const Argum
   }
   check_placement(label, tensor, backend);
   if (spec.is_output && !writable) throw_bad_input(label + ": an output, but the array is read-only");
-  return {tensor.data(), tensor.nbytes(), writable};
+  return {tensor.data(), tensor.nbytes(), writable, in_backend_memory(tensor, backend),
+          static_cast<int>(tensor.device_id())};
 }
 
 }  // namespace kforge::python

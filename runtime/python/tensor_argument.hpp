@@ -15,18 +15,22 @@ namespace kforge::python {
 /// Any DLPack tensor, read-only allowed (outputs are checked for writability).
 using AnyTensor = nanobind::ndarray<nanobind::ro>;
 
-/// A tensor that passed its checks: its host memory and size in bytes.
+/// A tensor that passed its checks: its memory and size in bytes; in host
+/// memory (copied) or, on the CUDA and HIP backends, in GPU memory of
+/// device `device_id` (launched on in place).
 struct CheckedTensor {
   const void* data = nullptr;
   std::size_t bytes = 0;
   bool writable = false;
+  bool in_device_memory = false;
+  int device_id = 0;
 };
 
 /// `tensor` as argument `index` (`spec`) of `op` on a device of `backend`,
-/// or kBadInput (kUnsupported for device memory the backend cannot take
-/// yet) naming the argument and what is wrong: a dtype other than the
-/// contract's, an element count other than the contract's, strides that are
-/// not C-contiguous, memory on another device, or a read-only output.
+/// or kBadInput naming the argument and what is wrong: a dtype other than
+/// the contract's, an element count other than the contract's, strides that
+/// are not C-contiguous, GPU memory of another backend (or any on OpenCL),
+/// or a read-only output.
 CheckedTensor check_tensor(const std::string& op, std::size_t index, const ArgumentSpec& spec,
                            const AnyTensor& tensor, bool writable, const std::string& backend);
 

@@ -47,6 +47,11 @@ def test_device_memory_names_the_argument(gemm):
     rejects(kernel, args, r"'A' of gemm: the tensor is in cuda:0 memory, but the device is on the opencl backend")
 
 
+def test_a_stream_is_refused_on_opencl(gemm):
+    kernel, args = gemm
+    rejects(kernel, dict(args, stream=0), r"gemm: stream: the opencl backend launches on its own queue")
+
+
 def test_read_only_output_is_refused(gemm):
     kernel, args = gemm
     args["C"].setflags(write=False)

@@ -46,7 +46,16 @@ def _dtype_of(op, **tensors):
 def _launch(op, dims, dtype, attrs=None, **args):
     lookup = current_lookup()
     selection = lookup.select(op, dims, dtype, attrs=attrs or {})
-    lookup.kernel(selection)(**args)
+    lookup.kernel(selection)(**args, **_stream_of(args.values()))
+
+
+def _stream_of(tensors):
+    """stream= for a launch on GPU tensors: PyTorch's current stream on their
+    device, so the kernel runs in order with the work queued around it."""
+    for t in tensors:
+        if isinstance(t, torch.Tensor) and t.is_cuda:
+            return {"stream": torch.cuda.current_stream(t.device)}
+    return {}
 
 
 @torch.library.custom_op("kforge::gemm", mutates_args=())
