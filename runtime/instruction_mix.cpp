@@ -1,7 +1,8 @@
-// Category rules for amdgcn mnemonics and PTX opcodes (docs/inspect.md).
+// Category rules for amdgcn mnemonics, PTX and SASS opcodes (docs/inspect.md).
 #include "instruction_mix.hpp"
 
 #include <algorithm>
+#include <initializer_list>
 #include <map>
 
 namespace kforge {
@@ -48,7 +49,18 @@ const std::vector<std::string>& mix_categories(Isa isa) {
   static const std::vector<std::string> ptx = {"mma",       "ld_global", "st_global", "ld_shared",
                                                "st_shared", "cp_async",  "ldmatrix",  "barrier",
                                                "fma",       "cvt",       "branch",    "other"};
-  return isa == Isa::kAmdgcn ? amdgcn : ptx;
+  static const std::vector<std::string> sass = {
+      "mma",      "tma",     "ldmatrix", "ld_global", "st_global", "ld_shared", "st_shared",
+      "cp_async", "barrier", "fma",      "cvt",       "branch",    "other"};
+  switch (isa) {
+    case Isa::kAmdgcn:
+      return amdgcn;
+    case Isa::kPtx:
+      return ptx;
+    case Isa::kSass:
+      break;
+  }
+  return sass;
 }
 
 std::string amdgcn_category(std::string_view m) {
@@ -100,10 +112,47 @@ std::string ptx_category(std::string_view opcode) {
   return "other";
 }
 
+std::string sass_category(std::string_view opcode) {
+  const std::string_view head = opcode.substr(0, opcode.find('.'));
+  const auto is = [&](std::initializer_list<std::string_view> names) {
+    return std::find(names.begin(), names.end(), head) != names.end();
+  };
+  // HMMA, HGMMA, IMMA, DMMA, QGMMA, UTCHMMA ...: every tensor-core opcode ends so.
+  if (head.size() >= 3 && head.substr(head.size() - 3) == "MMA") return "mma";
+  if (starts(head, "UTMA") || starts(head, "UBLK")) return "tma";
+  if (head == "LDSM") return "ldmatrix";
+  if (head == "LDG") return "ld_global";
+  if (head == "STG") return "st_global";
+  if (head == "LDS") return "ld_shared";
+  if (head == "STS") return "st_shared";
+  if (is({"LDGSTS", "LDGDEPBAR"})) return "cp_async";
+  if (is({"BAR", "SYNCS", "DEPBAR", "MEMBAR", "WARPSYNC", "WARPGROUP", "ARRIVES"})) return "barrier";
+  if (is({"FFMA", "FFMA2", "HFMA2", "DFMA"})) return "fma";
+  if (is({"F2F", "F2FP", "F2I", "I2F", "I2FP", "F2IP"})) return "cvt";
+  if (is({"BRA", "BRX", "JMP", "JMX", "CALL", "RET", "EXIT", "BSSY", "BSYNC", "BREAK"})) return "branch";
+  return "other";
+}
+
+namespace {
+
+std::string category_of(Isa isa, std::string_view mnemonic) {
+  switch (isa) {
+    case Isa::kAmdgcn:
+      return amdgcn_category(mnemonic);
+    case Isa::kPtx:
+      return ptx_category(mnemonic);
+    case Isa::kSass:
+      break;
+  }
+  return sass_category(mnemonic);
+}
+
+}  // namespace
+
 InstructionMix tally_mix(Isa isa, const std::vector<std::string>& mnemonics, std::size_t top_n) {
   std::map<std::string, std::int64_t> by_category, by_mnemonic;
   for (const auto& m : mnemonics) {
-    ++by_category[isa == Isa::kAmdgcn ? amdgcn_category(m) : ptx_category(m)];
+    ++by_category[category_of(isa, m)];
     ++by_mnemonic[m];
   }
   InstructionMix mix;

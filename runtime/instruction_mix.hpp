@@ -1,6 +1,7 @@
 // Instruction mix of a kernel: its instructions counted by category (tensor
 // ops, global and shared/LDS memory, waits and barriers, branches, ALU) for
-// amdgcn mnemonics or PTX opcodes, with the most frequent mnemonics.
+// amdgcn mnemonics, PTX opcodes or SASS opcodes, with the most frequent
+// mnemonics.
 #pragma once
 
 #include <cstdint>
@@ -11,7 +12,7 @@
 
 namespace kforge {
 
-enum class Isa { kAmdgcn, kPtx };
+enum class Isa { kAmdgcn, kPtx, kSass };
 
 struct InstructionMix {
   /// Every category of the ISA in a fixed order (mix_categories), zeros included.
@@ -30,6 +31,8 @@ const std::vector<std::string>& mix_categories(Isa isa);
 std::string amdgcn_category(std::string_view mnemonic);
 /// The category of one PTX opcode with its modifiers ("ld.global.nc.v4.u32" -> "ld_global").
 std::string ptx_category(std::string_view opcode);
+/// The category of one SASS opcode with its modifiers ("HGMMA.64x128x16.F32.BF16" -> "mma").
+std::string sass_category(std::string_view opcode);
 
 /// Counts `mnemonics` (one per instruction) by category; keeps the `top_n` most frequent.
 InstructionMix tally_mix(Isa isa, const std::vector<std::string>& mnemonics, std::size_t top_n = 10);

@@ -9,6 +9,7 @@
 #include "amdgpu_disassembler.hpp"
 #include "elf_image.hpp"
 #include "ptx_module.hpp"
+#include "sass_disassembler.hpp"
 
 namespace kforge::cli {
 
@@ -77,14 +78,31 @@ Status inspect_amd(std::span<const std::uint8_t> bytes, const std::string& filte
   return ok_status();
 }
 
+std::vector<std::string> sass_mnemonics(const std::vector<SassFunction>& functions,
+                                        const std::string& kernel) {
+  std::vector<std::string> mnemonics;
+  for (const auto& fn : functions)
+    if (fn.name == kernel)
+      for (const auto& inst : fn.instructions) mnemonics.push_back(inst.mnemonic);
+  return mnemonics;
+}
+
 Status inspect_cubin(std::span<const std::uint8_t> bytes, const std::string& filter, ArtifactReport& out) {
   KF_TRY_ASSIGN(image, read_elf_image(bytes));
   KF_TRY_ASSIGN(info, read_cubin_info(image));
   out.target = "sm_" + std::to_string(info.sm);
   out.target_id = out.target;
   out.format_version = std::to_string(info.elf_abi_version);
-  for (auto& k : info.kernels)
-    if (keep(k.name, filter)) out.cubin_kernels.push_back(std::move(k));
+  // Without nvdisasm a cubin still gets its attributes, without a mix.
+  auto disassembled = disassemble_sass(bytes);
+  if (!disassembled.ok() && disassembled.error().code != ErrorCode::kNotFound) return disassembled.error();
+  if (!disassembled.ok()) out.disassembly_error = disassembled.error().message;
+  for (auto& k : info.kernels) {
+    if (!keep(k.name, filter)) continue;
+    CubinKernelReport r{std::move(k), {}};
+    if (disassembled.ok()) r.mix = tally_mix(Isa::kSass, sass_mnemonics(*disassembled, r.attributes.name));
+    out.cubin_kernels.push_back(std::move(r));
+  }
   return ok_status();
 }
 
@@ -109,6 +127,10 @@ nlohmann::json dims(const std::array<std::int64_t, 3>& d) {
   return d[0] < 0 ? nlohmann::json(nullptr) : nlohmann::json::array({d[0], d[1], d[2]});
 }
 
+nlohmann::json mix_or_null(const InstructionMix& mix) {
+  return mix.categories.empty() ? nlohmann::json(nullptr) : to_json(mix);
+}
+
 nlohmann::json amd_json(const AmdKernelReport& r) {
   const auto& m = r.metadata;
   return {{"name", m.name},
@@ -126,10 +148,11 @@ nlohmann::json amd_json(const AmdKernelReport& r) {
           {"uses_dynamic_stack", m.uses_dynamic_stack},
           {"code_bytes", r.code_bytes},
           {"undecoded_bytes", r.undecoded_bytes},
-          {"instruction_mix", r.mix.categories.empty() ? nlohmann::json(nullptr) : to_json(r.mix)}};
+          {"instruction_mix", mix_or_null(r.mix)}};
 }
 
-nlohmann::json cubin_json(const CubinKernel& k) {
+nlohmann::json cubin_json(const CubinKernelReport& report) {
+  const CubinKernel& k = report.attributes;
   nlohmann::json attrs = nlohmann::json::array();
   for (const auto& r : k.records) {
     nlohmann::json a = {{"name", r.name}, {"format", r.format}};
@@ -158,7 +181,8 @@ nlohmann::json cubin_json(const CubinKernel& k) {
           {"max_threads", dims(k.max_threads)},
           {"req_threads", dims(k.req_threads)},
           {"code_bytes", num(k.code_bytes)},
-          {"attributes", attrs}};
+          {"attributes", attrs},
+          {"instruction_mix", mix_or_null(report.mix)}};
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // What `kforge inspect` reports about one compiled artifact: an AMDGPU code
 // object (metadata + disassembled instruction mix), a CUDA cubin (EIATTR
-// resources) or a PTX module (instruction mix per entry). The kind comes from
+// resources, and the SASS instruction mix where nvdisasm is found) or a PTX
+// module (instruction mix per entry). The kind comes from
 // the content, not the file name. JSON fields: docs/inspect.md.
 #pragma once
 
@@ -34,6 +35,11 @@ struct AmdKernelReport {
   InstructionMix mix;                 ///< no categories when the code object could not be disassembled
 };
 
+struct CubinKernelReport {
+  CubinKernel attributes;
+  InstructionMix mix;  ///< of the SASS; no categories when the cubin could not be disassembled
+};
+
 struct PtxEntryReport {
   std::string name;
   std::array<std::int64_t, 3> maxntid = {-1, -1, -1};
@@ -47,10 +53,11 @@ struct ArtifactReport {
   std::string target;          ///< "gfx90a", "sm_90" or the PTX .target
   std::string target_id;       ///< code object: amdhsa.target; cubin/PTX: same as target
   std::string format_version;  ///< code object: amdhsa.version; cubin: ELF ABI version; PTX: .version
-  /// Code object: why there is no instruction mix (a processor LLVM 15 does not know); empty otherwise.
+  /// Why there is no instruction mix: a code object's processor LLVM 15 does not
+  /// know, a cubin without nvdisasm to read it; empty otherwise.
   std::string disassembly_error;
   std::vector<AmdKernelReport> amd_kernels;
-  std::vector<CubinKernel> cubin_kernels;
+  std::vector<CubinKernelReport> cubin_kernels;
   std::vector<PtxEntryReport> ptx_entries;
   std::size_t kernel_count() const { return amd_kernels.size() + cubin_kernels.size() + ptx_entries.size(); }
 };

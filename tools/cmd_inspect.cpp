@@ -70,7 +70,8 @@ void print_cubin(const ArtifactReport& r) {
   std::cout << r.path << ": CUDA cubin for " << r.target << " (ELF ABI " << r.format_version << "), "
             << plural(r.cubin_kernels.size(), "kernel") << "\n";
   std::vector<std::vector<std::string>> rows;
-  for (const auto& k : r.cubin_kernels) {
+  for (const auto& report : r.cubin_kernels) {
+    const CubinKernel& k = report.attributes;
     const std::string api = k.cuda_api_version < 0 ? "-"
                                                    : std::to_string(k.cuda_api_version / 10) + "." +
                                                          std::to_string(k.cuda_api_version % 10);
@@ -81,6 +82,9 @@ void print_cubin(const ArtifactReport& r) {
   print_table({"kernel", "regs", "max stack B", "frame B", "min stack B", "smem B", "cmem0 B", "params B",
                "max threads", "CUDA API", "code B"},
               rows);
+  if (!r.disassembly_error.empty()) std::cout << "\nno instruction mix: " << r.disassembly_error << "\n";
+  for (const auto& k : r.cubin_kernels)
+    if (r.disassembly_error.empty()) print_mix(k.attributes.name, k.mix);
 }
 
 void print_ptx(const ArtifactReport& r) {
@@ -98,8 +102,9 @@ void add_inspect_command(CLI::App& app, CommonOptions& o) {
       "spills, LDS, scratch, wavefront size, max workgroup size, and the instruction mix of the LLVM\n"
       "disassembly: MFMA, global/LDS loads and stores, waits, branches, VALU/SALU), CUDA cubins (ELF\n"
       "resource attributes per kernel: registers, stack, shared and constant memory, parameters, launch\n"
-      "bounds) and PTX (instruction mix per .entry: mma, ld/st global and shared, cp.async, ldmatrix,\n"
-      "barriers, fma, cvt, branches). A directory written by `kforge compile --out DIR` is inspected\n"
+      "bounds; and, where nvdisasm is found, the SASS instruction mix: HMMA/HGMMA, TMA, LDSM, LDGSTS ...)\n"
+      "and PTX (instruction mix per .entry: mma, ld/st global and shared, cp.async, ldmatrix, barriers,\n"
+      "fma, cvt, branches). A directory written by `kforge compile --out DIR` is inspected\n"
       "file by file. The kind is read from the content, not the extension. Details: docs/inspect.md.");
   auto s = std::make_shared<InspectOptions>();
   cmd->add_option("paths", s->paths, "Artifact files, or directories of them")->required();

@@ -12,6 +12,8 @@
 #include "elf_image.hpp"
 #include "instruction_mix.hpp"
 #include "ptx_module.hpp"
+#include "sass_disassembler.hpp"
+#include "test_util.hpp"
 
 using namespace kforge;
 using nlohmann::json;
@@ -137,6 +139,41 @@ TEST_CASE("inspect: a compile --out directory is inspected file by file", "[insp
   auto none = test::run_kforge("inspect --kernel no_such_kernel " + mma().dir);
   CHECK(none.exit_code == 2);
   CHECK_THAT(none.err, Catch::Contains("no_such_kernel"));
+}
+
+TEST_CASE("inspect: a cubin's SASS instruction mix, where nvdisasm is found", "[inspect][cuda]") {
+  const std::string cubin = file_with(mma().dir, ".cubin");
+  if (auto found = find_nvdisasm(); !found.ok()) {
+    REQUIRE(found.error().code == ErrorCode::kNotFound);
+    const json art = inspect(cubin)["artifacts"][0];
+    CHECK(only_kernel(art)["instruction_mix"].is_null());
+    CHECK_THAT(art["disassembly_error"].get<std::string>(), Catch::Contains("nvdisasm not found"));
+    WARN("SKIPPED: " << found.error().message);
+    return;
+  }
+  const json art = inspect(cubin)["artifacts"][0];
+  CHECK(art["disassembly_error"] == "");
+  const json& mix = only_kernel(art)["instruction_mix"];
+  REQUIRE(mix.is_object());
+  const json& c = mix["categories"];
+  CHECK(c["mma"].get<int>() >= 16);  // HMMA.16816: 2 x 4 tiles per warp, 2 k-steps of BK = 32
+  CHECK(c["cp_async"].get<int>() > 0);
+  CHECK(c["tma"] == 0);
+  int sum = 0;
+  for (const auto& n : c) sum += n.get<int>();
+  CHECK(sum == mix["total"].get<int>());
+  const json s = only_kernel(inspect(file_with(simt().dir, ".cubin"))["artifacts"][0]);
+  CHECK(s["instruction_mix"]["categories"]["mma"] == 0);
+
+  auto human = test::run_kforge("inspect " + cubin);
+  REQUIRE(human.exit_code == 0);
+  CHECK_THAT(human.out, Catch::Contains("instruction mix of gemm_mma_sync__" + std::string(kMmaConfig)));
+
+  // An nvdisasm named explicitly that is not one is an error, not a silent gap.
+  const test::ScopedEnv wrong("KFORGE_NVDISASM", mma().dir);
+  auto bad = test::run_kforge("inspect " + cubin);
+  CHECK(bad.exit_code != 0);
+  CHECK_THAT(bad.err, Catch::Contains("KFORGE_NVDISASM"));
 }
 
 TEST_CASE("inspect: gfx90a code object metadata and disassembled instruction mix", "[inspect][hip]") {
