@@ -152,6 +152,17 @@ class Device {
   /// kernel is loaded (NVRTC, hipRTC), `on_running` comes first.
   virtual Result<double> launch(Kernel& kernel, const std::vector<KernelArg>& args,
                                 const LaunchGeometry& geometry, const OnRunning& on_running = {}) = 0;
+  /// Enqueues the kernel where this thread's launches go (the device's
+  /// queue or stream, or the caller's stream in use) and returns without
+  /// waiting: no events, no timing. What can be checked first (arguments,
+  /// geometry, resources) is; a kernel that fails while it runs is reported
+  /// by the next call that waits. Later reads and writes of this device's
+  /// buffers wait for it. A production launch (Lookup::enqueue) is this.
+  virtual Status enqueue(Kernel& kernel, const std::vector<KernelArg>& args,
+                         const LaunchGeometry& geometry) = 0;
+  /// Waits until everything enqueued on this device has finished; the
+  /// first failure of a kernel that ran since is returned.
+  virtual Status synchronize() = 0;
   /// Evicts the kernel's data from the caches so the next timed launch
   /// starts cold: writes a buffer larger than the last-level cache (kFill),
   /// or on a CPU device whose buffers are host memory, evicts those buffers

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "device_registry.hpp"
+#include "foreign_memory.hpp"
 #include "kforge.h"
 #include "lookup.hpp"
 
@@ -365,9 +366,13 @@ kforge_status kforge_launch(kforge_lookup* lookup, const kforge_selection* selec
     }
     auto a = kernel_args("kforge_launch", args, num_args);
     if (!a.ok()) return fail(a.error());
+    if (!device_ms) {
+      auto queued = lookup->lookup->enqueue(selection_of(selection), *a);
+      return queued.ok() ? KFORGE_OK : fail(queued.error());
+    }
     auto ms = lookup->lookup->launch(selection_of(selection), *a);
     if (!ms.ok()) return fail(ms.error());
-    if (device_ms) *device_ms = *ms;
+    *device_ms = *ms;
     return KFORGE_OK;
   });
 }
@@ -389,9 +394,37 @@ kforge_status kforge_launch_named(kforge_lookup* lookup, const kforge_selection*
       }
       named.push_back({names[i], (*a)[i]});
     }
+    if (!device_ms) {
+      auto queued = lookup->lookup->enqueue_named(selection_of(selection), named);
+      return queued.ok() ? KFORGE_OK : fail(queued.error());
+    }
     auto ms = lookup->lookup->launch_named(selection_of(selection), named);
     if (!ms.ok()) return fail(ms.error());
-    if (device_ms) *device_ms = *ms;
+    *device_ms = *ms;
+    return KFORGE_OK;
+  });
+}
+
+kforge_status kforge_synchronize(kforge_lookup* lookup) {
+  return guarded([&] {
+    if (!lookup) return fail(KFORGE_ERROR_BAD_INPUT, "kforge_synchronize: NULL argument");
+    auto done = lookup->lookup->synchronize();
+    return done.ok() ? KFORGE_OK : fail(done.error());
+  });
+}
+
+kforge_status kforge_use_stream(kforge_lookup* lookup, uintptr_t stream) {
+  return guarded([&] {
+    if (!lookup) return fail(KFORGE_ERROR_BAD_INPUT, "kforge_use_stream: NULL argument");
+    kforge::ForeignMemory* foreign = kforge::foreign_memory(lookup->lookup->device());
+    if (!foreign) {
+      return fail(KFORGE_ERROR_BAD_INPUT, "kforge_use_stream: the " + lookup->lookup->device().info().backend +
+                                              " backend launches on its own queue; streams are for CUDA and HIP");
+    }
+    if (stream == KFORGE_OWN_STREAM)
+      foreign->use_own_stream();
+    else
+      foreign->use_caller_stream(stream);
     return KFORGE_OK;
   });
 }

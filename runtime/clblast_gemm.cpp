@@ -89,6 +89,15 @@ class ClblastGemm final : public LibraryKernel {
     return end > start ? static_cast<double>(end - start) * 1e-6 : 0.0;
   }
 
+  Status enqueue(const std::vector<KernelArg>& args, const LaunchGeometry& geometry) override {
+    KF_TRY_ASSIGN(g, gemm_args(args));
+    KF_TRY_ASSIGN(raw_done, call(g, static_cast<std::size_t>(geometry.grid[2])));
+    EventHandle done(raw_done);  // released, not waited for
+    if (cl_int err = clFlush(queue_); err != CL_SUCCESS)
+      return cl_error(ErrorCode::kLaunch, name_ + ": clFlush after the call", err);
+    return ok_status();
+  }
+
  private:
   /// Enqueues the call; its event is the last command CLBlast enqueued.
   Result<cl_event> call(const GemmArgs& g, std::size_t batch) {

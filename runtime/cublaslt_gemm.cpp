@@ -229,6 +229,19 @@ class CublasLtGemm final : public LibraryKernel {
   Result<double> run(const std::vector<KernelArg>& args, const LaunchGeometry& geometry,
                      const OnRunning& on_running) override {
     if (on_running) on_running();  // nothing is built at a call
+    KF_TRY_ASSIGN(call, bind_call(args, geometry));
+    return cuda_timed_call(device_, call);
+  }
+
+  Status enqueue(const std::vector<KernelArg>& args, const LaunchGeometry& geometry) override {
+    KF_TRY_ASSIGN(call, bind_call(args, geometry));
+    return cuda_enqueued_call(device_, call);
+  }
+
+ private:
+  /// The cublasLtMatmul of `args`, checked against the bound problem, to run on a stream.
+  Result<std::function<Status(void*)>> bind_call(const std::vector<KernelArg>& args,
+                                                 const LaunchGeometry& geometry) {
     KF_TRY_ASSIGN(g, lt_args(args, name_));
     if (g.m != problem_.dim("M") || g.n != problem_.dim("N") || g.k != problem_.dim("K") ||
         geometry.grid[2] != shape_.g.batch)
@@ -243,17 +256,17 @@ class CublasLtGemm final : public LibraryKernel {
         return lt_error(api, name_ + ": BIAS_POINTER", st);
     }
     KF_TRY_ASSIGN(ws, workspace_address());
-    return cuda_timed_call(device_, [&](void* stream) -> Status {
+    return std::function<Status(void*)>([this, g, ws](void* stream) -> Status {
+      const lt::Api& lt_api = o_->api;
       // kforge's B is cuBLASLt's A; C is read (beta) and written in place.
-      const lt::StatusCode st = api.matmul(
+      const lt::StatusCode st = lt_api.matmul(
           o_->handle, o_->op, &g.alpha, as_ptr(g.b), o_->a, as_ptr(g.a), o_->b, &g.beta, as_ptr(g.c), o_->c,
           as_ptr(g.c), o_->c, has_algo_ ? &algo_ : nullptr, as_ptr(ws), workspace_bytes_, stream);
-      if (st != lt::kSuccess) return lt_error(api, name_ + ": cublasLtMatmul", st);
+      if (st != lt::kSuccess) return lt_error(lt_api, name_ + ": cublasLtMatmul", st);
       return ok_status();
     });
   }
 
- private:
   Result<std::uint64_t> workspace_address() const {
     if (!workspace_) return std::uint64_t{0};
     return cuda_buffer_address(*workspace_);

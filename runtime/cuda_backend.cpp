@@ -223,6 +223,11 @@ Result<double> cuda_timed_call(Device& device, const std::function<Status(void*)
   return cuda->timed_call(enqueue);
 }
 
+Status cuda_enqueued_call(Device& device, const std::function<Status(void*)>& enqueue) {
+  KF_TRY_ASSIGN(cuda, gpu_device_of<CudaDriver>(device));
+  return cuda->enqueued_call(enqueue);
+}
+
 std::string cuda_unavailable_reason() {
   const auto& api = DriverApi::get();
   return api.ok() ? std::string() : api.error().message;

@@ -65,6 +65,8 @@ Result<std::uint64_t> cuda_buffer_address(const Buffer& buffer);
 /// Runs `enqueue(stream)` between the two events and waits for the second;
 /// the device time between them in ms. `enqueue`'s error is returned as is.
 Result<double> cuda_timed_call(Device& device, const std::function<Status(void* stream)>& enqueue);
+/// Runs `enqueue(stream)` on the device's stream and returns without waiting.
+Status cuda_enqueued_call(Device& device, const std::function<Status(void* stream)>& enqueue);
 
 /// Why the CUDA driver cannot be used here ("CUDA driver (libcuda.so.1) not
 /// found: ..."), or empty when it loads and initializes.

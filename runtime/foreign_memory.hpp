@@ -24,15 +24,12 @@ class ForeignMemory {
   virtual Result<std::unique_ptr<Buffer>> borrow(std::uintptr_t address, std::size_t bytes, int ordinal) = 0;
   /// Launches (and library calls) from the calling thread on this device go
   /// to `stream` (a CUstream or hipStream_t the caller owns, 0 its legacy
-  /// default stream) until use_own_stream(); each is still timed with
-  /// events and waited for. Work the caller queued on that stream before
-  /// runs first.
+  /// default stream) until use_own_stream(). Work the caller queued on
+  /// that stream before runs first; an enqueue() does not wait, a launch()
+  /// is timed with events and waited for. Device::synchronize() waits for
+  /// every stream, the caller's included.
   virtual void use_caller_stream(std::uintptr_t stream) = 0;
   virtual void use_own_stream() = 0;
-  /// Waits for all work on the device, the caller's streams included: the
-  /// order a launch on the device's own stream needs after work a caller
-  /// queued elsewhere.
-  virtual Status synchronize() = 0;
 };
 
 /// `device`'s ForeignMemory, or nullptr where its backend has none (OpenCL).

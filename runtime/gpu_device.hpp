@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -154,12 +155,14 @@ class GpuDevice final : public Device, public ForeignMemory {
   Status write(Buffer& dst, const void* src, std::size_t bytes) override {
     KF_TRY(check_transfer_size(Transfer::kWrite, bytes, dst.size()));
     KF_TRY(enter());
+    KF_TRY(wait_for_enqueued());
     return check(driver_.copy_in(static_cast<Buffer_&>(dst).ptr(), src, bytes), Driver::kCalls.copy_in);
   }
 
   Status read(const Buffer& src, void* dst, std::size_t bytes) override {
     KF_TRY(check_transfer_size(Transfer::kRead, bytes, src.size()));
     KF_TRY(enter());
+    KF_TRY(wait_for_enqueued());
     return check(driver_.copy_out(dst, static_cast<const Buffer_&>(src).ptr(), bytes),
                  Driver::kCalls.copy_out);
   }
@@ -171,15 +174,17 @@ class GpuDevice final : public Device, public ForeignMemory {
     auto& k = static_cast<Kernel_&>(kernel);
     KF_TRY(check_launch_geometry(k, g, {}, {.block_threads = Driver::kCalls.invalid_value_at_launch}));
     KF_TRY(enter());
-    auto params = PackedArgs<DevicePtr>::template of<Buffer_>(args);
-    return timed(k.name() + " failed while running", [&]() -> Status {
-      const Code r =
-          driver_.launch(k.fn(), g, static_cast<unsigned>(k.dynamic_shared()), stream(), params.params());
-      if (r == Driver::kSuccess) return ok_status();
-      // Invalid value at launch: block or shared memory beyond what the device allows.
-      return note(error(std::string(Driver::kCalls.launch) + "(" + k.name() + ")", r,
-                        r == Driver::kErrorInvalidValue ? ErrorCode::kResource : ErrorCode::kLaunch));
-    });
+    return timed(k.name() + " failed while running", [&] { return launch_on_stream(k, args, g); });
+  }
+
+  Status enqueue(Kernel& kernel, const std::vector<KernelArg>& args, const LaunchGeometry& g) override {
+    if (auto* call = dynamic_cast<LibraryKernel*>(&kernel)) return call->enqueue(args, g);
+    auto& k = static_cast<Kernel_&>(kernel);
+    KF_TRY(check_launch_geometry(k, g, {}, {.block_threads = Driver::kCalls.invalid_value_at_launch}));
+    KF_TRY(enter());
+    KF_TRY(launch_on_stream(k, args, g));
+    enqueued_ = true;
+    return ok_status();
   }
 
   Status flush_cache() override {
@@ -208,6 +213,13 @@ class GpuDevice final : public Device, public ForeignMemory {
     KF_TRY(enter());
     return timed("a library call failed while running", [&] { return enqueue(stream()); });
   }
+  /// A library's work on this device's stream, not waited for (enqueue).
+  Status enqueued_call(const std::function<Status(void*)>& enqueue) {
+    KF_TRY(enter());
+    KF_TRY(enqueue(stream()));
+    enqueued_ = true;
+    return ok_status();
+  }
   /// This device current on the calling thread, as a library call needs it.
   Status make_current() { return enter(); }
 
@@ -226,6 +238,7 @@ class GpuDevice final : public Device, public ForeignMemory {
   void use_own_stream() override { caller_stream_ = {}; }
   Status synchronize() override {
     KF_TRY(enter());
+    enqueued_ = false;
     return check(driver_.synchronize(), "waiting for the device");
   }
 
@@ -244,6 +257,23 @@ class GpuDevice final : public Device, public ForeignMemory {
     return check(driver_.make_current(), Driver::kCalls.make_current);
   }
   Error note(Error e) { return sticky_.note(std::move(e)); }
+
+  /// The kernel on this thread's stream, not waited for.
+  Status launch_on_stream(Kernel_& k, const std::vector<KernelArg>& args, const LaunchGeometry& g) {
+    auto params = PackedArgs<DevicePtr>::template of<Buffer_>(args);
+    const Code r = driver_.launch(k.fn(), g, static_cast<unsigned>(k.dynamic_shared()), stream(), params.params());
+    if (r == Driver::kSuccess) return ok_status();
+    // Invalid value at launch: block or shared memory beyond what the device allows.
+    return note(error(std::string(Driver::kCalls.launch) + "(" + k.name() + ")", r,
+                      r == Driver::kErrorInvalidValue ? ErrorCode::kResource : ErrorCode::kLaunch));
+  }
+  /// The driver's copies run on the legacy stream, which does not wait for
+  /// the device's own (non-blocking) stream: a copy after an enqueue waits
+  /// for the device first.
+  Status wait_for_enqueued() {
+    if (!enqueued_.exchange(false)) return ok_status();
+    return check(driver_.synchronize(), "waiting for enqueued kernels");
+  }
 
   /// The stream this thread's launches go to: the caller's while one is in
   /// use for this device (use_caller_stream), else the device's own.
@@ -312,6 +342,7 @@ class GpuDevice final : public Device, public ForeignMemory {
   std::unique_ptr<Buffer> flush_buffer_;
   unsigned flush_pattern_ = 0;
   StickyError sticky_;
+  std::atomic<bool> enqueued_{false};  ///< work enqueued and not yet waited for
   std::unique_ptr<ClockReader> clocks_;
   bool clocks_tried_ = false;
   int ordinal_;

@@ -207,6 +207,11 @@ Result<double> hip_timed_call(Device& device, const std::function<Status(void*)>
   return hip->timed_call(enqueue);
 }
 
+Status hip_enqueued_call(Device& device, const std::function<Status(void*)>& enqueue) {
+  KF_TRY_ASSIGN(hip, gpu_device_of<HipDriver>(device));
+  return hip->enqueued_call(enqueue);
+}
+
 Result<std::unique_ptr<Device>> open_hip_device(std::size_t index) {
   const auto& loaded = RuntimeApi::get();
   if (!loaded.ok()) return loaded.error();

@@ -56,5 +56,6 @@ Result<std::unique_ptr<Device>> open_hip_device(const hip::RuntimeApi& api, std:
 Status hip_make_current(Device& device);
 Result<void*> hip_buffer_address(const Buffer& buffer);
 Result<double> hip_timed_call(Device& device, const std::function<Status(void* stream)>& enqueue);
+Status hip_enqueued_call(Device& device, const std::function<Status(void* stream)>& enqueue);
 
 }  // namespace kforge

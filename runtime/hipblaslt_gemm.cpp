@@ -174,6 +174,19 @@ class HipblasLtGemm final : public LibraryKernel {
   Result<double> run(const std::vector<KernelArg>& args, const LaunchGeometry& geometry,
                      const OnRunning& on_running) override {
     if (on_running) on_running();
+    KF_TRY_ASSIGN(call, bind_call(args, geometry));
+    return hip_timed_call(device_, call);
+  }
+
+  Status enqueue(const std::vector<KernelArg>& args, const LaunchGeometry& geometry) override {
+    KF_TRY_ASSIGN(call, bind_call(args, geometry));
+    return hip_enqueued_call(device_, call);
+  }
+
+ private:
+  /// The hipblasLtMatmul of `args`, checked against the bound problem, to run on a stream.
+  Result<std::function<Status(void*)>> bind_call(const std::vector<KernelArg>& args,
+                                                 const LaunchGeometry& geometry) {
     KF_TRY_ASSIGN(g, hl_args(args, name_));
     if (g.m != problem_.dim("M") || g.n != problem_.dim("N") || g.k != problem_.dim("K") ||
         geometry.grid[2] != std::max<std::int64_t>(problem_.dim("batch"), 1))
@@ -183,8 +196,8 @@ class HipblasLtGemm final : public LibraryKernel {
       KF_TRY_ASSIGN(address, hip_buffer_address(*workspace_));
       ws = address;
     }
-    const hl::Api& api = o_->api;
-    return hip_timed_call(device_, [&](void* stream) -> Status {
+    return std::function<Status(void*)>([this, g, ws](void* stream) -> Status {
+      const hl::Api& api = o_->api;
       // kforge's B is hipBLASLt's A; C is read (beta) and written in place.
       const hl::StatusCode st =
           api.matmul(o_->handle, o_->op, &g.alpha, g.b, o_->a, g.a, o_->b, &g.beta, g.c, o_->c, g.c, o_->c,
@@ -194,7 +207,6 @@ class HipblasLtGemm final : public LibraryKernel {
     });
   }
 
- private:
   Device& device_;
   std::unique_ptr<HlObjects> o_;
   Problem problem_;

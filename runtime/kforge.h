@@ -26,8 +26,9 @@ extern "C" {
 #endif
 
 /* Bumped when a declaration below is added or changes. */
-#define KFORGE_C_API_VERSION \
-  4 /* 4: kforge_launch_named; 3: kforge_problem_ext, kforge_select_ext; 2: binary cache options */
+#define KFORGE_C_API_VERSION                                                                     \
+  5 /* 5: kforge_launch enqueues without device_ms, kforge_synchronize, kforge_use_stream;        \
+       4: kforge_launch_named; 3: kforge_problem_ext, kforge_select_ext; 2: binary cache options */
 
 typedef enum kforge_status {
   KFORGE_OK = 0,
@@ -170,9 +171,14 @@ KFORGE_API void kforge_buffer_destroy(kforge_buffer* buffer);
 /* Generates, compiles and loads the selected kernel (once; later calls
  * return at once). kforge_launch does it too when needed. */
 KFORGE_API kforge_status kforge_prepare(kforge_lookup* lookup, const kforge_selection* selection);
-/* Launches and waits; *device_ms (may be NULL) receives the kernel's device
- * time. Arguments that do not match the operator's contract for the
- * selected problem are KFORGE_ERROR_BAD_INPUT, and nothing is launched. */
+/* With device_ms NULL: enqueues the kernel (on the device's queue or
+ * stream, or the stream of kforge_use_stream) and returns without waiting,
+ * as a CUDA launch does; kforge_buffer_read waits for the kernels enqueued
+ * before it, kforge_synchronize for all. With device_ms: a measurement,
+ * timed with device events and waited for; *device_ms receives the
+ * kernel's device time in ms. Arguments that do not match the operator's
+ * contract for the selected problem are KFORGE_ERROR_BAD_INPUT, and
+ * nothing is launched. */
 KFORGE_API kforge_status kforge_launch(kforge_lookup* lookup, const kforge_selection* selection,
                                        const kforge_arg* args, size_t num_args, double* device_ms);
 /* kforge_launch with args[i] named names[i], in any order (a declared
@@ -181,6 +187,15 @@ KFORGE_API kforge_status kforge_launch(kforge_lookup* lookup, const kforge_selec
 KFORGE_API kforge_status kforge_launch_named(kforge_lookup* lookup, const kforge_selection* selection,
                                              const char* const* names, const kforge_arg* args,
                                              size_t num_args, double* device_ms);
+/* Waits until every kernel launched on the lookup's device has finished;
+ * a kernel's failure while running is reported here. */
+KFORGE_API kforge_status kforge_synchronize(kforge_lookup* lookup);
+/* The calling thread's launches on a CUDA or HIP device go to `stream` (a
+ * CUstream or hipStream_t the caller owns; 0 is the legacy default stream)
+ * until called again with KFORGE_OWN_STREAM. KFORGE_ERROR_BAD_INPUT on
+ * OpenCL, which launches on its own in-order queue. */
+#define KFORGE_OWN_STREAM ((uintptr_t)-1)
+KFORGE_API kforge_status kforge_use_stream(kforge_lookup* lookup, uintptr_t stream);
 
 #ifdef __cplusplus
 }

@@ -48,28 +48,29 @@ std::string tensor_size(const ArgumentSpec& a) {
 
 Status check_launch_arguments(std::string_view op, const std::vector<ArgumentSpec>& contract,
                               const std::vector<KernelArg>& args) {
-  const std::string who = std::string(op) + " launch: ";
+  // Every launch passes here: the messages are built only for a mismatch.
+  const auto who = [&] { return std::string(op) + " launch: "; };
   if (args.size() != contract.size()) {
-    return Error::bad_input(who + std::to_string(args.size()) + " arguments given, " + std::string(op) +
+    return Error::bad_input(who() + std::to_string(args.size()) + " arguments given, " + std::string(op) +
                             " takes " + std::to_string(contract.size()) + " (" + names(contract) + ")");
   }
   for (std::size_t i = 0; i < args.size(); ++i) {
     const ArgumentSpec& want = contract[i];
     const KernelArg& got = args[i];
-    const std::string arg = "argument " + std::to_string(i) + " (" + want.name + ")";
+    const auto arg = [&] { return "argument " + std::to_string(i) + " (" + want.name + ")"; };
     const KernelArg::Kind expected = kind_of(want.kind);
     if (got.kind != expected) {
-      return Error::bad_input(who + arg + " must be " + std::string(kind_name(expected)) + ", got " +
+      return Error::bad_input(who() + arg() + " must be " + std::string(kind_name(expected)) + ", got " +
                               std::string(kind_name(got.kind)));
     }
     if (got.kind == KernelArg::Kind::kBuffer) {
-      if (got.buffer == nullptr) return Error::bad_input(who + arg + " has no buffer");
+      if (got.buffer == nullptr) return Error::bad_input(who() + arg() + " has no buffer");
       if (want.accessed && got.buffer->size() < want.bytes()) {
-        return Error::bad_input(who + arg + " needs " + tensor_size(want) + "; the buffer holds " +
+        return Error::bad_input(who() + arg() + " needs " + tensor_size(want) + "; the buffer holds " +
                                 std::to_string(got.buffer->size()) + " bytes");
       }
     } else if (got.kind == KernelArg::Kind::kInt32 && want.value && got.i32 != *want.value) {
-      return Error::bad_input(who + arg + " is " + std::to_string(got.i32) + ", the selected problem has " +
+      return Error::bad_input(who() + arg() + " is " + std::to_string(got.i32) + ", the selected problem has " +
                               want.name + " = " + std::to_string(*want.value));
     }
   }

@@ -1,6 +1,7 @@
 // A vendor library call in place of a compiled kernel: what a library
-// template (manifest `library`) loads to. The device's launch() runs it, so
-// validation, timing, the lookup and launches treat it as any kernel.
+// template (manifest `library`) loads to. The device's launch() runs it and
+// its enqueue() enqueues it, so validation, timing, the lookup and launches
+// treat it as any kernel.
 #pragma once
 
 #include <string>
@@ -18,6 +19,9 @@ class LibraryKernel : public Kernel {
   /// on grid z).
   virtual Result<double> run(const std::vector<KernelArg>& args, const LaunchGeometry& geometry,
                              const OnRunning& on_running) = 0;
+  /// Enqueues the same call on the device's queue or stream and returns
+  /// without waiting (Device::enqueue).
+  virtual Status enqueue(const std::vector<KernelArg>& args, const LaunchGeometry& geometry) = 0;
   ResourceReport resources() const override { return {}; }
   /// What the library chose for this call where a configuration leaves it
   /// a choice (cuBLASLt's algorithm: its configuration fields and

@@ -315,6 +315,21 @@ Result<double> Lookup::launch_named(const Selection& selection, const std::vecto
   return launch(selection, ordered);
 }
 
+Status Lookup::enqueue(const Selection& selection, const std::vector<KernelArg>& args) {
+  KF_TRY_ASSIGN(prepared, prepare(selection));
+  KF_TRY(check_launch_arguments(selection.problem.op, prepared->arguments, args));
+  std::lock_guard lock(launch_mutex_);
+  return device_.enqueue(*prepared->kernel, args, prepared->geometry);
+}
+
+Status Lookup::enqueue_named(const Selection& selection, const std::vector<NamedArg>& args) {
+  KF_TRY_ASSIGN(prepared, prepare(selection));
+  KF_TRY_ASSIGN(ordered, order_named_arguments(selection.problem.op, prepared->arguments, args));
+  return enqueue(selection, ordered);
+}
+
+Status Lookup::synchronize() { return device_.synchronize(); }
+
 std::size_t Lookup::compiled_count() const {
   std::shared_lock read(kernel_mutex_);
   return kernels_.size();

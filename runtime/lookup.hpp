@@ -174,16 +174,26 @@ class Lookup {
   /// is per problem. The configuration is checked again here, so a
   /// hand-made Selection cannot inject code either.
   Result<const PreparedKernel*> prepare(const Selection& selection);
-  /// prepare, then launches with the operator's argument list and waits.
-  /// The arguments are checked against the operator's contract for the
-  /// selected problem first (launch_arguments.hpp): a wrong count, a scalar
-  /// of the wrong kind or value, or a buffer smaller than its tensor is
-  /// kBadInput naming the argument, and nothing is launched.
-  /// Launches are serialized. Returns the kernel's device time in ms.
-  Result<double> launch(const Selection& selection, const std::vector<KernelArg>& args);
-  /// launch with the arguments given by name in any order (a declared
+  /// prepare, then enqueues the kernel with the operator's argument list
+  /// where this thread's launches go (the device's queue or stream, or the
+  /// caller's stream in use: ForeignMemory) and returns without waiting, as
+  /// a CUDA launch does. The arguments are checked against the operator's
+  /// contract for the selected problem first (launch_arguments.hpp): a
+  /// wrong count, a scalar of the wrong kind or value, or a buffer smaller
+  /// than its tensor is kBadInput naming the argument, and nothing is
+  /// enqueued. Reading a buffer back (Device::read) waits for the kernels
+  /// enqueued before; synchronize() waits for all. Enqueues are serialized.
+  Status enqueue(const Selection& selection, const std::vector<KernelArg>& args);
+  /// enqueue with the arguments given by name in any order (a declared
   /// operator's names from its operator.json); a name the operator lacks,
   /// one given twice or one left out is kBadInput naming it.
+  Status enqueue_named(const Selection& selection, const std::vector<NamedArg>& args);
+  /// Waits for every kernel enqueued on the lookup's device.
+  Status synchronize();
+  /// A measurement: enqueue between two device events, then wait; the
+  /// kernel's device time in ms. Checks as enqueue does.
+  Result<double> launch(const Selection& selection, const std::vector<KernelArg>& args);
+  /// launch with the arguments given by name (as enqueue_named).
   Result<double> launch_named(const Selection& selection, const std::vector<NamedArg>& args);
 
   Device& device() { return device_; }

@@ -175,8 +175,9 @@ void wait_until_running(cl_event event) {
   state->wait();
 }
 
-/// Sets `args` on `k`'s kernel in order; `where` names the launch in errors.
-Status set_kernel_args(const OpenClKernel& k, const std::vector<KernelArg>& args, const std::string& where) {
+/// Sets `args` on `k`'s kernel in order.
+Status set_kernel_args(const OpenClKernel& k, const std::vector<KernelArg>& args) {
+  const auto where = [&] { return "launch of " + k.name(); };  // built for an error only
   for (std::size_t i = 0; i < args.size(); ++i) {
     const KernelArg& a = args[i];
     const auto index = static_cast<cl_uint>(i);
@@ -185,7 +186,7 @@ Status set_kernel_args(const OpenClKernel& k, const std::vector<KernelArg>& args
       case KernelArg::Kind::kBuffer: {
         auto* buf = a.buffer ? dynamic_cast<OpenClBuffer*>(a.buffer) : nullptr;
         if (!buf) {
-          return Error::bad_input(where + ": argument " + std::to_string(i) + " is not an OpenCL buffer");
+          return Error::bad_input(where() + ": argument " + std::to_string(i) + " is not an OpenCL buffer");
         }
         cl_mem mem = buf->mem();
         err = clSetKernelArg(k.handle(), index, sizeof mem, &mem);
@@ -203,7 +204,7 @@ Status set_kernel_args(const OpenClKernel& k, const std::vector<KernelArg>& args
       }
     }
     if (err != CL_SUCCESS) {
-      return cl_error(ErrorCode::kLaunch, where + ": clSetKernelArg(" + std::to_string(i) + ")", err);
+      return cl_error(ErrorCode::kLaunch, where() + ": clSetKernelArg(" + std::to_string(i) + ")", err);
     }
   }
   return ok_status();
@@ -211,41 +212,60 @@ Status set_kernel_args(const OpenClKernel& k, const std::vector<KernelArg>& args
 
 }  // namespace
 
-Result<double> OpenClDevice::launch(Kernel& kernel, const std::vector<KernelArg>& args,
-                                    const LaunchGeometry& geometry, const OnRunning& on_running) {
-  if (auto* call = dynamic_cast<LibraryKernel*>(&kernel)) return call->run(args, geometry, on_running);
-  auto* k = dynamic_cast<OpenClKernel*>(&kernel);
-  if (!k) return Error::bad_input("launch: kernel was not loaded by the OpenCL backend");
+Result<cl_event> OpenClDevice::enqueue_ndrange(OpenClKernel& k, const std::vector<KernelArg>& args,
+                                               const LaunchGeometry& geometry, bool with_event) {
   KF_TRY(check_launch_geometry(
-      *k, geometry, {max_item_sizes_, info_.local_mem_bytes},
+      k, geometry, {max_item_sizes_, info_.local_mem_bytes},
       {"CL_INVALID_WORK_ITEM_SIZE", "CL_INVALID_WORK_GROUP_SIZE", "CL_OUT_OF_RESOURCES"}));
-  const std::string where = "launch of " + k->name();
-
-  KF_TRY(set_kernel_args(*k, args, where));
-
+  KF_TRY(set_kernel_args(k, args));
   std::size_t global[3];
   std::size_t local[3];
   for (int i = 0; i < 3; ++i) {
     local[i] = static_cast<std::size_t>(geometry.block[i]);
     global[i] = static_cast<std::size_t>(geometry.grid[i] * geometry.block[i]);
   }
-  cl_event raw_event = nullptr;
-  cl_int err =
-      clEnqueueNDRangeKernel(queue_.get(), k->handle(), 3, nullptr, global, local, 0, nullptr, &raw_event);
+  cl_event event = nullptr;
+  const cl_int err = clEnqueueNDRangeKernel(queue_.get(), k.handle(), 3, nullptr, global, local, 0, nullptr,
+                                            with_event ? &event : nullptr);
+  if (err == CL_SUCCESS) return event;
+  const bool resource = err == CL_INVALID_WORK_GROUP_SIZE || err == CL_INVALID_WORK_ITEM_SIZE ||
+                        err == CL_OUT_OF_RESOURCES || err == CL_MEM_OBJECT_ALLOCATION_FAILURE;
+  Error e = cl_error(resource ? ErrorCode::kResource : ErrorCode::kLaunch,
+                     "launch of " + k.name() + ": clEnqueueNDRangeKernel", err);
+  e.context = geometry_text(geometry);
+  return e;
+}
+
+Status OpenClDevice::enqueue(Kernel& kernel, const std::vector<KernelArg>& args, const LaunchGeometry& geometry) {
+  if (auto* call = dynamic_cast<LibraryKernel*>(&kernel)) return call->enqueue(args, geometry);
+  auto* k = dynamic_cast<OpenClKernel*>(&kernel);
+  if (!k) return Error::bad_input("enqueue: kernel was not loaded by the OpenCL backend");
+  KF_TRY(enqueue_ndrange(*k, args, geometry, false));
+  // Submitted now, so that the device works while the caller goes on.
+  if (cl_int err = clFlush(queue_.get()); err != CL_SUCCESS)
+    return cl_error(ErrorCode::kLaunch, "launch of " + k->name() + ": clFlush", err);
+  return ok_status();
+}
+
+Status OpenClDevice::synchronize() {
+  if (cl_int err = clFinish(queue_.get()); err != CL_SUCCESS)
+    return cl_error(ErrorCode::kLaunch, "waiting for the queue (clFinish)", err);
+  return ok_status();
+}
+
+Result<double> OpenClDevice::launch(Kernel& kernel, const std::vector<KernelArg>& args,
+                                    const LaunchGeometry& geometry, const OnRunning& on_running) {
+  if (auto* call = dynamic_cast<LibraryKernel*>(&kernel)) return call->run(args, geometry, on_running);
+  auto* k = dynamic_cast<OpenClKernel*>(&kernel);
+  if (!k) return Error::bad_input("launch: kernel was not loaded by the OpenCL backend");
+  const std::string where = "launch of " + k->name();
+  KF_TRY_ASSIGN(raw_event, enqueue_ndrange(*k, args, geometry, true));
   EventHandle event(raw_event);
-  if (err != CL_SUCCESS) {
-    const bool resource = err == CL_INVALID_WORK_GROUP_SIZE || err == CL_INVALID_WORK_ITEM_SIZE ||
-                          err == CL_OUT_OF_RESOURCES || err == CL_MEM_OBJECT_ALLOCATION_FAILURE;
-    Error e = cl_error(resource ? ErrorCode::kResource : ErrorCode::kLaunch,
-                       where + ": clEnqueueNDRangeKernel", err);
-    e.context = geometry_text(geometry);
-    return e;
-  }
   if (on_running) {
     wait_until_running(raw_event);
     on_running();
   }
-  err = clWaitForEvents(1, &raw_event);
+  cl_int err = clWaitForEvents(1, &raw_event);
   cl_int status = CL_COMPLETE;
   clGetEventInfo(raw_event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr);
   if (err != CL_SUCCESS || status < 0) {

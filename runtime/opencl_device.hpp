@@ -45,6 +45,10 @@ class OpenClDevice final : public Device {
   Status read(const Buffer& src, void* dst, std::size_t bytes) override;
   Result<double> launch(Kernel& kernel, const std::vector<KernelArg>& args, const LaunchGeometry& geometry,
                         const OnRunning& on_running = {}) override;
+  Status enqueue(Kernel& kernel, const std::vector<KernelArg>& args, const LaunchGeometry& geometry) override;
+  /// clFinish: the queue is in order, so reads and writes (blocking) wait
+  /// for enqueued kernels already.
+  Status synchronize() override;
   Status flush_cache() override;
   CacheFlush cache_flush() const override;
   /// A CPU device runs on the host's cores: their clock (cpu_clock_reader.hpp).
@@ -59,6 +63,10 @@ class OpenClDevice final : public Device {
  private:
   Result<const OpenClBuffer*> checked_buffer(const Buffer& b, std::size_t bytes, Transfer direction) const;
   Result<std::unique_ptr<Buffer>> allocate_in_host_memory(std::size_t bytes);
+  /// Checks `geometry`, sets `args` and enqueues `k`; its event when
+  /// `with_event` (the caller releases it), else null.
+  Result<cl_event> enqueue_ndrange(OpenClKernel& k, const std::vector<KernelArg>& args,
+                                   const LaunchGeometry& geometry, bool with_event);
 
   DeviceInfo info_;
   cl_device_id device_;

@@ -23,6 +23,10 @@ class ForwardingDevice : public Device {
                         const OnRunning& on_running = {}) override {
     return inner_.launch(k, args, g, on_running);
   }
+  Status enqueue(Kernel& k, const std::vector<KernelArg>& args, const LaunchGeometry& g) override {
+    return inner_.enqueue(k, args, g);
+  }
+  Status synchronize() override { return inner_.synchronize(); }
   Status flush_cache() override { return inner_.flush_cache(); }
   CacheFlush cache_flush() const override { return inner_.cache_flush(); }
   ClockReader* clock_reader() override { return inner_.clock_reader(); }

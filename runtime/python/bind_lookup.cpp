@@ -2,6 +2,7 @@
 // selections and the kernels they prepare.
 #include <nanobind/stl/function.h>
 #include <nanobind/stl/map.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/string_view.h>
 #include <nanobind/stl/vector.h>
@@ -146,8 +147,10 @@ void bind_selection(nb::module_& m) {
 
 void bind_kernel(nb::module_& m) {
   nb::class_<BoundKernel>(m, "Kernel", "A selection compiled and ready to launch; buffers are reused.")
-      .def("__call__", &BoundKernel::launch, "Launches; returns the kernel's device time in ms.")
-      .def("launch", &BoundKernel::launch, "Launches; returns the kernel's device time in ms.")
+      .def("__call__", &BoundKernel::launch,
+           "Launches: with host tensors, waits and returns the kernel's device time in ms; with every tensor on the device, enqueues and returns None.")
+      .def("launch", &BoundKernel::launch,
+           "Launches: with host tensors, waits and returns the kernel's device time in ms; with every tensor on the device, enqueues and returns None.")
       .def_prop_ro("selection", &BoundKernel::selection)
       .def_prop_ro("arguments", [](const BoundKernel& k) { return argument_list(k.arguments()); })
       .def_prop_ro("origin", [](const BoundKernel& k) { return k.prepared().origin; })
@@ -187,7 +190,14 @@ void bind_lookup(nb::module_& m) {
             return l.kernel(s).launch(args, kwargs);
           },
           nb::arg("selection"), nb::arg("args"), nb::arg("kwargs"),
-          "Launches the selection's kernel with tensors and scalars; returns its device time in ms.")
+          "Launches the selection's kernel with tensors and scalars (as Kernel.launch).")
+      .def(
+          "synchronize",
+          [](PyLookup& l) {
+            nb::gil_scoped_release release;
+            unwrap(l.lookup->synchronize());
+          },
+          "Waits until every kernel launched on the lookup's device has finished.")
       .def(
           "set_override",
           [](PyLookup& l, const std::string& op, const std::string& tpl, const std::string& config) {

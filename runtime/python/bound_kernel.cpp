@@ -125,7 +125,7 @@ KernelArg BoundKernel::stage(std::size_t index, TensorUse& use, ForeignMemory* f
   return KernelArg::of(b);
 }
 
-double BoundKernel::launch(const nb::args& args, const nb::kwargs& kwargs) {
+std::optional<double> BoundKernel::launch(const nb::args& args, const nb::kwargs& kwargs) {
   const auto& contract = arguments();
   const std::string& op = selection_.problem.op;
   const std::string& backend = lookup_.device().info().backend;
@@ -156,19 +156,21 @@ double BoundKernel::launch(const nb::args& args, const nb::kwargs& kwargs) {
   nb::gil_scoped_release release;
   std::lock_guard<std::mutex> lock(launch_mutex_);
   ForeignMemory* foreign = foreign_memory(lookup_.device());
-  bool in_place = false;
+  bool in_place = false, copied = false;
   for (std::size_t i = 0; i < contract.size(); ++i) {
     if (contract[i].kind != OperatorArg::Kind::kTensor) continue;
     kernel_args[i] = stage(i, tensors[i], foreign);
     in_place = in_place || tensors[i].borrowed;
+    copied = copied || (tensors[i].tensor && !tensors[i].borrowed);
   }
   // Without the caller's stream, the device's own waits for all the caller queued.
-  if (in_place && !stream) unwrap(foreign->synchronize());
-  double ms = 0;
-  {
-    CallerStream on_callers(stream ? foreign : nullptr, stream.value_or(0));
-    ms = unwrap(lookup_.launch(selection_, kernel_args));
+  if (in_place && !stream) unwrap(lookup_.device().synchronize());
+  CallerStream on_callers(stream ? foreign : nullptr, stream.value_or(0));
+  if (!copied) {
+    unwrap(lookup_.enqueue(selection_, kernel_args));
+    return std::nullopt;
   }
+  const double ms = unwrap(lookup_.launch(selection_, kernel_args));
   for (std::size_t i = 0; i < contract.size(); ++i) {
     const TensorUse& t = tensors[i];
     if (t.tensor && contract[i].is_output && !t.checked.in_device_memory) {

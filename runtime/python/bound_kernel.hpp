@@ -32,12 +32,15 @@ class BoundKernel {
   /// by name; an int32 dim the problem fixes (gemm's M) may be left out, and
   /// so may a tensor the kernel does not access (or None). Every argument
   /// is checked first (tensor_argument.hpp, launch_arguments.hpp): a wrong
-  /// one is kBadInput naming it and nothing is launched. Waits for the
-  /// kernel; returns its device time in ms. The keyword `stream` (CUDA and
-  /// HIP only: an int handle or an object with .cuda_stream) launches on the
-  /// caller's stream, after the work queued on it; without it, a launch on
-  /// device tensors first waits for all the device's work.
-  double launch(const nanobind::args& args, const nanobind::kwargs& kwargs);
+  /// one is kBadInput naming it and nothing is launched. With host tensors
+  /// (copied in and out), waits for the kernel and returns its device time
+  /// in ms. With every tensor in the device's memory, enqueues the kernel
+  /// and returns None without waiting, as a CUDA launch does. The keyword
+  /// `stream` (CUDA and HIP only: an int handle or an object with
+  /// .cuda_stream) launches on the caller's stream, after the work queued
+  /// on it; without it, a launch on device tensors first waits for all the
+  /// device's work.
+  std::optional<double> launch(const nanobind::args& args, const nanobind::kwargs& kwargs);
 
   const Selection& selection() const { return selection_; }
   const std::vector<ArgumentSpec>& arguments() const { return prepared_->arguments; }

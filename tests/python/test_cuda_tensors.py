@@ -25,7 +25,8 @@ def test_a_kernel_writes_a_cuda_tensor_in_place_after_the_streams_work(cuda_look
     with torch.cuda.stream(stream):
         a2 = a * 2  # queued on `stream`: the kernel must run after it
         kernel = cuda_lookup.kernel(cuda_lookup.select("gemm", {"M": m, "N": n, "K": k}))
-        kernel(A=a2, B=b, C=c, alpha=1.0, beta=0.0, stream=stream)
+        # Enqueued on the caller's stream, not waited for: no device time to return.
+        assert kernel(A=a2, B=b, C=c, alpha=1.0, beta=0.0, stream=stream) is None
     stream.synchronize()
     torch.testing.assert_close(c, (a.double() * 2 @ b.double()).float(), rtol=1e-4, atol=1e-4)
 

@@ -188,6 +188,37 @@ TEST_CASE("C API launches are checked against the operator's arguments", "[c_api
   }
 }
 
+TEST_CASE("a C launch without device_ms is enqueued, and a read or synchronize waits for it",
+          "[c_api][opencl][launch]") {
+  kforge::test::TempDir dir;
+  Opened k(dir.file("none.db"));
+  const kforge_dim dims[] = {{"M", 128}, {"N", 128}, {"K", 64}};
+  const kforge_problem p = {"gemm", dims, 3, "f32", "NN"};
+  const kforge_selection* sel = nullptr;
+  REQUIRE(kforge_select(k.lookup, &p, &sel) == KFORGE_OK);
+  GemmArgs g(k.lookup, 128 * 128 * 4);
+  // A = 1 everywhere, B = 2 everywhere: every element of C is 64 * 2.
+  const std::vector<float> ones(128 * 64, 1.0f), twos(64 * 128, 2.0f);
+  REQUIRE(kforge_buffer_write(k.lookup, g.buffers[0], ones.data(), ones.size() * 4) == KFORGE_OK);
+  REQUIRE(kforge_buffer_write(k.lookup, g.buffers[1], twos.data(), twos.size() * 4) == KFORGE_OK);
+  for (int i = 0; i < 8; ++i) {
+    g.args[3].f32 = static_cast<float>(i + 1);  // alpha: the last one enqueued wins
+    REQUIRE(kforge_launch(k.lookup, sel, g.args.data(), g.args.size(), nullptr) == KFORGE_OK);
+  }
+  std::vector<float> c(128 * 128, -1.0f);
+  REQUIRE(kforge_buffer_read(k.lookup, g.buffers[2], c.data(), c.size() * 4) == KFORGE_OK);
+  CHECK(c.front() == 8 * 128.0f);
+  CHECK(c.back() == 8 * 128.0f);
+  CHECK(kforge_synchronize(k.lookup) == KFORGE_OK);
+  CHECK(kforge_synchronize(nullptr) == KFORGE_ERROR_BAD_INPUT);
+
+  // OpenCL launches go to the device's own in-order queue: no caller streams.
+  CHECK(kforge_use_stream(k.lookup, 0) == KFORGE_ERROR_BAD_INPUT);
+  CHECK(std::string(kforge_last_error()) ==
+        "kforge_use_stream: the opencl backend launches on its own queue; streams are for CUDA and HIP");
+  CHECK(kforge_api_version() == 5);
+}
+
 TEST_CASE("C callers select fused and attributed problems through kforge_problem_ext",
           "[c_api][opencl][ext]") {
   kforge::test::TempDir dir;

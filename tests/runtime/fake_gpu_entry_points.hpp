@@ -80,7 +80,8 @@ int memset32(P dst, Value v, std::size_t n) {
   return gpu().memset32(address(dst), static_cast<unsigned>(v), n);
 }
 inline int synchronize() {
-  return gpu().take_failure(FakeOp::kSynchronize);
+  if (int r = gpu().take_failure(FakeOp::kSynchronize)) return r;
+  return gpu().fault;
 }
 
 template <class M>

@@ -341,7 +341,7 @@ TEMPLATE_TEST_CASE("a GPU device launches in place on memory and a stream the ca
                 .ok());
     CHECK(FakeGpu::get().launches[1].stream != their_stream);
     CHECK(FakeGpu::get().launches[1].stream != nullptr);
-    REQUIRE(foreign->synchronize().ok());
+    REQUIRE(device->synchronize().ok());
   }
   // Dropping the borrowed buffer left the caller's memory alone.
   CHECK(FakeGpu::get().allocations.count(theirs) == 1);
@@ -355,6 +355,42 @@ TEMPLATE_TEST_CASE("a GPU device launches in place on memory and a stream the ca
   CHECK(foreign->borrow(0, 16, 0).error().code == ErrorCode::kBadInput);
   CHECK(foreign->borrow(theirs, 0, 0).error().code == ErrorCode::kBadInput);
   REQUIRE(FakeGpu::get().release(theirs) == 0);
+}
+
+TEMPLATE_TEST_CASE("an enqueued kernel is neither timed nor waited for, and a read waits for it",
+                   "[cuda][hip][unit]", CudaFake, HipFake) {
+  auto device = open_fresh<TestType>();
+  auto kernel = device->load(fill_kernel());
+  auto buffer = device->allocate(4 * sizeof(float));
+  REQUIRE((kernel.ok() && buffer.ok()));
+  const auto fill = [&](std::int32_t n, float v) {
+    return std::vector<KernelArg>{KernelArg::of(**buffer), KernelArg::of(n), KernelArg::of(v)};
+  };
+  auto& gpu = FakeGpu::get();
+  for (int i = 0; i < 3; ++i) REQUIRE(device->enqueue(**kernel, fill(4, 1.0f + i), geometry(64)).ok());
+  CHECK(gpu.launches.size() == 3);
+  CHECK(gpu.calls[FakeOp::kEventRecord] == 0);
+  CHECK(gpu.calls[FakeOp::kEventSynchronize] == 0);
+  CHECK(gpu.calls[FakeOp::kSynchronize] == 0);
+
+  // The driver's copy runs on the legacy stream: the device waits first, once.
+  std::vector<float> out(4);
+  REQUIRE(device->read(**buffer, out.data(), 16).ok());
+  CHECK(out == std::vector<float>{3.0f, 3.0f, 3.0f, 3.0f});
+  CHECK(gpu.calls[FakeOp::kSynchronize] == 1);
+  REQUIRE(device->read(**buffer, out.data(), 16).ok());
+  CHECK(gpu.calls[FakeOp::kSynchronize] == 1);
+
+  // A geometry over the kernel's limit is refused before anything is enqueued.
+  CHECK(device->enqueue(**kernel, fill(4, 9.0f), geometry(512)).error().code == ErrorCode::kResource);
+  CHECK(gpu.launches.size() == 3);
+
+  // A kernel that faults while it runs is reported by the wait, and stays.
+  REQUIRE(device->enqueue(**kernel, fill(100, 1.0f), geometry(1)).ok());
+  auto waited = device->synchronize();
+  REQUIRE_FALSE(waited.ok());
+  CHECK(waited.error().message == std::string("waiting for the device: ") + TestType::kIllegalAddress);
+  CHECK(device->enqueue(**kernel, fill(4, 1.0f), geometry(64)).error().message == waited.error().message);
 }
 
 TEMPLATE_TEST_CASE("opening a GPU device past the count says how many there are", "[cuda][hip][unit]",
