@@ -91,8 +91,13 @@ void read_ntid(std::string_view header, std::string_view name, std::array<std::i
 /// The opcode of one statement, or empty for a directive or a bare label.
 std::string opcode_of(std::string_view stmt) {
   stmt = trim(stmt);
-  while (true) {  // leading labels: "$L__BB0_2:"
+  while (true) {  // leading labels ("$L__BB0_2:") and line information
     auto tok = first_token(stmt);
+    if (tok == ".loc") {  // ".loc 1 23 5" ends at its line, with no semicolon
+      const auto eol = stmt.find('\n');
+      stmt = eol == std::string_view::npos ? std::string_view{} : trim(stmt.substr(eol + 1));
+      continue;
+    }
     if (tok.size() < 2 || tok.back() != ':' || tok.find("::") != std::string_view::npos) break;
     bool label = true;
     for (char c : tok.substr(0, tok.size() - 1)) label = label && is_ident(c);

@@ -316,6 +316,38 @@ $L__BB0_2: st.global.f32 [%rd1], %f1;
   CHECK(!parse_ptx(".version 8.0\n.target sm_80\n.entry k() { ld.global.u32 %r1, [x];\n").ok());
 }
 
+TEST_CASE("inspect: PTX line information (.loc, no semicolon) hides no instruction", "[inspect]") {
+  // As Triton and -lineinfo write it: every statement after a .loc line.
+  const char* ptx = R"(
+.version 8.4
+.target sm_90a
+.address_size 64
+.file 1 "/tmp/kernel.py"
+.visible .entry k(
+  .param .u64 k_param_0
+)
+{
+  .loc 1 12 0
+  ld.param.u64 %rd1, [k_param_0];
+$L__tmp0:
+  .loc 1 14 22
+  wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%f1}, %rd2, %rd3, 1, 1, 1, 0, 0;
+$L__BB0_1:
+  .loc 1 15 5
+  @%p1 bra $L__BB0_1;
+  .loc 1 16 1
+  ret;
+}
+)";
+  auto m = parse_ptx(ptx);
+  REQUIRE(m.ok());
+  REQUIRE(m->entries.size() == 1);
+  CHECK(m->entries[0].opcodes ==
+        std::vector<std::string>{"ld.param.u64", "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16", "bra",
+                                 "ret"});
+  CHECK(tally_mix(Isa::kPtx, m->entries[0].opcodes).count("mma") == 1);
+}
+
 TEST_CASE("inspect: amdgcn mnemonic categories", "[inspect]") {
   CHECK(amdgcn_category("v_mfma_f32_32x32x8f16") == "mfma");
   CHECK(amdgcn_category("global_load_dwordx4") == "global_load");
