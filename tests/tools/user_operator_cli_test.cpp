@@ -44,6 +44,14 @@ void edit_json(const std::string& dir, const std::string& file, Edit edit) {
   std::ofstream(path) << j.dump(2);
 }
 
+/// Replaces every `from` with `to` in DIR/FILE.
+void replace_in(const std::string& dir, const std::string& file, const std::string& from, const std::string& to) {
+  std::string text = test::read_file(dir + "/" + file);
+  for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  std::ofstream(dir + "/" + file) << text;
+}
+
 /// Runs `statement` on the database file `db` (tampering, as an attacker would).
 void sql(const std::string& db, const std::string& statement) {
   sqlite3* h = nullptr;
@@ -250,6 +258,48 @@ TEST_CASE("a reference library that crashes is named, and a sweep goes on past i
   CHECK(j["tasks"][0]["state"] == "error");
   CHECK(j["tasks"][0]["error"].get<std::string>().find("crashing_reference") != std::string::npos);
   CHECK(j["tasks"][1]["winner"]["template"] == "saxpy_blocked");
+}
+
+TEST_CASE("a kernel's own lower-case tunables are tuned under their names", "[cli][declared]") {
+  test::TempDir dir;
+  const std::string tpl = staged(dir, "saxpy", KFORGE_SAXPY_REFERENCE);
+  for (const char* file : {"manifest.json", "saxpy.c"}) {
+    replace_in(tpl, file, "PERTHREAD", "per_thread");
+    replace_in(tpl, file, "BLOCK", "block_size_x");
+    replace_in(tpl, file, "KF_block_size_x_X", "KF_BLOCK_X");  // the prelude's, not the tunable
+  }
+  const std::string db = dir.file("u.db");
+  auto t = parse_json(test::run_kforge("tune --template " + tpl + " --shape n=300 --strategy exhaustive --db " +
+                                       db + kFast + "--json"));
+  CHECK(t["evaluated"] == 8);
+  CHECK(t["failed"] == 4);
+  CHECK(t["winner"]["config"].get<std::string>().find("FLAW0_block_size_x") == 0);
+  check_flaws_caught(results_in(db), "saxpy_blocked");
+  auto one = test::run_kforge("tune --template " + tpl + " --shape n=300 --config FLAW0_block_size_x32_per_thread4" +
+                              " --db " + dir.file("one.db") + kFast);
+  INFO(one.err);
+  CHECK(one.exit_code == 0);
+}
+
+TEST_CASE("names that shadow the prelude or a device limit exit 2 naming the field", "[cli][declared]") {
+  test::TempDir dir;
+  const std::string attr = staged(dir, "saxpy", KFORGE_SAXPY_REFERENCE, "attr");
+  edit_json(attr, "operator.json", [](json& j) {
+    j["attributes"] = json::parse(R"([{"name": "thread_x", "values": ["a", "b"]}])");
+  });
+  auto a = test::run_kforge("tune --template " + attr + " --db " + dir.file("x.db") + kFast);
+  INFO(a.err);
+  CHECK(a.exit_code == 2);
+  CHECK(a.err.find(attr + "/operator.json: attributes[0].name: 'thread_x' is reserved: its macro KF_THREAD_X") !=
+        std::string::npos);
+  const std::string dim = staged(dir, "saxpy", KFORGE_SAXPY_REFERENCE, "dim");
+  edit_json(dim, "manifest.json",
+            [](json& j) { j["parameters"][0]["name"] = "max_block_threads"; });
+  auto d = test::run_kforge("templates --template " + dim);
+  INFO(d.err);
+  CHECK(d.exit_code == 2);
+  CHECK(d.err.find(dim + "/manifest.json: parameters[0].name: 'max_block_threads' is reserved") !=
+        std::string::npos);
 }
 
 TEST_CASE("bad operator declarations exit 2 with one line naming file, field and value", "[cli][declared]") {
