@@ -302,6 +302,20 @@ TEST_CASE("names that shadow the prelude or a device limit exit 2 naming the fie
         std::string::npos);
 }
 
+TEST_CASE("a kernel not named KF_KERNEL_NAME is refused when its directory loads", "[cli][declared]") {
+  test::TempDir dir;
+  const std::string tpl = staged(dir, "saxpy", KFORGE_SAXPY_REFERENCE);
+  replace_in(tpl, "saxpy.c", "KF_KERNEL void KF_KERNEL_NAME(", "KF_KERNEL void saxpy_blocked(");
+  for (const std::string& command :
+       {"templates --template " + tpl, "tune --shape n=64 --template " + tpl + " --db " + dir.file("x.db") + kFast}) {
+    auto r = test::run_kforge(command);
+    INFO(command << ": " << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find(tpl + "/saxpy.c: the kernel must be named KF_KERNEL_NAME") != std::string::npos);
+    CHECK(r.err.find("it names 'saxpy_blocked', the manifest's kernel") != std::string::npos);
+  }
+}
+
 TEST_CASE("bad operator declarations exit 2 with one line naming file, field and value", "[cli][declared]") {
   test::TempDir dir;
   auto refused = [&](const std::string& tpl, const std::vector<std::string>& parts) {
