@@ -209,11 +209,19 @@ TEST_CASE("the rerun line of a user operator's failure reproduces it when pasted
   INFO(rerun);
   CHECK(rerun.find("--template " + tpl) != std::string::npos);
   CHECK(rerun.find("--db " + db) != std::string::npos);
-  // Into the same database: the stored failure is what it reports.
+  // Into the same database: run again, not the stored failure reported;
+  // it fails again the same way, and the row is replaced, not doubled.
+  sql(db, "UPDATE results SET reason = 'stored long ago'");
   auto again = test::run_kforge(rerun + " --json" + kFast);
   INFO(again.err);
   CHECK(again.exit_code == 4);
-  CHECK(json::parse(again.out)["failed"] == 1);
+  const json rerun_json = json::parse(again.out);
+  CHECK(rerun_json["failed"] == 1);
+  CHECK(rerun_json["evaluated_now"] == 1);
+  CHECK(rerun_json["reused"] == 0);
+  const json rerun_results = results_in(db);
+  REQUIRE(rerun_results.size() == 1);
+  CHECK(rerun_results[0]["reason"] == reason);
   // Into a fresh one: evaluated again, and it fails again the same way.
   const std::string fresh = dir.file("fresh.db");
   const std::string elsewhere = rerun.substr(0, rerun.find("--db ")) + "--db " + fresh +
