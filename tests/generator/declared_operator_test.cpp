@@ -353,6 +353,18 @@ TEST_CASE("declared operator: bad attributes are named with their field", "[decl
   fails_naming(with(R"([{"name": "s", "values": ["a"], "doc": 3}])"), {"attributes[0].doc"});
 }
 
+TEST_CASE("declared operator: its validation runs are named without gemm's words", "[declared]") {
+  test::TempDir dir;
+  auto d = parse_in(dir, saxpy_declaration());
+  REQUIRE(d.ok());
+  auto op = DeclaredOperator::create(*d, std::make_shared<SaxpyReference>());
+  REQUIRE(op.ok());
+  CHECK((*op)->run_name(WorkloadKind::kAccumulate) == "first validation run, untimed");
+  CHECK((*op)->run_name(WorkloadKind::kPoisonedOutput) == "second validation run, the first timed launch");
+  CHECK(find_operator("gemm")->run_name(WorkloadKind::kAccumulate) == "accumulate run");
+  CHECK(find_operator("reduce")->run_name(WorkloadKind::kAccumulate) == "first validation run, untimed");
+}
+
 TEST_CASE("declared operator: names that shadow the prelude or device limits are refused", "[declared]") {
   auto with_attribute = [](const char* attribute) {
     json j = saxpy_declaration();
