@@ -101,8 +101,9 @@ void ProgressPrinter::operator()(const TuneEvent& e) {
                  e.total, rate, best.c_str(), failures.c_str(), eta, sweep.empty() ? "" : "  ", sweep.c_str());
   } else {
     const auto& o = *e.outcome;
-    std::string what = o.status == CandidateStatus::kOk ? std::to_string(o.timing.median_ms) + " ms"
-                                                        : o.reason.substr(0, 160);
+    // A failure's reason in full: its rerun line is at the end.
+    const std::string what =
+        o.status == CandidateStatus::kOk ? std::to_string(o.timing.median_ms) + " ms" : o.reason;
     std::fprintf(stderr, "%s[%zu/%zu] %s %s %s%s %s\n", task_.c_str(), e.done, e.total, o.template_name.c_str(),
                  o.config.c_str(), std::string(status_name(o.status)).c_str(), o.reused ? " (stored)" : "",
                  what.c_str());

@@ -209,6 +209,10 @@ TEST_CASE("the rerun line of a user operator's failure reproduces it when pasted
   INFO(rerun);
   CHECK(rerun.find("--template " + tpl) != std::string::npos);
   CHECK(rerun.find("--db " + db) != std::string::npos);
+  // The full reason, rerun line included, in the text of show --results too.
+  auto shown = test::run_kforge("show --results --db " + db);
+  CHECK(shown.exit_code == 0);
+  CHECK(shown.out.find("full reasons:\nsaxpy_blocked BLOCK32_FLAW1_PERTHREAD4: " + reason + "\n") != std::string::npos);
   // Into the same database: run again, not the stored failure reported;
   // it fails again the same way, and the row is replaced, not doubled.
   sql(db, "UPDATE results SET reason = 'stored long ago'");
