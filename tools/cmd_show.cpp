@@ -82,7 +82,8 @@ nlohmann::json result_json(const ResultRecord& r) {
           {"median_ms", r.median_ms}, {"p20_ms", r.p20_ms},     {"p80_ms", r.p80_ms},
           {"min_ms", r.min_ms},   {"max_ms", r.max_ms},         {"count", r.count},
           {"samples_ms", samples}, {"error_norm", r.error_norm}, {"error_ratio", r.error_ratio},
-          {"compile_ms", r.compile_ms}, {"clocks", clocks},         {"created_at", r.created_at}};
+          {"compile_ms", r.compile_ms}, {"compile_log", r.compile_log}, {"clocks", clocks},
+          {"created_at", r.created_at}};
 }
 
 /// kforge's best against the vendor's, for the problems a library candidate was tuned on.

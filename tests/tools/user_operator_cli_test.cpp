@@ -315,6 +315,22 @@ TEST_CASE("names that shadow the prelude or a device limit exit 2 naming the fie
         std::string::npos);
 }
 
+TEST_CASE("a kernel's compiler warnings stay in the compile log, never a bare count on stderr",
+          "[cli][declared]") {
+  test::TempDir dir;
+  const std::string tpl = staged(dir, "saxpy", KFORGE_SAXPY_REFERENCE);
+  replace_in(tpl, "saxpy.c", "KF_KERNEL void", "#warning kforge-test-warning\nKF_KERNEL void");
+  const std::string db = dir.file("w.db");
+  auto t = test::run_kforge("tune --template " + tpl + " --shape n=64 --config BLOCK32_FLAW0_PERTHREAD1 --db " + db +
+                            " --min-reps 2 --max-reps 2 --json");
+  INFO(t.err);
+  CHECK(parse_json(t)["failed"] == 0);
+  CHECK(t.err.find("generated.") == std::string::npos);
+  const json results = results_in(db);
+  REQUIRE(results.size() == 1);
+  CHECK(results[0]["compile_log"].get<std::string>().find("kforge-test-warning") != std::string::npos);
+}
+
 TEST_CASE("a kernel not named KF_KERNEL_NAME is refused when its directory loads", "[cli][declared]") {
   test::TempDir dir;
   const std::string tpl = staged(dir, "saxpy", KFORGE_SAXPY_REFERENCE);
