@@ -8,6 +8,8 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <sstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -329,6 +331,33 @@ TEST_CASE("a kernel's compiler warnings stay in the compile log, never a bare co
   const json results = results_in(db);
   REQUIRE(results.size() == 1);
   CHECK(results[0]["compile_log"].get<std::string>().find("kforge-test-warning") != std::string::npos);
+}
+
+TEST_CASE("tune --json gives its progress on stderr, as JSON lines when asked", "[cli][declared]") {
+  test::TempDir dir;
+  const std::string tpl = staged(dir, "saxpy", KFORGE_SAXPY_REFERENCE);
+  const std::string tune = "tune --template " + tpl + " --shape n=64 --strategy exhaustive --min-reps 2 --max-reps 2 --json";
+  auto text = test::run_kforge(tune + " --db " + dir.file("t.db"));
+  INFO(text.err);
+  CHECK(parse_json(text)["evaluated"] == 8);
+  CHECK(text.err.find("[8/8] saxpy_blocked ") != std::string::npos);
+  auto lines = test::run_kforge(tune + " --progress json --db " + dir.file("j.db"));
+  CHECK(parse_json(lines)["evaluated"] == 8);
+  std::istringstream err(lines.err);
+  std::map<std::string, int> events;
+  for (std::string line; std::getline(err, line);) {
+    INFO(line);
+    const json e = json::parse(line);  // every line a JSON object
+    ++events[e.at("event").get<std::string>()];
+    if (e["event"] == "candidate") {
+      CHECK(e["total"] == 8);
+      CHECK(e.contains(e["status"] == "ok" ? "median_ms" : "reason"));
+    }
+  }
+  CHECK(events["start"] == 1);
+  CHECK(events["candidate"] == 8);
+  CHECK(events["done"] == 1);
+  CHECK(test::run_kforge(tune + " --progress yaml --db " + dir.file("y.db")).exit_code == 2);
 }
 
 TEST_CASE("a kernel not named KF_KERNEL_NAME is refused when its directory loads", "[cli][declared]") {
