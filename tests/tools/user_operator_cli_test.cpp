@@ -317,6 +317,28 @@ TEST_CASE("names that shadow the prelude or a device limit exit 2 naming the fie
         std::string::npos);
 }
 
+TEST_CASE("a size the kernel fixes at compile time is a parameter the envelope ties to the problem",
+          "[cli][declared]") {
+  // docs/user-operators.md, "A size fixed at compile time".
+  test::TempDir dir;
+  const std::string tpl = staged(dir, "saxpy", KFORGE_SAXPY_REFERENCE);
+  replace_in(tpl, "saxpy.c", "if (i < n - FLAW)", "if (i < size_n - FLAW)");
+  edit_json(tpl, "manifest.json", [](json& j) {
+    j["parameters"].push_back({{"name", "size_n"}, {"values", {64, 300}}, {"default", 64}});
+    j["envelope"] = {"size_n == n"};
+  });
+  const std::string db = dir.file("u.db");
+  auto t = parse_json(test::run_kforge("tune --template " + tpl + " --shape n=300 --strategy exhaustive --db " +
+                                       db + kFast + "--json"));
+  CHECK(t["evaluated"] == 8);  // of 16: the 8 with size_n 300
+  CHECK(t["failed"] == 4);
+  for (const auto& r : results_in(db)) CHECK(r["config"].get<std::string>().find("size_n300") != std::string::npos);
+  check_flaws_caught(results_in(db), "saxpy_blocked");
+  auto none = test::run_kforge("tune --template " + tpl + " --shape n=100 --db " + dir.file("n.db") + kFast);
+  INFO(none.err);
+  CHECK(none.exit_code != 0);  // no configuration is valid for n=100
+}
+
 TEST_CASE("a kernel's compiler warnings stay in the compile log, never a bare count on stderr",
           "[cli][declared]") {
   test::TempDir dir;
