@@ -511,17 +511,34 @@ Status Database::refresh_winner(std::int64_t device_id, std::int64_t template_id
   return tx.commit();
 }
 
-Result<bool> Database::add_result(const ResultRecord& r) {
+Result<bool> Database::add_result(const ResultRecord& r) { return put_result(r, false); }
+
+Status Database::replace_result(const ResultRecord& r) {
+  KF_TRY(put_result(r, true));
+  return ok_status();
+}
+
+Result<bool> Database::put_result(const ResultRecord& r, bool replace) {
+  static constexpr const char* kKeep = "DO NOTHING";
+  static constexpr const char* kReplace =
+      "DO UPDATE SET sweep_id = excluded.sweep_id, status = excluded.status, reason = excluded.reason, "
+      "median_ms = excluded.median_ms, p20_ms = excluded.p20_ms, p80_ms = excluded.p80_ms, "
+      "min_ms = excluded.min_ms, max_ms = excluded.max_ms, count = excluded.count, "
+      "samples_json = excluded.samples_json, error_norm = excluded.error_norm, "
+      "error_ratio = excluded.error_ratio, compile_ms = excluded.compile_ms, "
+      "resources_json = excluded.resources_json, compile_log = excluded.compile_log, "
+      "created_at = excluded.created_at";
   const std::string now = sql::now_utc();
   KF_TRY_ASSIGN(tx, Transaction::begin(db_, path_));
   KF_TRY_ASSIGN(ins, Statement::prepare(
                          db_, path_,
-                         "INSERT INTO results (sweep_id, device_id, template_id, problem_id, "
-                         "config, status, reason, median_ms, p20_ms, p80_ms, min_ms, max_ms, "
-                         "count, samples_json, error_norm, error_ratio, compile_ms, "
-                         "resources_json, compile_log, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, "
-                         "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (device_id, "
-                         "template_id, problem_id, config) DO NOTHING"));
+                         std::string("INSERT INTO results (sweep_id, device_id, template_id, problem_id, "
+                                     "config, status, reason, median_ms, p20_ms, p80_ms, min_ms, max_ms, "
+                                     "count, samples_json, error_norm, error_ratio, compile_ms, "
+                                     "resources_json, compile_log, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, "
+                                     "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (device_id, "
+                                     "template_id, problem_id, config) ") +
+                             (replace ? kReplace : kKeep)));
   ins.bind_id_or_null(r.sweep_id).bind_int(r.device_id).bind_int(r.template_id);
   ins.bind_int(r.problem_id).bind_text(r.config).bind_text(r.status).bind_text(r.reason);
   ins.bind_real(r.median_ms).bind_real(r.p20_ms).bind_real(r.p80_ms).bind_real(r.min_ms);
@@ -530,7 +547,10 @@ Result<bool> Database::add_result(const ResultRecord& r) {
   ins.bind_text(r.compile_log).bind_text(r.created_at.empty() ? now : r.created_at);
   KF_TRY(ins.run());
   const bool inserted = sqlite3_changes(db_) > 0;
-  if (inserted && r.status == "ok") KF_TRY(update_winner(r.device_id, r.template_id, r.problem_id, now));
+  // A replaced row may have been the winner, or may become it.
+  if (replace || (inserted && r.status == "ok")) {
+    KF_TRY(update_winner(r.device_id, r.template_id, r.problem_id, now));
+  }
   KF_TRY(tx.commit());
   return inserted;
 }

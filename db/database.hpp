@@ -61,6 +61,10 @@ class Database {
   /// (TemplateManifest::check_declared_name): a tampered row never wins. A result already stored for the same
   /// (device, template, problem, config) is kept and the new one ignored.
   Result<bool> add_result(const ResultRecord& r);
+  /// add_result, except that a result already stored for the same (device,
+  /// template, problem, config) is replaced by r, and the winner chosen
+  /// again: how `tune --config` reruns a configuration.
+  Status replace_result(const ResultRecord& r);
   /// Replaces the timing (median, percentiles, min, max, count, samples) and
   /// the reason of the stored ok result of (device, template version,
   /// problem, config) with r's, and refreshes the winner of its (device,
@@ -151,6 +155,8 @@ class Database {
   static Result<MigrateReport> migrate(const std::string& path);
 
  private:
+  /// add_result (replace false) or replace_result (true).
+  Result<bool> put_result(const ResultRecord& r, bool replace);
   /// Makes the fastest declared ok result of the triple its winner (ties:
   /// the earliest); with none, the triple has no winner. In the caller's transaction.
   Status update_winner(std::int64_t device_id, std::int64_t template_id, std::int64_t problem_id,

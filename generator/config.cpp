@@ -1,6 +1,7 @@
 // Canonical configuration names: sorted NAMEvalue pairs joined by '_'.
 #include "config.hpp"
 
+#include <cctype>
 #include <charconv>
 
 #include "printable.hpp"
@@ -8,11 +9,17 @@
 namespace kforge {
 
 bool is_valid_parameter_name(std::string_view name) {
-  if (name.empty() || name[0] < 'A' || name[0] > 'Z') return false;
-  for (char c : name) {
-    if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))) return false;
+  if (name.empty() || !std::isalpha(static_cast<unsigned char>(name[0]))) return false;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    const bool digit = c >= '0' && c <= '9';
+    if (!(std::isalpha(static_cast<unsigned char>(c)) || digit || c == '_')) return false;
+    const bool last = i + 1 == name.size();
+    // A digit before '_' or at the end would be read as the value.
+    if (digit && (last || name[i + 1] == '_')) return false;
+    if (c == '_' && (last || name[i + 1] == '_')) return false;
   }
-  return !(name.back() >= '0' && name.back() <= '9');
+  return true;
 }
 
 std::string Config::canonical_name() const {
@@ -37,22 +44,30 @@ Result<Config> Config::parse(std::string_view canonical) {
   std::string previous;
   bool sorted = true;
   std::size_t pos = 0;
+  std::string pending;  // segments of a name with '_' inside, e.g. "block_size_" of block_size_x16
   while (pos <= canonical.size()) {
     std::size_t end = canonical.find('_', pos);
     if (end == std::string_view::npos) end = canonical.size();
-    std::string_view token = canonical.substr(pos, end - pos);
+    const std::string token = pending + std::string(canonical.substr(pos, end - pos));
     pos = end + 1;
-    // Names never end in a digit, so the value is exactly the trailing digits.
+    // Names never have a digit before '_' or at the end, so a segment ending
+    // in digits ends a pair, and the value is exactly its trailing digits.
     std::size_t last_name_char = token.find_last_not_of("0123456789");
-    if (last_name_char == std::string_view::npos || last_name_char + 1 == token.size()) {
+    const bool ends_in_digit = last_name_char + 1 != token.size();
+    if (!ends_in_digit && end != canonical.size() && token.size() > pending.size()) {
+      pending = token + '_';
+      continue;
+    }
+    pending.clear();
+    if (last_name_char == std::string::npos || !ends_in_digit) {
       return fail(token, "expected NAMEvalue, e.g. BM64");
     }
     const std::size_t digits = last_name_char + 1;
-    std::string_view name = token.substr(0, digits);
-    std::string_view number = token.substr(digits);
+    std::string_view name = std::string_view(token).substr(0, digits);
+    std::string_view number = std::string_view(token).substr(digits);
     if (!is_valid_parameter_name(name)) {
-      return fail(token,
-                  std::string("'").append(printable(name)) + "' is not a parameter name ([A-Z][A-Z0-9]*)");
+      return fail(token, std::string("'").append(printable(name)) + "' is not a parameter name (" +
+                             std::string(kParameterNameRule) + ")");
     }
     std::int64_t value = 0;
     auto [end_ptr, ec] = std::from_chars(number.data(), number.data() + number.size(), value);

@@ -45,6 +45,9 @@ class GemmOperator final : public Operator {
   /// accumulate run differs in C, alpha and beta), so the reference's
   /// O(MNK) products are computed once for both (references()).
   std::uint64_t workload_seed(std::uint64_t run_seed, WorkloadKind) const override { return run_seed; }
+  std::string run_name(WorkloadKind kind) const override {
+    return kind == WorkloadKind::kPoisonedOutput ? "poisoned-output run" : "accumulate run";
+  }
   Reference reference(const Problem& p, const Workload& w) const override;
   /// Workloads with the same A and B share one pass over the products.
   std::vector<Reference> references(const Problem& p, const std::vector<const Workload*>& ws) const override;

@@ -11,6 +11,7 @@
 #include "device_limits.hpp"
 #include "operator.hpp"
 #include "printable.hpp"
+#include "reserved_names.hpp"
 
 namespace kforge {
 
@@ -345,9 +346,11 @@ Result<Parameter> parse_parameter(const Checker& c, const json& j, const std::st
   if (!name->is_string()) return c.wrong_type(field + ".name", "a string", *name);
   p.name = name->get<std::string>();
   if (!is_valid_parameter_name(p.name)) {
-    return c.fail(field + ".name", "'" + printable(p.name) +
-                                       "' is not a parameter name ([A-Z][A-Z0-9]*, not ending "
-                                       "in a digit)");
+    return c.fail(field + ".name", "'" + printable(p.name) + "' is not a parameter name (" +
+                                       std::string(kParameterNameRule) + ")");
+  }
+  if (auto why = reserved_name_reason(p.name); !why.empty()) {
+    return c.fail(field + ".name", "'" + p.name + "' is reserved: " + why);
   }
   std::vector<std::string> op_names = op.dims();
   for (auto& n : op.extra_names()) op_names.push_back(n);

@@ -153,6 +153,12 @@ class Operator {
   }
   /// Operator-specific attributes; none by default.
   virtual std::vector<AttributeSpec> attributes() const { return {}; }
+  /// The validation run of `kind`, as a failure's reason names it: by what
+  /// the run does for this operator (gemm's kAccumulate reads C).
+  virtual std::string run_name(WorkloadKind kind) const {
+    return kind == WorkloadKind::kPoisonedOutput ? "second validation run, the first timed launch"
+                                                 : "first validation run, untimed";
+  }
   /// Whether problems may carry a fused epilogue (Problem::epilogue); the
   /// operator's header says where it applies.
   virtual bool supports_epilogue() const { return false; }

@@ -13,6 +13,7 @@
 #include "npy_file.hpp"
 #include "operator.hpp"
 #include "printable.hpp"
+#include "reserved_names.hpp"
 
 namespace kforge {
 
@@ -120,8 +121,11 @@ Status parse_dims(const Fields& f, const json& root, OperatorDeclaration& d) {
     if (!j.is_object()) return f.fail(field, "expected an object, got " + std::string(j.type_name()));
     DeclaredDim dim;
     KF_TRY_ASSIGN(name, f.string_at(j, "name", field + ".name", true));
-    if (!is_identifier(name) || name == "dtype_bytes") {
+    if (!is_identifier(name)) {
       return f.fail(field + ".name", "'" + printable(name) + "' is not a free identifier");
+    }
+    if (auto why = reserved_name_reason(name); !why.empty()) {
+      return f.fail(field + ".name", "'" + name + "' is reserved: " + why);
     }
     for (const auto& other : d.dims) {
       if (other.name == name) return f.fail(field + ".name", "'" + name + "' is declared twice");
@@ -176,6 +180,9 @@ Status parse_attributes(const Fields& f, const json& root, OperatorDeclaration& 
     if (!is_identifier(name) || clash) {
       return f.fail(field + ".name", "'" + printable(name) + "' is not a free identifier");
     }
+    if (auto why = reserved_name_reason(name); !why.empty()) {
+      return f.fail(field + ".name", "'" + name + "' is reserved: " + why);
+    }
     a.name = name;
     auto values = j.find("values");
     if (values == j.end() || !values->is_array() || values->empty()) {
@@ -190,6 +197,9 @@ Status parse_attributes(const Fields& f, const json& root, OperatorDeclaration& 
         return f.fail(field + ".values", json_excerpt(v) + " is not a new lower-case identifier");
       }
       a.values.push_back(text);
+    }
+    if (auto macro = attribute_macro_clash(a.name, a.values); !macro.empty()) {
+      return f.fail(field + ".name", "'" + a.name + "' is reserved: " + macro);
     }
     KF_TRY_ASSIGN(doc, f.string_at(j, "doc", field + ".doc", false));
     a.doc = doc;

@@ -1,6 +1,7 @@
 // Loading templates from a directory or from text, and the template hash.
 #include "template_source.hpp"
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -27,6 +28,49 @@ Result<std::string> read_text(const std::filesystem::path& path, const std::stri
   return text;
 }
 
+/// `text` without its // and /* */ comments (string literals are rare in
+/// kernels and left as they are).
+std::string without_comments(std::string_view text) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text.compare(i, 2, "//") == 0) {
+      while (i < text.size() && text[i] != '\n') ++i;
+    } else if (text.compare(i, 2, "/*") == 0) {
+      const std::size_t end = text.find("*/", i + 2);
+      i = end == std::string_view::npos ? text.size() : end + 1;
+      out += ' ';
+      continue;
+    }
+    if (i < text.size()) out += text[i];
+  }
+  return out;
+}
+
+bool has_word(const std::string& text, std::string_view word) {
+  auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (std::size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) {
+    const std::size_t end = at + word.size();
+    if ((at == 0 || !ident(text[at - 1])) && (end == text.size() || !ident(text[end]))) return true;
+  }
+  return false;
+}
+
+/// The generator names each configuration's kernel through KF_KERNEL_NAME:
+/// a kernel under its own name compiles and then is not found by the
+/// backend, so a source that never says KF_KERNEL_NAME is refused here.
+Status check_kernel_entry(std::string_view kernel_text, const std::string& kernel_path,
+                          const std::string& manifest_kernel) {
+  const std::string code = without_comments(kernel_text);
+  if (has_word(code, "KF_KERNEL_NAME")) return ok_status();
+  std::string found;
+  if (has_word(code, manifest_kernel)) {
+    found = " (it names '" + manifest_kernel + "', the manifest's kernel: rename that to KF_KERNEL_NAME)";
+  }
+  return Error::bad_input(kernel_path + ": the kernel must be named KF_KERNEL_NAME, as in " +
+                          "`KF_KERNEL void KF_KERNEL_NAME(...)`: kforge defines that name per configuration" +
+                          found);
+}
+
 }  // namespace
 
 Result<TemplateSource> TemplateSource::load_dir(const std::string& dir) {
@@ -42,6 +86,7 @@ Result<TemplateSource> TemplateSource::load_dir(const std::string& dir) {
   if (!manifest.is_library()) {
     const std::filesystem::path kernel_path = std::filesystem::path(dir) / manifest.source;
     KF_TRY_ASSIGN(text, read_text(kernel_path, "kernel source named by " + manifest_path.string()));
+    KF_TRY(check_kernel_entry(text, kernel_path.string(), manifest.kernel));
     kernel_text = std::move(text);
   }
   TemplateSource t;

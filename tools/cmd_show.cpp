@@ -12,6 +12,10 @@ namespace kforge::cli {
 
 namespace {
 
+/// The width of the results table's reason column; a longer reason is
+/// listed in full below the table (and in --json).
+constexpr std::size_t kReasonColumn = 80;
+
 struct ShowOptions {
   bool results = false;
   std::string problem;
@@ -78,7 +82,8 @@ nlohmann::json result_json(const ResultRecord& r) {
           {"median_ms", r.median_ms}, {"p20_ms", r.p20_ms},     {"p80_ms", r.p80_ms},
           {"min_ms", r.min_ms},   {"max_ms", r.max_ms},         {"count", r.count},
           {"samples_ms", samples}, {"error_norm", r.error_norm}, {"error_ratio", r.error_ratio},
-          {"compile_ms", r.compile_ms}, {"clocks", clocks},         {"created_at", r.created_at}};
+          {"compile_ms", r.compile_ms}, {"compile_log", r.compile_log}, {"clocks", clocks},
+          {"created_at", r.created_at}};
 }
 
 /// kforge's best against the vendor's, for the problems a library candidate was tuned on.
@@ -177,11 +182,17 @@ void add_show_command(CLI::App& app, CommonOptions& o) {
     }
     if (s->results) {
       rows.clear();
-      for (const auto& r : results)
-        rows.push_back({r.problem_key, r.template_name, r.config, r.status,
-                        r.status == "ok" ? fmt(r.median_ms) : "-", r.reason.substr(0, 80)});
+      std::vector<const ResultRecord*> cut;  // listed in full after the table
+      for (const auto& r : results) {
+        const bool long_reason = r.reason.size() > kReasonColumn;
+        if (long_reason) cut.push_back(&r);
+        rows.push_back({r.problem_key, r.template_name, r.config, r.status, r.status == "ok" ? fmt(r.median_ms) : "-",
+                        long_reason ? r.reason.substr(0, kReasonColumn - 3) + "..." : r.reason});
+      }
       std::cout << "\nresults:\n";
       print_table({"problem", "template", "config", "status", "median ms", "reason"}, rows);
+      if (!cut.empty()) std::cout << "\nfull reasons:\n";
+      for (const auto* r : cut) std::cout << r->template_name << " " << r->config << ": " << r->reason << "\n";
       rows.clear();
       for (const auto& r : results) {
         if (counters.of(r.id).empty()) continue;

@@ -29,6 +29,7 @@ struct TuneOptions {
   std::string only_template;
   std::string library;  ///< compare, forbid or force; empty: $KFORGE_LIBRARY_<OP>
   bool quiet = false;
+  std::string progress = "text";  ///< --progress: text or json (JSON lines)
   int min_reps = 5, max_reps = 30;
   double cut_ratio = MeasurementProtocol{}.cut_ratio;
   bool window_stop = MeasurementProtocol{}.stop_outside_window;
@@ -195,6 +196,11 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
   add_search_flags(cmd, t.get());
   auto* max_reps = add_timing_flags(cmd, t.get());
   cmd->add_flag("--quiet", t->quiet, "No progress output");
+  cmd->add_option("--progress", t->progress,
+                  "Progress on stderr, with --json too: text (a line per candidate) or json (a JSON object per "
+                  "event, a line each)")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
   cmd->add_flag(
       "--profile", t->profile,
       "After tuning, read hardware counters of the winner and finalists in separate launches (perf on a "
@@ -213,7 +219,9 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
 
     TuneRequest req = tune_request(t.get(), *runner, catalog, !o.template_dirs.empty(), problem, *device);
     Tuner tuner(*device, *db, *op);
-    ProgressPrinter progress(t->quiet || o.json);
+    // Progress goes to stderr, so that --json's result alone is on stdout.
+    ProgressPrinter progress(t->quiet, t->progress == "json" ? ProgressPrinter::Format::kJsonLines
+                                                             : ProgressPrinter::Format::kText);
     std::map<std::string, int> failures;  // by status, as the last event counted them
     TuneSummary s = unwrap(tuner.run(req, [&](const TuneEvent& e) {
       failures = e.failures;

@@ -4,11 +4,40 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <string>
 
 namespace kforge::cli {
 
-ProgressPrinter::ProgressPrinter(bool quiet) : quiet_(quiet), tty_(isatty(STDERR_FILENO) != 0) {}
+ProgressPrinter::ProgressPrinter(bool quiet, Format format)
+    : quiet_(quiet), format_(format), tty_(format == Format::kText && isatty(STDERR_FILENO) != 0) {}
+
+void ProgressPrinter::print_json(const TuneEvent& e) {
+  static constexpr const char* kKinds[] = {"start", "phase", "candidate", "leader_changed", "done"};
+  nlohmann::json j = {{"event", kKinds[static_cast<int>(e.kind)]},
+                      {"done", e.done},
+                      {"total", e.total},
+                      {"elapsed_s", e.elapsed_s},
+                      {"failures", e.failures}};
+  if (!key_.empty()) j["task"] = key_;
+  if (e.kind == TuneEvent::Kind::kPhase) {
+    j["phase"] = e.phase == TuneEvent::Phase::kCompile ? "compile" : "retime";
+    j["batch"] = e.batch;
+  }
+  if (const CandidateOutcome* o = e.outcome) {
+    j["template"] = o->template_name;
+    j["config"] = o->config;
+    j["status"] = std::string(status_name(o->status));
+    j["reused"] = o->reused;
+    if (o->status == CandidateStatus::kOk) j["median_ms"] = o->timing.median_ms;
+    else j["reason"] = o->reason;
+  }
+  if (e.best) j["best"] = {{"template", e.best->template_name}, {"config", e.best->config},
+                           {"median_ms", e.best->timing.median_ms}};
+  if (e.kind == TuneEvent::Kind::kLeaderChanged && e.replaced) j["replaced"] = e.replaced->config;
+  std::fprintf(stderr, "%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+  std::fflush(stderr);
+}
 
 void ProgressPrinter::set_task(std::size_t index, std::size_t count, std::string key) {
   task_ = "task " + std::to_string(index) + "/" + std::to_string(count) + " ";
@@ -17,6 +46,13 @@ void ProgressPrinter::set_task(std::size_t index, std::size_t count, std::string
 
 void ProgressPrinter::note(const std::string& line) {
   if (quiet_) return;
+  if (format_ == Format::kJsonLines) {
+    std::fprintf(stderr, "%s\n", nlohmann::json({{"event", "note"}, {"task", key_}, {"note", line}})
+                                     .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+                                     .c_str());
+    std::fflush(stderr);
+    return;
+  }
   std::fprintf(stderr, "%s%s\n", task_.c_str(), line.c_str());
   std::fflush(stderr);
 }
@@ -55,6 +91,10 @@ void ProgressPrinter::print_phase(const TuneEvent& e) {
 
 void ProgressPrinter::operator()(const TuneEvent& e) {
   if (quiet_) return;
+  if (format_ == Format::kJsonLines) {
+    print_json(e);
+    return;
+  }
   std::string failures;
   for (const auto& [status, n] : e.failures) failures += " " + status + "=" + std::to_string(n);
   if (failures.empty()) failures = " none";
@@ -101,8 +141,9 @@ void ProgressPrinter::operator()(const TuneEvent& e) {
                  e.total, rate, best.c_str(), failures.c_str(), eta, sweep.empty() ? "" : "  ", sweep.c_str());
   } else {
     const auto& o = *e.outcome;
-    std::string what = o.status == CandidateStatus::kOk ? std::to_string(o.timing.median_ms) + " ms"
-                                                        : o.reason.substr(0, 160);
+    // A failure's reason in full: its rerun line is at the end.
+    const std::string what =
+        o.status == CandidateStatus::kOk ? std::to_string(o.timing.median_ms) + " ms" : o.reason;
     std::fprintf(stderr, "%s[%zu/%zu] %s %s %s%s %s\n", task_.c_str(), e.done, e.total, o.template_name.c_str(),
                  o.config.c_str(), std::string(status_name(o.status)).c_str(), o.reused ? " (stored)" : "",
                  what.c_str());

@@ -12,7 +12,8 @@ namespace kforge::cli {
 
 class ProgressPrinter {
  public:
-  explicit ProgressPrinter(bool quiet);
+  enum class Format { kText, kJsonLines };
+  explicit ProgressPrinter(bool quiet, Format format = Format::kText);
   void operator()(const TuneEvent& e);
   /// Within a sweep: prefixes every line with "task INDEX/COUNT" (1-based)
   /// and names the task's problem when its tuning starts.
@@ -29,8 +30,11 @@ class ProgressPrinter {
   void print_phase(const TuneEvent& e);
   /// One whole line, clearing a live line first.
   void print_line(const std::string& text);
+  /// --progress json: one JSON object per event, a line each.
+  void print_json(const TuneEvent& e);
 
   bool quiet_;
+  Format format_;
   bool tty_;
   std::string task_;  ///< "task 2/5 " within a sweep, else empty
   std::string key_;

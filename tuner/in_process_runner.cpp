@@ -47,10 +47,6 @@ void fault_point(const char* fault, const std::string& config) {
   if (const char* f = std::getenv(fault); f && config == f) std::abort();
 }
 
-std::string_view kind_name(WorkloadKind k) {
-  return k == WorkloadKind::kPoisonedOutput ? "poisoned-output run" : "accumulate run";
-}
-
 /// The reference file of a validation run kind in a reference directory.
 std::string_view kind_file(WorkloadKind k) {
   return k == WorkloadKind::kPoisonedOutput ? "poisoned-output.ref" : "accumulate.ref";
@@ -71,6 +67,7 @@ Result<std::vector<Reference>> compute_references(Device& device, const Operator
 /// A workload's tensors on the device plus its host copy and reference.
 struct DeviceWorkload {
   WorkloadKind kind;
+  std::string run_name;  ///< Operator::run_name(kind), for failure reasons
   Workload host;
   Reference reference;
   std::vector<std::unique_ptr<Buffer>> buffers;
@@ -82,7 +79,7 @@ struct DeviceWorkload {
 
 Result<DeviceWorkload> upload_workload(Device& device, const Operator& op, const Problem& p,
                                        std::uint64_t seed, WorkloadKind kind) {
-  DeviceWorkload w{kind, op.make_workload(p, seed, kind), {}, {}, {}, {}};
+  DeviceWorkload w{kind, op.run_name(kind), op.make_workload(p, seed, kind), {}, {}, {}, {}};
   for (const auto& t : w.host.tensors) {
     KF_TRY_ASSIGN(buf, device.allocate(std::max<std::size_t>(t.bytes.size(), 4)));
     KF_TRY(device.write(*buf, t.bytes.data(), t.bytes.size()));
@@ -330,7 +327,7 @@ bool check_output(Device& device, const Problem& problem, const std::string& tem
   if (!v.passed) {
     e.status = CandidateStatus::kWrongResult;
     e.reason = "wrong result: template " + template_name + " config " + name + " problem " + problem.key() +
-               " (" + std::string(kind_name(w.kind)) + "): " + v.describe() + tail;
+               " (" + w.run_name + "): " + v.describe() + tail;
     return false;
   }
   return true;

@@ -300,8 +300,11 @@ Result<std::unique_ptr<Strategy>> TuningSession::template_strategy(const Templat
                        template_seed(request_.seed, m.name));
 }
 
-/// The results earlier runs stored for this template version: reused, not evaluated again.
+/// The results earlier runs stored for this template version: reused, not
+/// evaluated again, except for --config, which reruns its configuration
+/// (a failure's rerun line reproduces the failure).
 Status TuningSession::load_stored(TemplateState& st) {
+  if (request_.only_config) return ok_status();
   const auto& m = st.tpl->manifest;
   KF_TRY_ASSIGN(prior, db_.results({device_.info().hardware_key(), problem_.key(), m.name}));
   const std::string hash = st.tpl->hash(prelude_);
@@ -635,6 +638,7 @@ Status TuningSession::store_result(const TemplateState& st, const CandidateOutco
   rec.problem_id = problem_id_;
   rec.compile_log = std::move(e.compile_log);
   rec.created_at = utc_now();
+  if (request_.only_config) return db_.replace_result(rec);
   KF_TRY_ASSIGN(inserted, db_.add_result(rec));
   (void)inserted;
   return ok_status();

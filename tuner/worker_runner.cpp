@@ -21,6 +21,7 @@
 #include <string_view>
 #include <thread>
 
+#include "stderr_relay.hpp"
 #include "worker_protocol.hpp"
 
 namespace kforge {
@@ -273,22 +274,27 @@ Status WorkerRunner::start(std::unique_ptr<Worker>& w, const RunnerSetup& setup_
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   const pid_t parent = getpid();
+  const int err = start_stderr_relay();  // -1: the worker writes to stderr itself
   pid_t pid = fork();
   if (pid < 0) {
     close(fds[0]);
     close(fds[1]);
+    if (err >= 0) close(err);
     return Error{ErrorCode::kInternal, "worker runner: fork failed", std::strerror(errno)};
   }
   if (pid == 0) {
     // The worker dies with the tuner; its stdout goes to stderr so that it
-    // can never corrupt the tuner's own (JSON) output.
+    // can never corrupt the tuner's own (JSON) output, and its stderr
+    // through the relay, which leaves out the compiler's bare counts.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(126);
+    if (err >= 0 && dup2(err, 2) < 0) _exit(126);
     if (dup2(fds[1], 3) < 0 || dup2(2, 1) < 0) _exit(126);
     execv(argv[0], argv.data());
     _exit(127);
   }
   close(fds[1]);
+  if (err >= 0) close(err);
   w = std::make_unique<Worker>();
   w->pid = pid;
   w->channel = std::make_unique<MessageChannel>(fds[0]);

@@ -5,6 +5,7 @@
 
 NB_MODULE(_kforge, m) {
   m.doc() = "kforge: kernel autotuner (devices, templates, tuning, database, runtime lookup)";
+  m.attr("__version__") = KFORGE_VERSION;  // the CMake project's version, which pyproject.toml repeats
   kforge::python::bind_errors(m);
   kforge::python::bind_devices(m);
   kforge::python::bind_database(m);

@@ -18,10 +18,23 @@ std::string dlpack_dtype_name(const nb::dlpack::dtype& d) {
   return "";
 }
 
+/// A dtype kforge has by its kforge name, another by NumPy's (float64,
+/// int32, ...), so that a refusal names what the caller passed.
 std::string describe_dtype(const nb::dlpack::dtype& d) {
   std::string name = dlpack_dtype_name(d);
   if (!name.empty()) return name;
-  return "DLPack code " + std::to_string(d.code) + " with " + std::to_string(d.bits) + " bits";
+  using Code = nb::dlpack::dtype_code;
+  const std::string bits = std::to_string(d.bits);
+  switch (static_cast<Code>(d.code)) {
+    case Code::Int: name = "int" + bits; break;
+    case Code::UInt: name = "uint" + bits; break;
+    case Code::Float: name = "float" + bits; break;
+    case Code::Bfloat: name = "bfloat" + bits; break;
+    case Code::Complex: name = "complex" + bits; break;
+    case Code::Bool: name = "bool"; break;
+    default: return "DLPack code " + std::to_string(d.code) + " with " + bits + " bits";
+  }
+  return d.lanes == 1 ? name : name + "x" + std::to_string(d.lanes);
 }
 
 std::string shape_text(const AnyTensor& t) {

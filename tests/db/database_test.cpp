@@ -241,6 +241,30 @@ TEST_CASE("a duplicate result is ignored and reported", "[db]") {
         std::set<std::string>{"BM64"});
 }
 
+TEST_CASE("a rerun's result replaces the stored one and the winner is chosen again", "[db]") {
+  TempDir dir;
+  auto db = open_rw(dir.file("kforge.db"));
+  const auto ids = seed(*db);
+  REQUIRE(db->add_result(make_result(ids, "A", "ok", 1.0)).value());
+  REQUIRE(db->add_result(make_result(ids, "B", "wrong_result", 0.0)).value());
+  CHECK(db->winners().value().at(0).config == "A");
+
+  // `tune --config B` again: now ok and faster, in the same row.
+  REQUIRE(db->replace_result(make_result(ids, "B", "ok", 0.5)).ok());
+  auto rs = db->results().value();
+  REQUIRE(rs.size() == 2);
+  CHECK(db->winners().value().at(0).config == "B");
+  // `tune --config B` once more, failing: the winner goes back to A.
+  REQUIRE(db->replace_result(make_result(ids, "B", "crash", 0.0)).ok());
+  rs = db->results().value();
+  REQUIRE(rs.size() == 2);
+  for (const auto& r : rs) CHECK(r.status == (r.config == "B" ? "crash" : "ok"));
+  CHECK(db->winners().value().at(0).config == "A");
+  // A configuration never stored is added.
+  REQUIRE(db->replace_result(make_result(ids, "C", "ok", 2.0)).ok());
+  CHECK(db->results().value().size() == 3);
+}
+
 TEST_CASE("the winner is the fastest ok result", "[db]") {
   TempDir dir;
   auto db = open_rw(dir.file("kforge.db"));

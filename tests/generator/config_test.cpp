@@ -31,7 +31,7 @@ TEST_CASE("config: invalid names are rejected with the bad token", "[config]") {
     const char* token;
   };
   for (auto [text, token] :
-       {Case{"", ""}, Case{"BM", "BM"}, Case{"bm64", "bm64"}, Case{"BM64__BN64", ""}, Case{"BM64_", ""},
+       {Case{"", ""}, Case{"BM", "BM"}, Case{"bm", "bm"}, Case{"block__x16", "block_"}, Case{"BM64__BN64", ""}, Case{"BM64_", ""},
         Case{"64", "64"}, Case{"BM64_BN-1", "BN-1"}, Case{"BM064", "BM064"}, Case{"BM64_BM32", "BM32"},
         Case{"BM64x", "BM64x"}, Case{"BM99999999999999999999", "BM99999999999999999999"}}) {
     auto c = Config::parse(text);
@@ -56,8 +56,25 @@ TEST_CASE("config: parameter names", "[config]") {
   CHECK(is_valid_parameter_name("SPLITK"));
   CHECK_FALSE(is_valid_parameter_name(""));
   CHECK_FALSE(is_valid_parameter_name("B2"));
-  CHECK_FALSE(is_valid_parameter_name("bm"));
+  CHECK(is_valid_parameter_name("bm"));
+  CHECK(is_valid_parameter_name("B_M"));
+  CHECK(is_valid_parameter_name("Bm"));
+  CHECK(is_valid_parameter_name("block_size_x"));
+  CHECK(is_valid_parameter_name("x2y"));
   CHECK_FALSE(is_valid_parameter_name("2B"));
-  CHECK_FALSE(is_valid_parameter_name("B_M"));
-  CHECK_FALSE(is_valid_parameter_name("Bm"));
+  CHECK_FALSE(is_valid_parameter_name("tile2_x"));  // "tile2_x4" would read as tile=2, x=4
+  CHECK_FALSE(is_valid_parameter_name("_b"));
+  CHECK_FALSE(is_valid_parameter_name("b_"));
+  CHECK_FALSE(is_valid_parameter_name("b__m"));
+  CHECK_FALSE(is_valid_parameter_name("b-m"));
+}
+
+TEST_CASE("config: lower-case names with '_' round-trip through the canonical name", "[config]") {
+  Config c;
+  c.values = {{"block_size_x", 16}, {"block_size_y", 8}, {"tile_size_x", 2}, {"use_padding", 0}, {"BM", 64}};
+  CHECK(c.canonical_name() == "BM64_block_size_x16_block_size_y8_tile_size_x2_use_padding0");
+  auto back = Config::parse(c.canonical_name());
+  INFO((back.ok() ? "" : back.error().message));
+  REQUIRE(back.ok());
+  CHECK(*back == c);
 }

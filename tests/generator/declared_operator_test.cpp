@@ -353,6 +353,41 @@ TEST_CASE("declared operator: bad attributes are named with their field", "[decl
   fails_naming(with(R"([{"name": "s", "values": ["a"], "doc": 3}])"), {"attributes[0].doc"});
 }
 
+TEST_CASE("declared operator: its validation runs are named without gemm's words", "[declared]") {
+  test::TempDir dir;
+  auto d = parse_in(dir, saxpy_declaration());
+  REQUIRE(d.ok());
+  auto op = DeclaredOperator::create(*d, std::make_shared<SaxpyReference>());
+  REQUIRE(op.ok());
+  CHECK((*op)->run_name(WorkloadKind::kAccumulate) == "first validation run, untimed");
+  CHECK((*op)->run_name(WorkloadKind::kPoisonedOutput) == "second validation run, the first timed launch");
+  CHECK(find_operator("gemm")->run_name(WorkloadKind::kAccumulate) == "accumulate run");
+  CHECK(find_operator("reduce")->run_name(WorkloadKind::kAccumulate) == "first validation run, untimed");
+}
+
+TEST_CASE("declared operator: names that shadow the prelude or device limits are refused", "[declared]") {
+  auto with_attribute = [](const char* attribute) {
+    json j = saxpy_declaration();
+    j["attributes"] = json::array({json::parse(attribute)});
+    return j;
+  };
+  // KF_THREAD_X and KF_BLOCK_X are the prelude's thread and block indices.
+  fails_naming(with_attribute(R"({"name": "thread_x", "values": ["a", "b"]})"),
+               {"attributes[0].name: 'thread_x' is reserved: its macro KF_THREAD_X is the prelude's"});
+  fails_naming(with_attribute(R"({"name": "block", "values": ["w", "x"]})"),
+               {"attributes[0].name: 'block' is reserved: its value 'x' makes macro KF_BLOCK_X"});
+  fails_naming(with_attribute(R"({"name": "kf_mode", "values": ["a"]})"),
+               {"attributes[0].name: 'kf_mode' is reserved: the prelude's KF_/kf_ names"});
+  fails_naming(with_attribute(R"({"name": "simd_width", "values": ["a"]})"),
+               {"attributes[0].name: 'simd_width' is reserved: a device limit"});
+  for (const char* name : {"max_block_threads", "local_mem_bytes", "min", "ceil_div", "KF_N"}) {
+    json j = saxpy_declaration();
+    j["dims"][0]["name"] = name;
+    INFO(name);
+    fails_naming(j, {"dims[0].name: '" + std::string(name) + "' is reserved"});
+  }
+}
+
 TEST_CASE("declared operator: element dtypes store exactly, integers saturate, NaN poisons", "[declared]") {
   CHECK(parse_element_dtype("i8") == Dtype::kI8);
   CHECK_FALSE(parse_dtype("i32").has_value());  // not a problem's dtype

@@ -203,6 +203,21 @@ TEST_CASE("template source: load_dir, errors and hash", "[instance]") {
   CHECK_THAT(bad.error().message, Catch::StartsWith(dir.file("manifest.json") + ": JSON syntax error"));
 }
 
+TEST_CASE("template source: a kernel never named KF_KERNEL_NAME is refused when it loads", "[instance]") {
+  kforge::test::TempDir dir;
+  kforge::test::write_file(dir.file("manifest.json"), kforge::test::gemm_manifest_json().dump(2));
+  // Under the manifest's own kernel name, with KF_KERNEL_NAME only in a comment.
+  kforge::test::write_file(dir.file("gemm_test.c"),
+                           "// not KF_KERNEL_NAME\nKF_KERNEL void gemm_test(KF_GLOBAL float* c) { c[0] = 0; }\n");
+  auto t = TemplateSource::load_dir(dir.path().string());
+  REQUIRE_FALSE(t.ok());
+  CHECK(t.error().code == ErrorCode::kBadInput);
+  CHECK(t.error().message == dir.file("gemm_test.c") +
+                                 ": the kernel must be named KF_KERNEL_NAME, as in `KF_KERNEL void "
+                                 "KF_KERNEL_NAME(...)`: kforge defines that name per configuration (it names "
+                                 "'gemm_test', the manifest's kernel: rename that to KF_KERNEL_NAME)");
+}
+
 TEST_CASE("instance: a kernel name past the limit is cut and ends in its configuration's hash", "[instance]") {
   CHECK(kforge::kernel_name_for("gemm_test", "BK16_BM64") == "gemm_test__BK16_BM64");
   std::string config = "BX8_REP8";

@@ -154,12 +154,28 @@ TEST_CASE("manifest: unknown fields are errors, with a suggestion", "[manifest]"
 
 TEST_CASE("manifest: parameter names", "[manifest]") {
   json j = gemm_manifest_json();
-  j["parameters"][1]["name"] = "bn";
-  CHECK_THAT(error_of(j), Catch::StartsWith("t/manifest.json: parameters[1].name: 'bn' is not "
-                                            "a parameter name"));
-  j["parameters"][1]["name"] = "BN2";
-  CHECK_THAT(error_of(j), Catch::StartsWith("t/manifest.json: parameters[1].name: 'BN2' is not "
-                                            "a parameter name"));
+  for (const char* good : {"bn", "block_size_x", "Tile_M"}) {  // as Kernel Tuner's kernels name them
+    json k = gemm_manifest_json();
+    k["parameters"].push_back({{"name", good}, {"values", {1, 2}}, {"default", 1}});
+    auto m = parse_manifest(k);
+    INFO(good << ": " << (m.ok() ? "" : m.error().message));
+    CHECK(m.ok());
+  }
+  for (const char* bad : {"BN2", "tile2_x", "_bn", "bn_", "b__n", "2b", "b-n"}) {
+    j["parameters"][1]["name"] = bad;
+    INFO(bad);
+    CHECK_THAT(error_of(j), Catch::StartsWith("t/manifest.json: parameters[1].name: '" + std::string(bad) +
+                                              "' is not a parameter name (a C identifier of letters"));
+  }
+  j["parameters"][1]["name"] = "max_block_threads";
+  CHECK(error_of(j) ==
+        "t/manifest.json: parameters[1].name: 'max_block_threads' is reserved: a device limit in "
+        "expressions (docs/templates.md)");
+  j["parameters"][1]["name"] = "KF_THREAD_X";
+  CHECK(error_of(j) ==
+        "t/manifest.json: parameters[1].name: 'KF_THREAD_X' is reserved: the prelude's KF_/kf_ names");
+  j["parameters"][1]["name"] = "dtype_bytes";
+  CHECK_THAT(error_of(j), Catch::Contains("'dtype_bytes' is reserved"));
   j["parameters"][1]["name"] = "K";
   CHECK(error_of(j) == "t/manifest.json: parameters[1].name: 'K' is already a name of operator gemm");
   j = gemm_manifest_json();

@@ -3,11 +3,13 @@
 // value the generator writes into KF_ACTIVATION.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <string>
 
 #include "builtin_templates.hpp"
 #include "problem.hpp"
+#include "reserved_names.hpp"
 
 using namespace kforge;
 
@@ -55,4 +57,22 @@ TEST_CASE("the shared epilogue names each activation by the generator's value", 
   // Compared by name only: no `KF_ACTIVATION == <number>` left.
   CHECK(epilogue.find("KF_ACTIVATION == 1") == std::string_view::npos);
   CHECK(epilogue.find("KF_ACTIVATION == KF_ACTIVATION_RELU") != std::string_view::npos);
+}
+
+TEST_CASE("every macro a backend prelude defines is reserved from attributes", "[templates][prelude]") {
+  // An attribute's KF_<NAME> must not redefine one of these (reserved_names.cpp).
+  const auto& reserved = prelude_macros();
+  for (const char* backend : {"opencl", "cuda", "hip"}) {
+    const std::string_view prelude = prelude_text(backend);
+    REQUIRE_FALSE(prelude.empty());
+    for (std::size_t at = prelude.find("#define KF_"); at != std::string_view::npos;
+         at = prelude.find("#define KF_", at + 1)) {
+      std::size_t begin = at + 8, end = begin;
+      while (end < prelude.size() && (std::isalnum(static_cast<unsigned char>(prelude[end])) || prelude[end] == '_'))
+        ++end;
+      const std::string_view macro = prelude.substr(begin, end - begin);
+      INFO(backend << ": " << macro);
+      CHECK(std::find(reserved.begin(), reserved.end(), macro) != reserved.end());
+    }
+  }
 }

@@ -8,6 +8,8 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <sstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -42,6 +44,14 @@ void edit_json(const std::string& dir, const std::string& file, Edit edit) {
   json j = json::parse(test::read_file(path));
   edit(j);
   std::ofstream(path) << j.dump(2);
+}
+
+/// Replaces every `from` with `to` in DIR/FILE.
+void replace_in(const std::string& dir, const std::string& file, const std::string& from, const std::string& to) {
+  std::string text = test::read_file(dir + "/" + file);
+  for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  std::ofstream(dir + "/" + file) << text;
 }
 
 /// Runs `statement` on the database file `db` (tampering, as an attacker would).
@@ -201,11 +211,23 @@ TEST_CASE("the rerun line of a user operator's failure reproduces it when pasted
   INFO(rerun);
   CHECK(rerun.find("--template " + tpl) != std::string::npos);
   CHECK(rerun.find("--db " + db) != std::string::npos);
-  // Into the same database: the stored failure is what it reports.
+  // The full reason, rerun line included, in the text of show --results too.
+  auto shown = test::run_kforge("show --results --db " + db);
+  CHECK(shown.exit_code == 0);
+  CHECK(shown.out.find("full reasons:\nsaxpy_blocked BLOCK32_FLAW1_PERTHREAD4: " + reason + "\n") != std::string::npos);
+  // Into the same database: run again, not the stored failure reported;
+  // it fails again the same way, and the row is replaced, not doubled.
+  sql(db, "UPDATE results SET reason = 'stored long ago'");
   auto again = test::run_kforge(rerun + " --json" + kFast);
   INFO(again.err);
   CHECK(again.exit_code == 4);
-  CHECK(json::parse(again.out)["failed"] == 1);
+  const json rerun_json = json::parse(again.out);
+  CHECK(rerun_json["failed"] == 1);
+  CHECK(rerun_json["evaluated_now"] == 1);
+  CHECK(rerun_json["reused"] == 0);
+  const json rerun_results = results_in(db);
+  REQUIRE(rerun_results.size() == 1);
+  CHECK(rerun_results[0]["reason"] == reason);
   // Into a fresh one: evaluated again, and it fails again the same way.
   const std::string fresh = dir.file("fresh.db");
   const std::string elsewhere = rerun.substr(0, rerun.find("--db ")) + "--db " + fresh +
@@ -250,6 +272,128 @@ TEST_CASE("a reference library that crashes is named, and a sweep goes on past i
   CHECK(j["tasks"][0]["state"] == "error");
   CHECK(j["tasks"][0]["error"].get<std::string>().find("crashing_reference") != std::string::npos);
   CHECK(j["tasks"][1]["winner"]["template"] == "saxpy_blocked");
+}
+
+TEST_CASE("a kernel's own lower-case tunables are tuned under their names", "[cli][declared]") {
+  test::TempDir dir;
+  const std::string tpl = staged(dir, "saxpy", KFORGE_SAXPY_REFERENCE);
+  for (const char* file : {"manifest.json", "saxpy.c"}) {
+    replace_in(tpl, file, "PERTHREAD", "per_thread");
+    replace_in(tpl, file, "BLOCK", "block_size_x");
+    replace_in(tpl, file, "KF_block_size_x_X", "KF_BLOCK_X");  // the prelude's, not the tunable
+  }
+  const std::string db = dir.file("u.db");
+  auto t = parse_json(test::run_kforge("tune --template " + tpl + " --shape n=300 --strategy exhaustive --db " +
+                                       db + kFast + "--json"));
+  CHECK(t["evaluated"] == 8);
+  CHECK(t["failed"] == 4);
+  CHECK(t["winner"]["config"].get<std::string>().find("FLAW0_block_size_x") == 0);
+  check_flaws_caught(results_in(db), "saxpy_blocked", "(first validation run, untimed): ");
+  for (const auto& r : results_in(db)) CHECK(r["reason"].get<std::string>().find("accumulate") == std::string::npos);
+  auto one = test::run_kforge("tune --template " + tpl + " --shape n=300 --config FLAW0_block_size_x32_per_thread4" +
+                              " --db " + dir.file("one.db") + kFast);
+  INFO(one.err);
+  CHECK(one.exit_code == 0);
+}
+
+TEST_CASE("names that shadow the prelude or a device limit exit 2 naming the field", "[cli][declared]") {
+  test::TempDir dir;
+  const std::string attr = staged(dir, "saxpy", KFORGE_SAXPY_REFERENCE, "attr");
+  edit_json(attr, "operator.json", [](json& j) {
+    j["attributes"] = json::parse(R"([{"name": "thread_x", "values": ["a", "b"]}])");
+  });
+  auto a = test::run_kforge("tune --template " + attr + " --db " + dir.file("x.db") + kFast);
+  INFO(a.err);
+  CHECK(a.exit_code == 2);
+  CHECK(a.err.find(attr + "/operator.json: attributes[0].name: 'thread_x' is reserved: its macro KF_THREAD_X") !=
+        std::string::npos);
+  const std::string dim = staged(dir, "saxpy", KFORGE_SAXPY_REFERENCE, "dim");
+  edit_json(dim, "manifest.json",
+            [](json& j) { j["parameters"][0]["name"] = "max_block_threads"; });
+  auto d = test::run_kforge("templates --template " + dim);
+  INFO(d.err);
+  CHECK(d.exit_code == 2);
+  CHECK(d.err.find(dim + "/manifest.json: parameters[0].name: 'max_block_threads' is reserved") !=
+        std::string::npos);
+}
+
+TEST_CASE("a size the kernel fixes at compile time is a parameter the envelope ties to the problem",
+          "[cli][declared]") {
+  // docs/user-operators.md, "A size fixed at compile time".
+  test::TempDir dir;
+  const std::string tpl = staged(dir, "saxpy", KFORGE_SAXPY_REFERENCE);
+  replace_in(tpl, "saxpy.c", "if (i < n - FLAW)", "if (i < size_n - FLAW)");
+  edit_json(tpl, "manifest.json", [](json& j) {
+    j["parameters"].push_back({{"name", "size_n"}, {"values", {64, 300}}, {"default", 64}});
+    j["envelope"] = {"size_n == n"};
+  });
+  const std::string db = dir.file("u.db");
+  auto t = parse_json(test::run_kforge("tune --template " + tpl + " --shape n=300 --strategy exhaustive --db " +
+                                       db + kFast + "--json"));
+  CHECK(t["evaluated"] == 8);  // of 16: the 8 with size_n 300
+  CHECK(t["failed"] == 4);
+  for (const auto& r : results_in(db)) CHECK(r["config"].get<std::string>().find("size_n300") != std::string::npos);
+  check_flaws_caught(results_in(db), "saxpy_blocked");
+  auto none = test::run_kforge("tune --template " + tpl + " --shape n=100 --db " + dir.file("n.db") + kFast);
+  INFO(none.err);
+  CHECK(none.exit_code != 0);  // no configuration is valid for n=100
+}
+
+TEST_CASE("a kernel's compiler warnings stay in the compile log, never a bare count on stderr",
+          "[cli][declared]") {
+  test::TempDir dir;
+  const std::string tpl = staged(dir, "saxpy", KFORGE_SAXPY_REFERENCE);
+  replace_in(tpl, "saxpy.c", "KF_KERNEL void", "#warning kforge-test-warning\nKF_KERNEL void");
+  const std::string db = dir.file("w.db");
+  auto t = test::run_kforge("tune --template " + tpl + " --shape n=64 --config BLOCK32_FLAW0_PERTHREAD1 --db " + db +
+                            " --min-reps 2 --max-reps 2 --json");
+  INFO(t.err);
+  CHECK(parse_json(t)["failed"] == 0);
+  CHECK(t.err.find("generated.") == std::string::npos);
+  const json results = results_in(db);
+  REQUIRE(results.size() == 1);
+  CHECK(results[0]["compile_log"].get<std::string>().find("kforge-test-warning") != std::string::npos);
+}
+
+TEST_CASE("tune --json gives its progress on stderr, as JSON lines when asked", "[cli][declared]") {
+  test::TempDir dir;
+  const std::string tpl = staged(dir, "saxpy", KFORGE_SAXPY_REFERENCE);
+  const std::string tune = "tune --template " + tpl + " --shape n=64 --strategy exhaustive --min-reps 2 --max-reps 2 --json";
+  auto text = test::run_kforge(tune + " --db " + dir.file("t.db"));
+  INFO(text.err);
+  CHECK(parse_json(text)["evaluated"] == 8);
+  CHECK(text.err.find("[8/8] saxpy_blocked ") != std::string::npos);
+  auto lines = test::run_kforge(tune + " --progress json --db " + dir.file("j.db"));
+  CHECK(parse_json(lines)["evaluated"] == 8);
+  std::istringstream err(lines.err);
+  std::map<std::string, int> events;
+  for (std::string line; std::getline(err, line);) {
+    INFO(line);
+    const json e = json::parse(line);  // every line a JSON object
+    ++events[e.at("event").get<std::string>()];
+    if (e["event"] == "candidate") {
+      CHECK(e["total"] == 8);
+      CHECK(e.contains(e["status"] == "ok" ? "median_ms" : "reason"));
+    }
+  }
+  CHECK(events["start"] == 1);
+  CHECK(events["candidate"] == 8);
+  CHECK(events["done"] == 1);
+  CHECK(test::run_kforge(tune + " --progress yaml --db " + dir.file("y.db")).exit_code == 2);
+}
+
+TEST_CASE("a kernel not named KF_KERNEL_NAME is refused when its directory loads", "[cli][declared]") {
+  test::TempDir dir;
+  const std::string tpl = staged(dir, "saxpy", KFORGE_SAXPY_REFERENCE);
+  replace_in(tpl, "saxpy.c", "KF_KERNEL void KF_KERNEL_NAME(", "KF_KERNEL void saxpy_blocked(");
+  for (const std::string& command :
+       {"templates --template " + tpl, "tune --shape n=64 --template " + tpl + " --db " + dir.file("x.db") + kFast}) {
+    auto r = test::run_kforge(command);
+    INFO(command << ": " << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find(tpl + "/saxpy.c: the kernel must be named KF_KERNEL_NAME") != std::string::npos);
+    CHECK(r.err.find("it names 'saxpy_blocked', the manifest's kernel") != std::string::npos);
+  }
 }
 
 TEST_CASE("bad operator declarations exit 2 with one line naming file, field and value", "[cli][declared]") {

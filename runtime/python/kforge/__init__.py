@@ -11,6 +11,8 @@ from kforge._kforge import (BadInputError, Device, Kernel, KforgeError, Lookup, 
 from kforge._records import Record
 from kforge._tuning import tune
 
+__version__ = _kforge.__version__
+
 __all__ = ["BadInputError", "Database", "Device", "Kernel", "KforgeError", "Lookup", "Record", "Selection",
            "UnavailableError", "devices", "open_device", "templates", "tune"]
 
