@@ -73,6 +73,19 @@ Status check_npy_dtype(const std::string& declaration, const DeclaredArgument& a
   return ok_status();
 }
 
+/// An expected output is a number at every element: NaN, which no kernel's
+/// output can match, is refused at load rather than failing every candidate.
+Status check_expected_values(const std::string& decl_path, const DeclaredArgument& a, const std::string& file,
+                             const NpyArray& array) {
+  for (std::size_t k = 0; k < array.values.size(); ++k) {
+    if (std::isnan(array.values[k])) {
+      return Error::bad_input(file + ": element " + std::to_string(k) + " is NaN: an expected output must be a "
+                              "number (" + decl_path + ": reference.expected." + a.name + ")");
+    }
+  }
+  return ok_status();
+}
+
 }  // namespace
 
 Result<std::shared_ptr<const DeclaredOperator>> DeclaredOperator::create(
@@ -89,6 +102,9 @@ Result<std::shared_ptr<const DeclaredOperator>> DeclaredOperator::create(
     for (const auto& file : files) {
       KF_TRY_ASSIGN(array, read_npy(file));
       KF_TRY(check_npy_dtype(op->decl_.path, a, file, array));
+      const auto expected = op->decl_.reference.expected.find(a.name);
+      if (expected != op->decl_.reference.expected.end() && expected->second == file)
+        KF_TRY(check_expected_values(op->decl_.path, a, file, array));
       op->arrays_[file] = std::move(array);
     }
   }
@@ -181,6 +197,15 @@ Result<Problem> DeclaredOperator::normalize(Problem p) const {
                                                   *v > std::numeric_limits<std::int32_t>::max())) {
       return Error::bad_input(where + " = " + std::to_string(*v) + at + " does not fit a 32-bit argument");
     }
+  }
+  // The cost model: a negative count would print negative GFLOP/s.
+  for (const auto* cost : {&decl_.flops, &decl_.bytes}) {
+    if (!*cost) continue;
+    auto v = (*cost)->expr.eval(env);
+    const std::string where = decl_.path + ": " + (*cost)->field + ": '" + (*cost)->expr.text() + "'";
+    if (!v.ok()) return Error::bad_input(where + ": " + v.error().message + at);
+    if (*v < 0)
+      return Error::bad_input(where + " evaluates to " + std::to_string(*v) + at + " (a count is never negative)");
   }
   // Fixed data must have the size the problem gives its buffer.
   for (const auto& a : decl_.arguments) {

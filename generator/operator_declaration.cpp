@@ -3,9 +3,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -154,6 +156,9 @@ Status parse_default_problem(const Fields& f, const json& root, OperatorDeclarat
     }
     if (!item.value().is_number_integer() || item.value().get<std::int64_t>() <= 0) {
       return f.fail(field, "expected a positive integer, got " + json_excerpt(item.value()));
+    }
+    if (item.value().get<std::int64_t>() > std::numeric_limits<std::int32_t>::max()) {
+      return f.fail(field, json_excerpt(item.value()) + " does not fit a 32-bit kernel argument");
     }
     d.default_problem[item.key()] = item.value().get<std::int64_t>();
   }
@@ -368,6 +373,8 @@ Status parse_scalar(const Fields& f, const json& j, const std::vector<std::strin
   if (v == j.end()) return f.fail(a.field + ".value", "missing (required: an expression or a number)");
   if (a.type == ArgumentType::kFloat32 && v->is_number_float()) {
     a.literal = v->get<double>();
+    if (std::isinf(static_cast<float>(a.literal)))
+      return f.fail(a.field + ".value", json_excerpt(*v) + " is out of range for an f32 (it would be infinite)");
   } else {
     KF_TRY_ASSIGN(e, f.expression(*v, a.field + ".value", names));
     a.value = std::move(e);

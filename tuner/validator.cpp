@@ -31,8 +31,10 @@ Partial compare(const T* out, std::size_t begin, std::size_t end, const Referenc
     const double want = ref.value[i];
     const double err = v == want ? 0.0 : std::fabs(v - want);  // equal infinities match
     const double thr = ref.tolerance * ref.scale[i];
-    // Written as !(err <= thr) so that a NaN value or error fails.
-    const bool bad = !(err <= thr);
+    // Written as !(err <= thr) so that a NaN value or error fails. A
+    // non-finite reference makes the threshold infinite: it is matched
+    // exactly instead, and a finite one never passes an infinity.
+    const bool bad = std::isfinite(want) ? !(err <= thr) || !std::isfinite(v) : v != want;
     if (std::isfinite(err)) {
       p.diff2 += err * err;
       if (thr > 0)

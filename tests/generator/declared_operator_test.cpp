@@ -105,6 +105,14 @@ TEST_CASE("declared operator: bad fields are one line naming file, field and val
   fails_naming(j, {"arguments[2].role", "'sideways'", "in, out, inout"});
 
   j = saxpy_declaration();
+  j["arguments"][1]["value"] = 1e39;  // inf as an f32
+  fails_naming(j, {"arguments[1].value", "1e+39", "f32"});
+
+  j = saxpy_declaration();
+  j["default_problem"]["n"] = std::int64_t{1} << 40;
+  fails_naming(j, {"default_problem.n", "1099511627776", "32-bit"});
+
+  j = saxpy_declaration();
   j["arguments"][2]["count"] = "m * 2";
   fails_naming(j, {"arguments[2].count", "unknown name 'm'"});
 
@@ -443,4 +451,43 @@ TEST_CASE("declared operator: an integer output is exact, an f16 one has f16 ulp
   auto ref = (*op)->reference_from(*(*op)->normalize(p), {1.0, 1000.0, 1.0, -7.0});
   REQUIRE(ref.ok());
   CHECK(ref->scale == std::vector<double>{std::ldexp(1.0, -10), 0.5, 0.0, 0.0});
+}
+
+TEST_CASE("declared operator: NaN in an expected .npy is refused at load, naming the file and element",
+          "[declared]") {
+  // Issue 56: a NaN expected value failed every candidate later, unexplained.
+  test::TempDir dir;
+  json j = saxpy_declaration();
+  j["reference"] = {{"expected", {{"y", "y.npy"}}}};
+  j["arguments"][2]["init"] = {{"kind", "constant"}, {"value", 1}};
+  j["default_problem"] = {{"n", 3}};
+  REQUIRE(write_npy(dir.file("y.npy"), {1.0, std::nan(""), 2.0}).ok());
+  auto d = parse_in(dir, j);
+  REQUIRE(d.ok());
+  auto op = DeclaredOperator::create(*d, nullptr);
+  REQUIRE_FALSE(op.ok());
+  INFO(op.error().message);
+  CHECK(op.error().code == ErrorCode::kBadInput);
+  CHECK(op.error().message.find("y.npy: element 1 is NaN") != std::string::npos);
+  CHECK(op.error().message.find("reference.expected.y") != std::string::npos);
+}
+
+TEST_CASE("declared operator: a negative flops or bytes count is refused naming the field", "[declared]") {
+  // Issue 56: "flops": "n - 200" printed negative GFLOP/s.
+  for (const char* field : {"flops", "bytes"}) {
+    test::TempDir dir;
+    json j = saxpy_declaration();
+    j[field] = "n - 200";
+    auto d = parse_in(dir, j);
+    REQUIRE(d.ok());
+    auto op = DeclaredOperator::create(*d, std::make_shared<SaxpyReference>());
+    REQUIRE(op.ok());
+    Problem p;
+    p.dims = {{"n", 100}};
+    auto n = (*op)->normalize(p);
+    REQUIRE_FALSE(n.ok());
+    INFO(n.error().message);
+    CHECK(n.error().code == ErrorCode::kBadInput);
+    CHECK(n.error().message.find(std::string(field) + ": 'n - 200' evaluates to -100") != std::string::npos);
+  }
 }

@@ -45,6 +45,30 @@ TEST_CASE("NaN and infinity never pass", "[validator]") {
   CHECK_FALSE(validate_output(out, 3, ref3()).passed);
 }
 
+TEST_CASE("a non-finite reference is matched exactly, whatever its threshold", "[validator]") {
+  // An infinite reference makes abs + rel * |reference| infinite: the
+  // threshold must not then accept whatever the kernel wrote.
+  Reference r;
+  r.value = {INFINITY, -INFINITY, 1.0};
+  r.scale = {INFINITY, INFINITY, INFINITY};
+  r.tolerance = 1.0;
+  float out[3] = {INFINITY, -INFINITY, 1.0f};
+  CHECK(validate_output(out, 3, r).passed);
+  out[0] = 5.0f;
+  auto v = validate_output(out, 3, r);
+  CHECK_FALSE(v.passed);
+  CHECK(v.first_bad == 0);
+  out[0] = -INFINITY;
+  CHECK_FALSE(validate_output(out, 3, r).passed);
+  out[0] = std::nanf("");
+  CHECK_FALSE(validate_output(out, 3, r).passed);
+  out[0] = INFINITY;
+  out[2] = INFINITY;  // a finite reference never passes an infinity
+  v = validate_output(out, 3, r);
+  CHECK_FALSE(v.passed);
+  CHECK(v.first_bad == 2);
+}
+
 TEST_CASE("a zero threshold demands an exact answer", "[validator]") {
   Reference r;
   r.value = {0.0};
