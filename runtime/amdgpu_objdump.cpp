@@ -24,7 +24,8 @@ std::string trim(const std::string& s) {
 /// "0000000000001900 <k>:" -> address and symbol; false for any other line.
 bool function_header(const std::string& line, AmdFunctionCode& fn) {
   const auto lt = line.find(" <");
-  if (lt == std::string::npos || line.size() < lt + 4 || line.compare(line.size() - 2, 2, ">:") != 0) return false;
+  if (lt == std::string::npos || line.size() < lt + 4 || line.compare(line.size() - 2, 2, ">:") != 0)
+    return false;
   fn = {};
   fn.symbol = line.substr(lt + 2, line.size() - lt - 4);
   fn.address = std::strtoull(line.substr(0, lt).c_str(), nullptr, 16);
@@ -82,11 +83,13 @@ Result<std::vector<AmdFunctionCode>> objdump_amdgpu_functions(std::span<const st
   } remove{path};
   {
     std::ofstream f(path, std::ios::binary);
-    f.write(reinterpret_cast<const char*>(code_object.data()), static_cast<std::streamsize>(code_object.size()));
+    f.write(reinterpret_cast<const char*>(code_object.data()),
+            static_cast<std::streamsize>(code_object.size()));
     if (!f) return Error::internal("cannot write " + path);
   }
   KF_TRY_ASSIGN(ran, run_subprocess({program, "-d", path}));
-  if (ran.exit_code != 0) return Error::bad_input(program + " -d failed: " + ran.output.substr(0, ran.output.find('\n')));
+  if (ran.exit_code != 0)
+    return Error::bad_input(program + " -d failed: " + ran.output.substr(0, ran.output.find('\n')));
   return parse_objdump_output(ran.output);
 }
 

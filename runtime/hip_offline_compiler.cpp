@@ -31,12 +31,14 @@ std::string env_or(const char* name, const std::string& fallback) {
 
 }  // namespace
 
-Result<OfflineHipToolchain> find_offline_hip_toolchain(const std::string& requested, const std::string& device_libs) {
+Result<OfflineHipToolchain> find_offline_hip_toolchain(const std::string& requested,
+                                                       const std::string& device_libs) {
   OfflineHipToolchain t;
   t.clang = find_program(requested);
   if (t.clang.empty()) {
     return Error{ErrorCode::kUnsupported,
-                 requested + " not found (install clang-22 lld-22 llvm-22: tools/deps.sh)", {}};
+                 requested + " not found (install clang-22 lld-22 llvm-22: tools/deps.sh)",
+                 {}};
   }
   KF_TRY_ASSIGN(ran, run_subprocess({t.clang, "--version"}));
   std::smatch m;
@@ -85,12 +87,23 @@ std::vector<std::string> command(const OfflineHipToolchain& t, const std::string
                                  const std::string& options) {
   // Debian's device libraries predate clang 22's own denormal handling, so
   // oclc_daz_opt_off (f32 denormals kept, as hipRTC) is linked explicitly.
-  std::vector<std::string> cmd = {t.clang, "-x", "hip", "--offload-arch=" + arch, "--cuda-device-only",
-                                  "--no-gpu-bundle-output", "-nogpuinc", "-include",
-                                  (dir / "kforge_hip_runtime.h").string(), "--rocm-device-lib-path=" + t.device_libs,
-                                  "-Xclang", "-mlink-builtin-bitcode", "-Xclang",
+  std::vector<std::string> cmd = {t.clang,
+                                  "-x",
+                                  "hip",
+                                  "--offload-arch=" + arch,
+                                  "--cuda-device-only",
+                                  "--no-gpu-bundle-output",
+                                  "-nogpuinc",
+                                  "-include",
+                                  (dir / "kforge_hip_runtime.h").string(),
+                                  "--rocm-device-lib-path=" + t.device_libs,
+                                  "-Xclang",
+                                  "-mlink-builtin-bitcode",
+                                  "-Xclang",
                                   (fs::path(t.device_libs) / "oclc_daz_opt_off.bc").string(),
-                                  "-mcode-object-version=5", "-O3", "-std=c++17"};
+                                  "-mcode-object-version=5",
+                                  "-O3",
+                                  "-std=c++17"};
   std::istringstream in(options);
   for (std::string o; in >> o;) cmd.push_back(o);
   cmd.insert(cmd.end(), {"-o", (dir / "out.co").string(), (dir / "in.hip").string()});
@@ -153,13 +166,16 @@ Result<HiprtcOutput> offline_hip_compile(const std::string& source, const std::s
   if (co.ok()) {
     const AmdKernelMetadata* k = co->find(kernel_name);
     if (!k) {
-      return Error{ErrorCode::kCompile, "build failed for " + kernel_name + ": no kernel named '" + kernel_name +
-                                            "' in the code object", ran.output};
+      return Error{
+          ErrorCode::kCompile,
+          "build failed for " + kernel_name + ": no kernel named '" + kernel_name + "' in the code object",
+          ran.output};
     }
     out.metadata = *k;
     out.kernel.resources = amd_resource_report(*k);
   } else if (co.error().code != ErrorCode::kUnsupported) {
-    return Error{ErrorCode::kCompile, "clang output for " + kernel_name + ": " + co.error().message, ran.output};
+    return Error{ErrorCode::kCompile, "clang output for " + kernel_name + ": " + co.error().message,
+                 ran.output};
   }
   out.kernel.kernel_name = kernel_name;
   out.kernel.log = std::move(ran.output);

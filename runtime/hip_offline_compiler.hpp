@@ -17,15 +17,16 @@ namespace kforge {
 /// the device-library directory (Debian's rocm-device-libs plus the
 /// oclc_isa_version_942 / _950 files generated at build time).
 struct OfflineHipToolchain {
-  std::string clang;          ///< absolute path
-  std::string version;        ///< "22.1.8"
-  std::string device_libs;    ///< directory for --rocm-device-lib-path
+  std::string clang;        ///< absolute path
+  std::string version;      ///< "22.1.8"
+  std::string device_libs;  ///< directory for --rocm-device-lib-path
 };
 
 /// The toolchain of `clang` (a program in PATH or a path) and the device
 /// libraries in `device_libs`; kUnsupported with the reason when either is
 /// missing.
-Result<OfflineHipToolchain> find_offline_hip_toolchain(const std::string& clang, const std::string& device_libs);
+Result<OfflineHipToolchain> find_offline_hip_toolchain(const std::string& clang,
+                                                       const std::string& device_libs);
 
 /// The toolchain: clang from $KFORGE_HIP_CLANG or clang-22 in PATH, the device
 /// libraries from $KFORGE_HIP_DEVICE_LIBS or the build's. kUnsupported with

@@ -26,10 +26,18 @@ extern "C" __device__ __SIZE_TYPE__ __ockl_get_local_size(unsigned);
 extern "C" __device__ __SIZE_TYPE__ __ockl_get_num_groups(unsigned);
 
 struct kf_hip_dim3 { unsigned x, y, z; };
-#define threadIdx (kf_hip_dim3{__builtin_amdgcn_workitem_id_x(), __builtin_amdgcn_workitem_id_y(), __builtin_amdgcn_workitem_id_z()})
-#define blockIdx (kf_hip_dim3{__builtin_amdgcn_workgroup_id_x(), __builtin_amdgcn_workgroup_id_y(), __builtin_amdgcn_workgroup_id_z()})
-#define blockDim (kf_hip_dim3{(unsigned)__ockl_get_local_size(0), (unsigned)__ockl_get_local_size(1), (unsigned)__ockl_get_local_size(2)})
-#define gridDim (kf_hip_dim3{(unsigned)__ockl_get_num_groups(0), (unsigned)__ockl_get_num_groups(1), (unsigned)__ockl_get_num_groups(2)})
+#define threadIdx                                                                       \
+  (kf_hip_dim3{__builtin_amdgcn_workitem_id_x(), __builtin_amdgcn_workitem_id_y(), \
+               __builtin_amdgcn_workitem_id_z()})
+#define blockIdx                                                                          \
+  (kf_hip_dim3{__builtin_amdgcn_workgroup_id_x(), __builtin_amdgcn_workgroup_id_y(), \
+               __builtin_amdgcn_workgroup_id_z()})
+#define blockDim                                                                          \
+  (kf_hip_dim3{(unsigned)__ockl_get_local_size(0), (unsigned)__ockl_get_local_size(1), \
+               (unsigned)__ockl_get_local_size(2)})
+#define gridDim                                                                           \
+  (kf_hip_dim3{(unsigned)__ockl_get_num_groups(0), (unsigned)__ockl_get_num_groups(1), \
+               (unsigned)__ockl_get_num_groups(2)})
 
 __device__ inline void __syncthreads() {
   __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");

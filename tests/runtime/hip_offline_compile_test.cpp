@@ -3,7 +3,6 @@
 // object's metadata and disassembly say what kforge reports. Register counts
 // are the compiler's and move with its version: never asserted exactly.
 #include <catch2/catch.hpp>
-
 #include <future>
 
 #include "amdgpu_disassembler.hpp"
@@ -26,7 +25,8 @@ namespace {
 
 void require_offline_compiler() {
   const auto& t = offline_hip_toolchain();
-  if (!t.ok()) FAIL("the offline HIP compiler is required for this test (tools/deps.sh): " << t.error().message);
+  if (!t.ok())
+    FAIL("the offline HIP compiler is required for this test (tools/deps.sh): " << t.error().message);
 }
 
 Problem probe(const Operator& op, const TemplateManifest& m) {
@@ -58,7 +58,8 @@ std::vector<Job> jobs_for(const std::vector<TemplateSource>& builtins, const std
     auto all = SearchSpace(m, *op, p, t.info.limits()).enumerate();
     REQUIRE(all.ok());
     std::vector<Config> configs{m.default_config()};
-    if (all->size() >= 3) configs.insert(configs.end(), {(*all)[all->size() / 3], (*all)[2 * all->size() / 3]});
+    if (all->size() >= 3)
+      configs.insert(configs.end(), {(*all)[all->size() / 3], (*all)[2 * all->size() / 3]});
     for (std::size_t i = 0; i < configs.size(); ++i) {
       auto inst = instantiate(tpl, prelude_text("hip"), *op, configs[i], p, t.info.limits());
       INFO(m.name << " " << configs[i].canonical_name());
@@ -109,13 +110,15 @@ TEST_CASE("clang compiles every HIP template's default and two spread configurat
     if (k.lds_bytes == j.inst.local_memory_bytes) ++lds_equal;
     CHECK(k.max_flat_workgroup_size == j.threads);
     if (j.is_default) CHECK(outs[i]->kernel.resources.spill_stores == 0);
-    const OccupancyDetail occ = occupancy_detail(outs[i]->kernel.resources, j.threads, *arch_resources("hip", j.arch));
+    const OccupancyDetail occ =
+        occupancy_detail(outs[i]->kernel.resources, j.threads, *arch_resources("hip", j.arch));
     CHECK_FALSE(occ.limiter.empty());
     CHECK(occ.occupancy > 0);
   }
-  WARN("clang compiled " << jobs.size() << " instances for gfx942 and gfx950; LDS equal to the manifest's "
-                                             "expression in "
-                          << lds_equal);
+  WARN("clang compiled " << jobs.size()
+                         << " instances for gfx942 and gfx950; LDS equal to the manifest's "
+                            "expression in "
+                         << lds_equal);
 }
 
 TEST_CASE("the gfx942 gemm disassembles through LLVM 15 as gfx940 into the expected instruction classes",
@@ -149,8 +152,8 @@ TEST_CASE("the gfx942 gemm disassembles through LLVM 15 as gfx940 into the expec
   }
   const InstructionMix mix = tally_mix(Isa::kAmdgcn, mnemonics);
   INFO(mix.total << " instructions");
-  for (const char* category : {"global_load", "global_store", "lds_load", "lds_store", "wait_barrier", "branch",
-                               "valu", "salu", "scalar_memory"}) {
+  for (const char* category : {"global_load", "global_store", "lds_load", "lds_store", "wait_barrier",
+                               "branch", "valu", "salu", "scalar_memory"}) {
     INFO(category);
     CHECK(mix.count(category) > 0);
   }
@@ -177,7 +180,8 @@ TEST_CASE("without clang-22 or the device libraries the offline targets are unav
   auto no_clang = find_offline_hip_toolchain("kforge-no-such-clang", "/usr");
   REQUIRE_FALSE(no_clang.ok());
   CHECK(no_clang.error().code == ErrorCode::kUnsupported);
-  CHECK(no_clang.error().message == "kforge-no-such-clang not found (install clang-22 lld-22 llvm-22: tools/deps.sh)");
+  CHECK(no_clang.error().message ==
+        "kforge-no-such-clang not found (install clang-22 lld-22 llvm-22: tools/deps.sh)");
   if (!offline_hip_toolchain().ok()) return;  // the rest needs a clang
   auto no_libs = find_offline_hip_toolchain(offline_hip_toolchain()->clang, "/nonexistent");
   REQUIRE_FALSE(no_libs.ok());
@@ -185,7 +189,8 @@ TEST_CASE("without clang-22 or the device libraries the offline targets are unav
   CHECK(no_libs.error().message == "no ROCm device libraries with oclc_isa_version_942.bc in /nonexistent");
 }
 
-TEST_CASE("llvm-objdump's listing is read into functions, instructions and undecoded bytes", "[hip][offline]") {
+TEST_CASE("llvm-objdump's listing is read into functions, instructions and undecoded bytes",
+          "[hip][offline]") {
   const std::string text =
       "\nk.co:\tfile format elf64-amdgpu\n\nDisassembly of section .text:\n\n"
       "0000000000001900 <k>:\n"
@@ -238,7 +243,8 @@ TEST_CASE("the gfx950 gemm disassembles through llvm-objdump-22", "[hip][offline
     for (const auto& i : fn.instructions) mnemonics.push_back(i.mnemonic);
   }
   const InstructionMix mix = tally_mix(Isa::kAmdgcn, mnemonics);
-  for (const char* category : {"global_load", "global_store", "lds_load", "lds_store", "wait_barrier", "valu"}) {
+  for (const char* category :
+       {"global_load", "global_store", "lds_load", "lds_store", "wait_barrier", "valu"}) {
     INFO(category);
     CHECK(mix.count(category) > 0);
   }
