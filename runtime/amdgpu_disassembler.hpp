@@ -33,7 +33,8 @@ struct AmdFunctionCode {
 /// object's amdhsa.target ("amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-") or
 /// just a processor ("gfx90a"). kBadInput when the image has no .text or a
 /// function lies outside it; kUnsupported for a processor LLVM 15 does not
-/// know (gfx942 and later) and in a build without LLVM.
+/// know (gfx950 and later; gfx941 and gfx942 are decoded as gfx940, whose
+/// encoding they share) and in a build without LLVM.
 Result<std::vector<AmdFunctionCode>> disassemble_amdgpu_functions(const ElfImage& image,
                                                                   const std::string& target_id);
 

@@ -30,10 +30,18 @@ struct HiprtcOutput {
 /// LDS, private_mem_bytes = scratch per work-item, spill_stores and
 /// spill_loads = VGPRs + SGPRs spilled (a count of registers, not bytes),
 /// max_block_threads = .max_flat_workgroup_size. Architectures the loaded
-/// hipRTC is known to abort on (gfx94x, gfx11xx with HIP < 6) are refused with
+/// hipRTC is known to abort on (gfx94x, gfx95x, gfx11xx with HIP < 6) are refused with
 /// kUnsupported before compiling. Failure: kCompile with the log as context.
 Result<HiprtcOutput> hiprtc_compile(const std::string& source, const std::string& kernel_name,
                                     const std::string& arch, const std::string& options);
+
+/// The resource report of a kernel's code-object metadata (as hiprtc_compile
+/// describes it); the offline compiler's report is the same.
+ResourceReport amd_resource_report(const AmdKernelMetadata& kernel);
+
+/// Whether the loaded hipRTC is known to abort on `arch` (hiprtc_compile
+/// refuses it); false without hipRTC.
+bool hiprtc_refuses(const std::string& arch);
 
 /// "hipRTC (HIP 5.2.21153)", or why hipRTC cannot be loaded.
 Result<std::string> hiprtc_version();

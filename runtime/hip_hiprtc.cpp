@@ -25,10 +25,11 @@ std::string first_error_line(const std::string& log) {
   return log.substr(0, log.find('\n'));
 }
 
-/// hipRTC from ROCm 5.2 (Debian 12) aborts the process on these targets.
+/// hipRTC from ROCm 5.2 (Debian 12) aborts the process on these targets (gfx950 came after it).
 bool known_to_abort(const std::string& arch, int hip_version) {
   if (hip_version >= 60000000) return false;
-  return arch.rfind("gfx94", 0) == 0 || arch.rfind("gfx11", 0) == 0 || arch.rfind("gfx12", 0) == 0;
+  return arch.rfind("gfx94", 0) == 0 || arch.rfind("gfx95", 0) == 0 || arch.rfind("gfx11", 0) == 0 ||
+         arch.rfind("gfx12", 0) == 0;
 }
 
 class HiprtcCompiler final : public Compiler {
@@ -50,6 +51,24 @@ class HiprtcCompiler final : public Compiler {
 };
 
 }  // namespace
+
+ResourceReport amd_resource_report(const AmdKernelMetadata& k) {
+  ResourceReport res;
+  res.registers = k.vgpr_count < 0 ? -1 : k.vgpr_count + std::max<std::int64_t>(k.agpr_count, 0);
+  res.local_mem_bytes = k.lds_bytes;
+  res.private_mem_bytes = k.scratch_bytes;
+  const std::int64_t spills =
+      std::max<std::int64_t>(k.vgpr_spill_count, 0) + std::max<std::int64_t>(k.sgpr_spill_count, 0);
+  res.spill_stores = spills;
+  res.spill_loads = spills;
+  res.max_block_threads = k.max_flat_workgroup_size;
+  return res;
+}
+
+bool hiprtc_refuses(const std::string& arch) {
+  const auto& rt = hip::RuntimeApi::get();
+  return known_to_abort(arch, rt.ok() ? (*rt)->version_number() : 0);
+}
 
 Result<std::string> hiprtc_version() {
   const auto& rtc = hip::RtcApi::get();
@@ -118,14 +137,7 @@ Result<HiprtcOutput> hiprtc_compile(const std::string& source, const std::string
                    log};
     }
     out.metadata = *k;
-    res.registers = k->vgpr_count < 0 ? -1 : k->vgpr_count + std::max<std::int64_t>(k->agpr_count, 0);
-    res.local_mem_bytes = k->lds_bytes;
-    res.private_mem_bytes = k->scratch_bytes;
-    const std::int64_t spills = std::max<std::int64_t>(k->vgpr_spill_count, 0) +
-                                std::max<std::int64_t>(k->sgpr_spill_count, 0);
-    res.spill_stores = spills;
-    res.spill_loads = spills;
-    res.max_block_threads = k->max_flat_workgroup_size;
+    res = amd_resource_report(*k);
   } else if (co.error().code != ErrorCode::kUnsupported) {
     return Error{ErrorCode::kCompile, "hipRTC output for " + kernel_name + ": " + co.error().message, log};
   }

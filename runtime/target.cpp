@@ -81,6 +81,8 @@ const std::vector<ArchResources>& table() {
       with_infinity_cache(amd("gfx940", 64, 512, 8, 4, 8, 64, 228, "MI300A")),
       with_infinity_cache(amd("gfx941", 64, 512, 8, 4, 8, 64, 304, "MI300X")),
       with_infinity_cache(amd("gfx942", 64, 512, 8, 4, 8, 64, 304, "MI300X")),
+      // CDNA 4: LDS grew to 160 KiB per CU, all of it addressable by one work-group.
+      with_infinity_cache(amd("gfx950", 64, 512, 8, 4, 8, 160, 256, "MI355X")),
   };
   return t;
 }

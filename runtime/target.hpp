@@ -42,7 +42,7 @@ struct ArchResources {
 
 /// The resources of `arch` on `backend`, or nullopt for an architecture kforge
 /// has no table for. Known: cuda sm_75 sm_80 sm_86 sm_89 sm_90 sm_90a sm_100 sm_120;
-/// hip gfx906 gfx908 gfx90a gfx940 gfx941 gfx942 (CDNA; RDNA's wave32 register
+/// hip gfx906 gfx908 gfx90a gfx940 gfx941 gfx942 gfx950 (CDNA; RDNA's wave32 register
 /// files are not tabled).
 std::optional<ArchResources> arch_resources(const std::string& backend, const std::string& arch);
 

@@ -7,6 +7,7 @@
 #include <iterator>
 
 #include "amdgpu_disassembler.hpp"
+#include "amdgpu_objdump.hpp"
 #include "elf_image.hpp"
 #include "ptx_module.hpp"
 #include "sass_disassembler.hpp"
@@ -52,8 +53,17 @@ std::string amd_processor(const std::string& target_id) {
 Status inspect_amd(std::span<const std::uint8_t> bytes, const std::string& filter, ArtifactReport& out) {
   KF_TRY_ASSIGN(co, read_amd_code_object(bytes));
   KF_TRY_ASSIGN(image, read_elf_image(bytes));
-  // A processor newer than LLVM 15 still gets its metadata, without a mix.
+  // A processor newer than LLVM 15 goes to llvm-objdump-22, and without it
+  // still gets its metadata, without a mix.
   auto disassembled = disassemble_amdgpu_functions(image, co.target);
+  if (!disassembled.ok() && disassembled.error().code == ErrorCode::kUnsupported) {
+    auto objdump = objdump_amdgpu_functions(bytes);
+    if (objdump.ok())
+      disassembled = std::move(objdump);
+    else
+      disassembled =
+          Error{ErrorCode::kUnsupported, disassembled.error().message + "; " + objdump.error().message, {}};
+  }
   if (!disassembled.ok() && disassembled.error().code != ErrorCode::kUnsupported) return disassembled.error();
   if (!disassembled.ok()) out.disassembly_error = disassembled.error().message;
   const std::vector<AmdFunctionCode> functions =

@@ -11,6 +11,7 @@
 #include "arch_guard.hpp"
 #include "bounded_json.hpp"
 #include "builtin_templates.hpp"
+#include "compile_check.hpp"
 #include "operator.hpp"
 #include "template_regime.hpp"
 #include "tuning_facts.hpp"
@@ -145,7 +146,7 @@ ojson template_json(const TemplateSource& t, const CapabilityTarget& target, con
     space *= p.values.size();
   }
   for (const auto& e : m.envelope) envelope.push_back(e.expr.text());
-  return {{"name", m.name},
+  ojson j = {{"name", m.name},
           {"origin", t.origin.rfind("builtin:", 0) == 0 ? t.origin : std::string("user template")},
           {"guard", m.arch_guard},
           {"dtypes", names_of(m.dtypes)},
@@ -156,6 +157,8 @@ ojson template_json(const TemplateSource& t, const CapabilityTarget& target, con
           {"default_config", m.default_config().canonical_name()},
           {"hash", t.hash(prelude_text(target.backend))},
           {"evidence", evidence_json(req.evidence, t, target, req.ceilings)}};
+  if (compile_checked(target)) j["compile_check"] = compile_check_json(t, target);
+  return j;
 }
 
 }  // namespace
@@ -362,19 +365,50 @@ std::string vendor_markdown(const ojson& rows) {
   return out.str();
 }
 
+std::string value(const ojson& v) {
+  return v.is_number_integer() && v.get<std::int64_t>() < 0 ? "-" : v.dump();
+}
+
+/// The compile check's table, for the templates that have one.
+std::string compile_check_markdown(const ojson& templates) {
+  std::ostringstream out;
+  for (const auto& x : templates) {
+    if (!x.contains("compile_check")) continue;
+    const ojson& c = x["compile_check"];
+    if (out.tellp() == 0) {
+      out << "\nCompile-checked with " << c["compiler"].get<std::string>()
+          << " (default configuration, no GPU; register counts are this compiler's):\n\n"
+          << "| template | problem | status | VGPRs | AGPRs | SGPRs | LDS B | spills | occupancy | why |\n"
+          << "|---|---|---|---|---|---|---|---|---|---|\n";
+    }
+    const bool compiled = c.contains("vgprs");
+    out << "| " << x["name"].get<std::string>() << " | "
+        << (c.contains("problem") ? c["problem"].get<std::string>() : "-") << " | "
+        << c["status"].get<std::string>() << " | "
+        << (compiled ? value(c["vgprs"]) + " | " + value(c["agprs"]) + " | " + value(c["sgprs"]) + " | " +
+                           value(c["lds_bytes"]) + " | " + value(c["spills"]) + " | " +
+                           short_number(100.0 * c["occupancy"].get<double>(), 3) + "% (" +
+                           c["occupancy_limiter"].get<std::string>() + ")"
+                     : std::string("- | - | - | - | - | -"))
+        << " | " << cell(c.value("reason", std::string())) << " |\n";
+  }
+  return out.str();
+}
+
 std::string evidence_text(const ojson& versions) {
   if (versions.empty()) return "not tuned here";
   std::string s;
   for (const auto& v : versions) {
     if (!s.empty()) s += "; ";
-    s += "hash `" + v["template_hash"].get<std::string>() + "` (" + v["state"].get<std::string>() + "): tuned on " +
-         join(v["devices"]) + ", " + std::to_string(v["problems"].get<int>()) + " problem" +
-         (v["problems"].get<int>() == 1 ? "" : "s") + " (" + join(v["dtypes"], "/") + ", " + join(v["layouts"], "/") +
-         "), " + std::to_string(v["validated"].get<int>()) + " of " + std::to_string(v["results"].get<int>()) +
-         " candidates validated";
+    s += "hash `" + v["template_hash"].get<std::string>() + "` (" + v["state"].get<std::string>() +
+         "): tuned on " + join(v["devices"]) + ", " + std::to_string(v["problems"].get<int>()) + " problem" +
+         (v["problems"].get<int>() == 1 ? "" : "s") + " (" + join(v["dtypes"], "/") + ", " +
+         join(v["layouts"], "/") + "), " + std::to_string(v["validated"].get<int>()) + " of " +
+         std::to_string(v["results"].get<int>()) + " candidates validated";
     if (!v["failed"].empty()) {
       std::string f;
-      for (const auto& [k, n] : v["failed"].items()) f += (f.empty() ? "" : ", ") + std::to_string(n.get<int>()) + " " + k;
+      for (const auto& [k, n] : v["failed"].items())
+        f += (f.empty() ? "" : ", ") + std::to_string(n.get<int>()) + " " + k;
       s += " (" + f + ")";
     }
     s += ", max error ratio " + short_number(v["max_error_ratio"].get<double>(), 2) + ", " +
@@ -416,6 +450,7 @@ std::string render_capabilities_markdown(const ojson& m) {
               << x["default_config"].get<std::string>() << " | " << cell(evidence_text(x["evidence"])) << " |\n";
         }
       }
+      out << compile_check_markdown(op["templates"]);
       for (const auto& g : op["guarded_out"]) {
         out << "\n- **" << g["name"].get<std::string>() << "** is guarded out: " << cell(g["reason"].get<std::string>())
             << ". Fallback: ";

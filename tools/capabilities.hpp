@@ -18,7 +18,7 @@ namespace kforge::cli {
 
 /// Bump when a field of the capabilities JSON changes; docs/capabilities.md
 /// and tests/data/golden/capabilities.json follow.
-inline constexpr int kCapabilitiesSchemaVersion = 3;
+inline constexpr int kCapabilitiesSchemaVersion = 4;
 
 struct CapabilityTarget {
   std::string backend;  ///< cuda, hip, opencl

@@ -1,17 +1,13 @@
 // `kforge compile`: compile-only mode. Compiles template instances for a GPU
-// architecture with NVRTC or hipRTC, no GPU needed, and reports each
-// candidate's resources, the occupancy they allow and whether the tuner would
-// prune it. Opens no device (hipRTC and PoCL must not share a process).
+// architecture with NVRTC, hipRTC or the offline HIP compiler (clang-22), no
+// GPU needed, and reports each candidate's resources, the occupancy they
+// allow and whether the tuner would prune it (compile_candidate.hpp). Opens
+// no device (hipRTC and PoCL must not share a process).
 #include <filesystem>
-#include <fstream>
 
 #include "arch_guard.hpp"
-#include "builtin_templates.hpp"
 #include "commands.hpp"
-#include "cuda_backend.hpp"
-#include "hip_backend.hpp"
-#include "instance.hpp"
-#include "occupancy.hpp"
+#include "compile_candidate.hpp"
 #include "operator.hpp"
 #include "search_space.hpp"
 #include "target.hpp"
@@ -25,16 +21,7 @@ struct CompileOptions {
   std::string config;
   int max_configs = 0;
   std::string out_dir;
-};
-
-struct Candidate {
-  std::string template_name, config, status = "ok", reason;
-  ResourceReport res;
-  std::int64_t threads = 0;
-  OccupancyDetail occ;
-  std::optional<std::string> prune;
-  double compile_ms = 0;
-  AmdKernelMetadata amd;
+  std::string compiler = "auto";
 };
 
 /// `n` configurations spread evenly over `all` (all of them when n <= 0 or n >= size).
@@ -45,75 +32,7 @@ std::vector<Config> sample(const std::vector<Config>& all, int n) {
   return out;
 }
 
-void write_file(const std::filesystem::path& p, const void* data, std::size_t size) {
-  std::ofstream f(p, std::ios::binary);
-  f.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
-  if (!f) throw ErrorException(Error::bad_input("--out: cannot write " + p.string()));
-}
-
-Candidate compile_one(const Target& target, const TemplateSource& tpl, const Operator& op, const Config& cfg,
-                      const Problem& problem, const std::string& out_dir) {
-  Candidate c;
-  c.template_name = tpl.manifest.name;
-  c.config = cfg.canonical_name();
-  auto inst = instantiate(tpl, prelude_text(target.backend), op, cfg, problem, target.info.limits());
-  if (!inst.ok()) {
-    c.status = inst.error().code == ErrorCode::kResource ? "resource_limit" : "not_supported";
-    c.reason = inst.error().message;
-    return c;
-  }
-  c.threads = inst->geometry.block[0] * inst->geometry.block[1] * inst->geometry.block[2];
-  std::vector<std::uint8_t> binary;
-  std::string ptx, log;
-  Result<CompiledKernel> compiled = Error::internal("unset");
-  if (target.backend == "cuda") {
-    auto r = nvrtc_compile(inst->source, inst->kernel_name, target.arch, "");
-    if (r.ok()) {
-      ptx = r->ptx;
-      compiled = std::move(r->kernel);
-    } else {
-      compiled = r.error();
-    }
-  } else {
-    auto r = hiprtc_compile(inst->source, inst->kernel_name, target.arch, "");
-    if (r.ok()) {
-      c.amd = r->metadata;
-      compiled = std::move(r->kernel);
-    } else {
-      compiled = r.error();
-    }
-  }
-  if (!out_dir.empty()) {
-    const std::filesystem::path base = std::filesystem::path(out_dir) / inst->kernel_name;
-    write_file(base.string() + (target.backend == "cuda" ? ".cu" : ".hip"), inst->source.data(), inst->source.size());
-    if (compiled.ok()) {
-      write_file(base.string() + (target.backend == "cuda" ? ".cubin" : ".co"), compiled->binary.data(),
-                 compiled->binary.size());
-      if (!ptx.empty()) write_file(base.string() + ".ptx", ptx.data(), ptx.size());
-      write_file(base.string() + ".log", compiled->log.data(), compiled->log.size());
-    } else {
-      const std::string text = compiled.error().message + "\n" + compiled.error().context;
-      write_file(base.string() + ".log", text.data(), text.size());
-    }
-  }
-  if (!compiled.ok()) {
-    if (compiled.error().code == ErrorCode::kNotFound) throw ErrorException(compiled.error());
-    c.status = compiled.error().code == ErrorCode::kUnsupported ? "not_supported" : "compile_error";
-    c.reason = compiled.error().message;
-    return c;
-  }
-  c.res = compiled->resources;
-  c.compile_ms = compiled->compile_ms;
-  c.occ = occupancy_detail(c.res, c.threads, target.resources);
-  c.prune = prune_reason(c.res, target.info, c.threads);
-  if (c.prune) {
-    c.status = "resource_limit";
-    c.reason = *c.prune;
-  }
-  return c;
-}
-
-nlohmann::json to_json(const Candidate& c, const std::string& backend) {
+nlohmann::json to_json(const CompiledCandidate& c, const std::string& backend) {
   nlohmann::json j = {{"template", c.template_name}, {"config", c.config},       {"status", c.status},
                       {"registers", c.res.registers},   {"shared_bytes", c.res.local_mem_bytes},
                       {"stack_bytes", c.res.private_mem_bytes}, {"spill_stores", c.res.spill_stores},
@@ -148,11 +67,15 @@ void add_compile_command(CLI::App& app, CommonOptions& o) {
   cmd->add_option("--max-configs", c->max_configs, "At most this many configurations per template, spread "
                                                    "evenly over the valid space (0: all)")
       ->check(integer_at_least(0));
+  cmd->add_option("--compiler", c->compiler,
+                  "HIP targets: hiprtc, clang (offline clang-22, compile-only) or auto: hipRTC where it reaches the "
+                  "architecture, clang where not (gfx942, gfx950)")
+      ->check(CLI::IsMember({"auto", "hiprtc", "clang"}));
   cmd->add_option("--out", c->out_dir, "Write each instance's source, binary (cubin + PTX, or code object) and log here");
   cmd->callback([&o, c] {
     const Target target = unwrap(parse_target(c->target));
-    const std::string compiler = target.backend == "cuda" ? "nvrtc " + unwrap(nvrtc_version())
-                                                          : unwrap(hiprtc_version());
+    const bool offline = uses_offline_hip(target, c->compiler);
+    const std::string compiler = unwrap(compiler_name(target, offline));
     TemplateCatalog catalog = make_catalog(o);  // first: it registers declared operators
     Problem problem = make_problem(o);
     const Operator* op = find_operator(problem.op);
@@ -171,7 +94,7 @@ void add_compile_command(CLI::App& app, CommonOptions& o) {
     if (templates.empty()) {
       throw ErrorException(Error::bad_input("no template for " + problem.op + " targets " + target.backend));
     }
-    std::vector<Candidate> results;
+    std::vector<CompiledCandidate> results;
     nlohmann::json skipped = nlohmann::json::array();
     for (const auto* tpl : templates) {
       const auto& m = tpl->manifest;
@@ -199,7 +122,8 @@ void add_compile_command(CLI::App& app, CommonOptions& o) {
         SearchSpace space(m, *op, problem, target.info.limits());
         configs = sample(unwrap(space.enumerate()), c->max_configs);
       }
-      for (const auto& cfg : configs) results.push_back(compile_one(target, *tpl, *op, cfg, problem, c->out_dir));
+      for (const auto& cfg : configs)
+        results.push_back(unwrap(compile_candidate(target, offline, *tpl, *op, cfg, problem, c->out_dir)));
     }
     if (!c->config.empty() && results.empty()) {
       throw ErrorException(Error::bad_input("--config: '" + c->config + "' is not a configuration of any template "
