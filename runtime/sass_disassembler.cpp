@@ -1,18 +1,14 @@
 // Runs nvdisasm on a cubin written to a temporary file and parses its listing.
 #include "sass_disassembler.hpp"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <sstream>
 
-extern char** environ;
+#include "subprocess.hpp"
 
 namespace kforge {
 
@@ -60,31 +56,6 @@ class TempFile {
  private:
   std::string path_;
 };
-
-std::string read_text(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-}
-
-/// Runs `argv` with stdout and stderr sent to files; its exit status, or -1
-/// when it could not be started.
-int run_to_files(const std::vector<std::string>& argv, const std::string& out, const std::string& err) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(), O_WRONLY | O_TRUNC, 0600);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(), O_WRONLY | O_TRUNC, 0600);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  const int spawned = ::posix_spawn(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0) return -1;
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -152,8 +123,8 @@ Result<std::vector<SassFunction>> parse_sass(std::string_view listing) {
 
 Result<std::vector<SassFunction>> disassemble_sass(std::span<const std::uint8_t> cubin) {
   KF_TRY_ASSIGN(nvdisasm, find_nvdisasm());
-  const TempFile input(".cubin"), output(".sass"), errors(".log");
-  if (input.path().empty() || output.path().empty() || errors.path().empty()) {
+  const TempFile input(".cubin");
+  if (input.path().empty()) {
     return Error{ErrorCode::kResource,
                  "cannot create a temporary file for nvdisasm in " + fs::temp_directory_path().string(),
                  {}};
@@ -163,14 +134,13 @@ Result<std::vector<SassFunction>> disassemble_sass(std::span<const std::uint8_t>
     f.write(reinterpret_cast<const char*>(cubin.data()), static_cast<std::streamsize>(cubin.size()));
     if (!f) return Error{ErrorCode::kResource, "cannot write " + input.path(), {}};
   }
-  const int status = run_to_files({nvdisasm, "-c", input.path()}, output.path(), errors.path());
-  if (status < 0) return Error{ErrorCode::kNotFound, "cannot run " + nvdisasm, {}};
-  if (status != 0) {
-    std::string why(trim(read_text(errors.path())));
-    return Error::bad_input("nvdisasm could not read the cubin (exit " + std::to_string(status) +
-                            "): " + why);
+  auto ran = run_subprocess({nvdisasm, "-c", input.path()});
+  if (!ran.ok()) return Error{ErrorCode::kNotFound, "cannot run " + nvdisasm + ": " + ran.error().message, {}};
+  if (ran->exit_code != 0) {
+    return Error::bad_input("nvdisasm could not read the cubin (exit " + std::to_string(ran->exit_code) +
+                            "): " + std::string(trim(ran->output)));
   }
-  return parse_sass(read_text(output.path()));
+  return parse_sass(ran->output);
 }
 
 }  // namespace kforge
