@@ -234,3 +234,86 @@ def test_softmax_over_another_axis_is_not_covered():
     with pytest.raises(wl.Uncovered, match="over dim 1"):
         wl.problem_of(single("aten::softmax", [[2, 8, 4], [], []], ["float", "Scalar", ""],
                              concrete=["", "1", ""]))
+
+
+# ---------------------------------------------------------------------------
+# Bad input: one line naming the file and what is missing, exit status 2
+
+
+def run_main(capsys, *argv):
+    status = wl.main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def assert_bad_input(capsys, path, message, *extra):
+    status, out, err = run_main(capsys, path, *extra)
+    assert status == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith(f"kforge.workload: {path}: ")
+    assert message in err
+
+
+def test_a_file_that_is_not_json_is_refused(tmp_path, capsys):
+    assert_bad_input(capsys, write(tmp_path, "<html>profile</html>"), "not JSON: Expecting value (line 1, column 1)")
+
+
+def test_a_truncated_trace_is_refused_as_truncated(tmp_path, capsys):
+    text = json.dumps(cuda_trace())
+    assert_bad_input(capsys, write(tmp_path, text[: len(text) // 2]), "not JSON (truncated?)")
+
+
+def test_a_missing_file_is_refused(tmp_path, capsys):
+    assert_bad_input(capsys, tmp_path / "absent.json", "cannot read: No such file or directory")
+
+
+def test_json_that_is_not_a_chrome_trace_is_refused(tmp_path, capsys):
+    assert_bad_input(capsys, write(tmp_path, {"benchmarks": []}), "no 'traceEvents' array: not a Chrome trace")
+    assert_bad_input(capsys, write(tmp_path, [1, 2]), "no 'traceEvents' array")
+
+
+def test_a_chrome_trace_from_another_tool_is_refused(tmp_path, capsys):
+    doc = {"traceEvents": [{"ph": "X", "cat": "blink", "name": "Paint", "ts": 0, "dur": 5, "pid": 1, "tid": 1}]}
+    assert_bad_input(capsys, write(tmp_path, doc), "no 'cpu_op' events: not a torch.profiler trace")
+
+
+def test_a_trace_recorded_without_shapes_is_refused(tmp_path, capsys):
+    doc = cuda_trace()
+    for e in doc["traceEvents"]:
+        e.get("args", {}).pop("Input Dims", None)
+    assert_bad_input(capsys, write(tmp_path, doc), "no args 'Input Dims': record with "
+                                                   "torch.profiler.profile(record_shapes=True)")
+
+
+def test_a_plan_of_a_trace_with_no_covered_operator_is_refused(tmp_path, capsys):
+    doc = {"traceEvents": [op("aten::conv2d", 0, 10, [[1, 3, 8, 8], [8, 3, 3, 3]], ["float", "float"]),
+                           op("aten::relu", 20, 5, [[1, 8, 8, 8]], ["float"])]}
+    plan = tmp_path / "plan.json"
+    assert_bad_input(capsys, write(tmp_path, doc), "no operator kforge covers (aten::conv2d, aten::relu): "
+                                                   "no plan written", "--plan", plan)
+    assert not plan.exists()
+
+
+def test_operators_with_inputs_it_cannot_read_are_not_covered_rather_than_a_crash(tmp_path):
+    doc = {"traceEvents": [op("aten::mm", 0, 10, [[8], "x"], ["float"]),
+                           op("aten::softmax", 20, 5, [[]], ["float"])]}
+    report = analyse_file(write(tmp_path, doc))
+    assert all(r["problem"] is None and r["not_covered"] for r in report["operators"])
+
+
+def test_a_non_positive_assumed_speedup_is_refused(tmp_path, capsys):
+    status, _, err = run_main(capsys, write(tmp_path, cuda_trace()), "--assumed-speedup", "0")
+    assert status == 2 and "--assumed-speedup: 0.0 is not a positive factor" in err
+
+
+def test_the_command_prints_the_report_and_writes_the_plan(tmp_path, capsys):
+    plan = tmp_path / "plan.json"
+    status, out, err = run_main(capsys, write(tmp_path, cuda_trace()), "--plan", plan, "--assumed-speedup", "2")
+    assert status == 0 and err == ""
+    assert "launch-bound 0.250 ms in 2 gaps" in out
+    assert "Amdahl ceiling: the step 1.000 ms -> 0.825 ms, 1.21x faster" in out
+    assert [e["op"] for e in json.loads(plan.read_text())["entries"]] == ["gemm", "gemm", "softmax"]
+
+
+def test_the_json_report_is_json(tmp_path, capsys):
+    status, out, _ = run_main(capsys, write(tmp_path, cuda_trace()), "--json")
+    assert status == 0 and json.loads(out)["amdahl"]["covered_us"] == 350

@@ -49,8 +49,9 @@ def load_trace(path):
     except UnicodeDecodeError:
         raise WorkloadError(f"{path}: not JSON (not UTF-8 text)") from None
     except json.JSONDecodeError as e:
-        truncated = " (truncated?)" if e.pos >= len(raw.rstrip()) else ""
-        raise WorkloadError(f"{path}: not JSON{truncated}: {e.msg} at line {e.lineno} column {e.colno}") from None
+        ends_early = e.pos >= len(raw.rstrip()) or e.msg.startswith("Unterminated string")
+        truncated = " (truncated?)" if ends_early and raw.lstrip()[:1] in (b"{", b"[") else ""
+        raise WorkloadError(f"{path}: not JSON{truncated}: {e.msg} (line {e.lineno}, column {e.colno})") from None
     return check_trace(doc, path)
 
 
