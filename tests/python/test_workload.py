@@ -317,3 +317,92 @@ def test_the_command_prints_the_report_and_writes_the_plan(tmp_path, capsys):
 def test_the_json_report_is_json(tmp_path, capsys):
     status, out, _ = run_main(capsys, write(tmp_path, cuda_trace()), "--json")
     assert status == 0 and json.loads(out)["amdahl"]["covered_us"] == 350
+
+
+# ---------------------------------------------------------------------------
+# The committed CPU traces (tests/data/workload/record_fixtures.py): two profiled steps each
+
+
+def raw_events(name):
+    return json.loads((DATA / name).read_text())["traceEvents"]
+
+
+def problems_by_calls(report):
+    return {r["problem"]["key"]: r["calls"] for r in report["operators"] if r["problem"]}
+
+
+def test_the_decoder_block_maps_its_projections_norms_and_attention():
+    report = analyse_file(DATA / "decoder_block.json")
+    assert report["steps"] == 2 and not report["device_trace"]
+    # Per step: q, k, v, o (64 -> 64), gate_up (64 -> 256), down (128 -> 64), two RMSNorms, one attention.
+    assert problems_by_calls(report) == {
+        "gemm/K=64,M=16,N=64,batch=1/f32/NT": 8,
+        "gemm/K=64,M=16,N=256,batch=1/f32/NT": 2,
+        "gemm/K=128,M=16,N=64,batch=1/f32/NT": 2,
+        "rmsnorm/cols=64,rows=16/f32/NN": 4,
+        "attention/B=1,D=16,H=4,S=16,SK=16/f32/NN/mask=causal": 2,
+    }
+    assert {"aten::silu", "aten::mul", "aten::add", "aten::chunk"} <= set(report["not_covered"])
+
+
+def test_the_covered_operators_inner_calls_are_not_counted_again():
+    report = analyse_file(DATA / "decoder_block.json")
+    names = {r["operator"] for r in report["operators"]}
+    assert not names & {"aten::matmul", "aten::mm", "aten::t", "aten::_scaled_dot_product_flash_attention_for_cpu"}
+
+
+def test_a_cpu_traces_times_are_its_outermost_operators_host_times():
+    report = analyse_file(DATA / "mlp.json")
+    up = [r for r in report["operators"] if r["problem"] and r["problem"]["dims"].get("N") == 256][0]
+    linear_up = [e["dur"] for e in raw_events("mlp.json")
+                 if e.get("cat") == "cpu_op" and e["name"] == "aten::linear" and e["args"]["Input Dims"][1] == [256, 64]]
+    assert up["calls"] == len(linear_up) == 2
+    assert up["time_us"] == pytest.approx(sum(linear_up))
+    steps = [e["dur"] for e in raw_events("mlp.json") if e["name"].startswith("ProfilerStep#")]
+    assert report["wall_us"] == pytest.approx(sum(steps))
+    assert up["share_of_wall"] == pytest.approx(sum(linear_up) / sum(steps))
+
+
+def test_the_shares_of_a_cpu_trace_are_of_cpu_operator_time_and_add_up_to_one():
+    report = analyse_file(DATA / "mlp.json")
+    assert report["time_basis"] == "CPU operator time"
+    assert sum(r["share_of_time"] for r in report["operators"]) == pytest.approx(1.0)
+    assert report["total_us"] < report["wall_us"]
+
+
+def test_the_mlp_maps_its_linears_with_bias_and_its_softmax():
+    report = analyse_file(DATA / "mlp.json")
+    assert problems_by_calls(report) == {"gemm/K=64,M=32,N=256,batch=1/f32/NT/bias": 2,
+                                         "gemm/K=256,M=32,N=64,batch=1/f32/NT/bias": 2,
+                                         "softmax/cols=64,rows=32/f32/NN": 2}
+    assert list(report["not_covered"]) == ["aten::gelu"]
+
+
+def test_a_model_kforge_mostly_cannot_cover_names_what_and_why():
+    report = analyse_file(DATA / "conv.json")
+    assert problems_by_calls(report) == {"gemm/K=512,M=2,N=10,batch=1/f32/NT/bias": 2}
+    assert report["not_covered"]["aten::conv2d"]["reasons"] == ["kforge has no operator for aten::conv2d"]
+    assert report["not_covered"]["aten::softmax"]["reasons"] == [
+        "softmax over dim 1 of [2, 8, 8, 8]: kforge's softmax is over the last axis"]
+    a = report["amdahl"]
+    assert a["covered_share_of_wall"] < 0.5 and a["ceiling"] < a["limit_if_free"]
+
+
+def test_the_decoder_blocks_plan_orders_its_problems_by_share_of_time():
+    report = analyse_file(DATA / "decoder_block.json")
+    plan = wl.plan_of(report["operators"], "workload")
+    times = {}
+    for r in report["operators"]:
+        if r["problem"]:
+            times[r["problem"]["key"]] = times.get(r["problem"]["key"], 0.0) + r["time_us"]
+    assert len(plan["entries"]) == 5
+    ordered = sorted(times, key=lambda k: -times[k])
+    assert [e["op"] for e in plan["entries"]] == [k.split("/")[0] for k in ordered]
+    attention = [e for e in plan["entries"] if e["op"] == "attention"][0]
+    assert attention == {"op": "attention", "shapes": ["B=1,H=4,S=16,SK=16,D=16"], "dtypes": ["f32"],
+                         "attrs": ["mask=causal"]}
+
+
+def test_the_committed_traces_are_small():
+    for name in ("decoder_block.json", "mlp.json", "conv.json"):
+        assert (DATA / name).stat().st_size < 300_000
