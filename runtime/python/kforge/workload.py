@@ -16,6 +16,7 @@ import argparse
 import json
 import math
 import sys
+from pathlib import Path
 
 US_PER_MS = 1000.0
 DEVICE_CATEGORIES = {"kernel", "gpu_memcpy", "gpu_memset"}
@@ -684,7 +685,8 @@ def run(args):
 
 
 def write_plan(report, trace, path):
-    plan = plan_of(report["operators"], name="workload")
+    plan = plan_of(report["operators"], name="workload-" + Path(trace).stem)
+    plan["description"] += f" ({trace})"
     if not plan["entries"]:
         names = ", ".join(sorted(report["not_covered"])[:5])
         raise WorkloadError(f"{trace}: no operator kforge covers ({names}): no plan written")
