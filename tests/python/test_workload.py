@@ -70,6 +70,8 @@ def cuda_trace():
     f = "float"
     events = [
         {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0, "dur": 1000},
+        {"ph": "X", "cat": "gpu_user_annotation", "name": "ProfilerStep#1", "pid": 0, "tid": 7, "ts": 100,
+         "dur": 700},
         op("aten::linear", 10, 50, [[8, 64], [128, 64], [128]], [f, f, f]),
         op("aten::t", 12, 2, [[128, 64]], [f]),
         op("aten::addmm", 15, 40, [[128], [8, 64], [64, 128], [], []], [f, f, f, "Scalar", "Scalar"],
@@ -406,3 +408,22 @@ def test_the_decoder_blocks_plan_orders_its_problems_by_share_of_time():
 def test_the_committed_traces_are_small():
     for name in ("decoder_block.json", "mlp.json", "conv.json"):
         assert (DATA / name).stat().st_size < 300_000
+
+
+def test_kernels_that_run_after_the_steps_host_span_still_count_and_extend_the_window(tmp_path):
+    doc = cuda_trace()
+    for e in doc["traceEvents"]:
+        if e["name"] == "mm_kernel" or e.get("ph") == "f":
+            e["ts"] = 1100
+    report = analyse_file(write(tmp_path, doc))
+    assert rows_of(report, "aten::mm")[0]["time_us"] == 100 and report["total_us"] == 450
+    d = report["device"]
+    assert d["busy_us"] == 450 and d["idle_us"] == 1200 - 450 and d["gaps"][-1]["idle_us"] == 1100 - 520
+
+
+def test_a_kernel_without_a_launch_call_is_a_row_of_its_own(tmp_path):
+    doc = cuda_trace()
+    doc["traceEvents"].append(kernel("stray_kernel", 900, 40, corr=99))
+    report = analyse_file(write(tmp_path, doc))
+    stray = rows_of(report, "(device events without an operator)")[0]
+    assert stray["calls"] == 1 and stray["time_us"] == 40 and report["total_us"] == 490

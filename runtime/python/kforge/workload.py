@@ -76,7 +76,9 @@ def is_cpu_op(e):
 
 
 def is_step(e):
-    return isinstance(e, dict) and e.get("ph") == "X" and str(e.get("name", "")).startswith("ProfilerStep#")
+    """A ProfilerStep#N span on the host (its copy on the device timeline, gpu_user_annotation, is not)."""
+    return (isinstance(e, dict) and e.get("ph") == "X" and e.get("cat") != "gpu_user_annotation"
+            and str(e.get("name", "")).startswith("ProfilerStep#"))
 
 
 class Op:
@@ -564,17 +566,20 @@ def analyse(doc, path, speedups=None, assumed=DEFAULT_ASSUMED_SPEEDUP):
     wall_us = sum(e - s for s, e in steps)
     device_trace = bool(kernels)
     rows = operator_rows(roots, steps, device_trace)
-    step_kernels = [k for k in kernels if any(s <= k["ts"] < e for s, e in steps)]
-    total_us = sum(k["dur"] for k in step_kernels) if device_trace else sum(r["time_us"] for r in rows)
+    orphans = [k for k in orphans if any(s <= k["ts"] < e for s, e in steps)]
     if orphans:
         rows.append({"operator": "(device events without an operator)", "inputs": "", "calls": len(orphans),
                      "time_us": sum(k["dur"] for k in orphans), "host_us": 0.0, "problem": None,
                      "not_covered": "no launch call with its correlation id"})
+    total_us = sum(r["time_us"] for r in rows)
     add_shares(rows, total_us, wall_us)
     report = {"trace": str(path), "device_trace": device_trace, "steps": len(steps), "wall_us": wall_us,
               "time_basis": "device time" if device_trace else "CPU operator time", "total_us": total_us,
               "operators": rows, "not_covered": not_covered_summary(rows)}
     if device_trace:
+        step_kernels = [k for r in roots if in_steps(r, steps) for n in r.walk() for k in n.kernels] + orphans
+        # The device runs behind the host: the step's kernels may end after its last host span.
+        end = max([end] + [k["ts"] + k["dur"] for k in step_kernels])
         gaps = device_gaps(step_kernels, launches, start, end)
         gaps["launch_calls_us"] = sum(float(e.get("dur", 0.0)) for e in launches.values()
                                       if any(s <= float(e["ts"]) < en for s, en in steps))
