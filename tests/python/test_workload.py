@@ -427,3 +427,45 @@ def test_a_kernel_without_a_launch_call_is_a_row_of_its_own(tmp_path):
     report = analyse_file(write(tmp_path, doc))
     stray = rows_of(report, "(device events without an operator)")[0]
     assert stray["calls"] == 1 and stray["time_us"] == 40 and report["total_us"] == 490
+
+
+class FakeKforge:
+    """Stands in for the kforge package in sys.modules: a database of one tuned softmax."""
+
+    class KforgeError(RuntimeError):
+        pass
+
+    class Database:
+        def __init__(self, path, read_only):
+            if not Path(path).exists():
+                raise FakeKforge.KforgeError(f"cannot open {path}")
+
+        def winners(self):
+            return [{"problem_key": "softmax/cols=128,rows=8/f32/NN", "op": "softmax", "median_ms": 0.01}]
+
+        def results(self, problem_key):
+            return [{"problem_key": problem_key, "template_name": "softmax_online", "config": "BLOCK64_VW1",
+                     "status": "ok", "median_ms": 0.04}]
+
+    @staticmethod
+    def templates(op):
+        return [{"name": "softmax_online", "manifest": {"parameters": [{"name": "BLOCK", "default": 64},
+                                                                      {"name": "VW", "default": 1}]}}]
+
+
+def test_the_ceiling_reads_speedups_over_default_from_the_database(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "kforge", FakeKforge)
+    db = write(tmp_path, "", "kforge.db")
+    status, out, _ = run_main(capsys, write(tmp_path, cuda_trace()), "--db", db, "--json", "--assumed-speedup", "2")
+    report = json.loads(out)
+    softmax = rows_of(report, "aten::softmax")[0]
+    assert status == 0 and softmax["speedup"] == 4.0 and softmax["speedup_source"] == "database"
+    assert report["amdahl"]["from_database"] == 1
+    assert report["amdahl"]["step_after_us"] == pytest.approx(1000 - 300 / 2 - (50 - 50 / 4))
+
+
+def test_a_database_that_cannot_be_opened_is_bad_input(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "kforge", FakeKforge)
+    db = tmp_path / "absent.db"
+    status, _, err = run_main(capsys, write(tmp_path, cuda_trace()), "--db", db)
+    assert status == 2 and err == f"kforge.workload: {db}: cannot open {db}\n"
