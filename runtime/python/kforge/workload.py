@@ -1,0 +1,707 @@
+"""Read a PyTorch profiler trace: where the time goes, what kforge covers, the
+most the step can gain, and a sweep plan (docs/workload.md, "Reading a trace").
+
+    python -m kforge.workload TRACE.json [--db kforge.db] [--plan out.json] [--json]
+                              [--assumed-speedup X]
+
+The trace is the Chrome-trace JSON that torch.profiler exports
+(`prof.export_chrome_trace(path)`), recorded with `record_shapes=True`, on
+the CPU or with CUDA kernels. This module imports the `_kforge` extension
+only to read a database (--db), so the rest works without it.
+
+Exit status: 0 on success, 2 for bad input (one line on stderr naming the
+file and what is missing).
+"""
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+US_PER_MS = 1000.0
+DEVICE_CATEGORIES = {"kernel", "gpu_memcpy", "gpu_memset"}
+LAUNCH_CATEGORIES = {"cuda_runtime", "cuda_driver", "hip_runtime"}
+DTYPES = {"float": "f32", "c10::Half": "f16", "c10::BFloat16": "bf16"}
+GEMM_OPS = {"aten::mm", "aten::addmm", "aten::bmm", "aten::linear", "aten::matmul"}
+NORM_OPS = {"aten::rms_norm": "rmsnorm", "aten::layer_norm": "layernorm"}
+SOFTMAX_OPS = {"aten::softmax", "aten::_softmax"}
+ATTENTION_OPS = {"aten::scaled_dot_product_attention"}
+COVERED_OPS = GEMM_OPS | set(NORM_OPS) | SOFTMAX_OPS | ATTENTION_OPS
+DEFAULT_ASSUMED_SPEEDUP = 1.5
+
+
+class WorkloadError(Exception):
+    """Bad input: the message is one line naming the file and what is missing."""
+
+
+# ---------------------------------------------------------------------------
+# Reading the trace
+
+
+def load_trace(path):
+    """The trace's JSON object, or WorkloadError naming what is wrong with it."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as e:
+        raise WorkloadError(f"{path}: cannot read: {e.strerror}") from None
+    try:
+        doc = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise WorkloadError(f"{path}: not JSON (not UTF-8 text)") from None
+    except json.JSONDecodeError as e:
+        ends_early = e.pos >= len(raw.rstrip()) or e.msg.startswith("Unterminated string")
+        truncated = " (truncated?)" if ends_early and raw.lstrip()[:1] in (b"{", b"[") else ""
+        raise WorkloadError(f"{path}: not JSON{truncated}: {e.msg} (line {e.lineno}, column {e.colno})") from None
+    return check_trace(doc, path)
+
+
+def check_trace(doc, path):
+    """doc if it is a torch.profiler trace recorded with shapes, else WorkloadError."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
+        raise WorkloadError(f"{path}: no 'traceEvents' array: not a Chrome trace (export it with "
+                            "torch.profiler's export_chrome_trace)")
+    ops = [e for e in doc["traceEvents"] if is_cpu_op(e)]
+    if not ops:
+        raise WorkloadError(f"{path}: traceEvents has no 'cpu_op' events: not a torch.profiler trace")
+    if not any("Input Dims" in (e.get("args") or {}) for e in ops):
+        raise WorkloadError(f"{path}: cpu_op events have no args 'Input Dims': record with "
+                            "torch.profiler.profile(record_shapes=True)")
+    return doc
+
+
+def is_cpu_op(e):
+    return (isinstance(e, dict) and e.get("ph") == "X" and e.get("cat") == "cpu_op"
+            and not str(e.get("name", "")).startswith("ProfilerStep#"))
+
+
+def is_step(e):
+    """A ProfilerStep#N span on the host (its copy on the device timeline, gpu_user_annotation, is not)."""
+    return (isinstance(e, dict) and e.get("ph") == "X" and e.get("cat") != "gpu_user_annotation"
+            and str(e.get("name", "")).startswith("ProfilerStep#"))
+
+
+class Op:
+    """One cpu_op event, with its children (nested calls on the same thread) and
+    the device events it launched (its own, not its children's)."""
+
+    def __init__(self, event):
+        self.name = event["name"]
+        self.ts = float(event["ts"])
+        self.dur = float(event.get("dur", 0.0))
+        self.thread = (event.get("pid"), event.get("tid"))
+        self.args = event.get("args") or {}
+        self.children = []
+        self.kernels = []
+
+    @property
+    def end(self):
+        return self.ts + self.dur
+
+    def walk(self):
+        yield self
+        for c in self.children:
+            yield from c.walk()
+
+    def device_us(self):
+        return sum(k["dur"] for n in self.walk() for k in n.kernels)
+
+
+def build_trees(events):
+    """The root Ops of each thread, children nested by time containment."""
+    by_thread = {}
+    for e in events:
+        by_thread.setdefault((e.get("pid"), e.get("tid")), []).append(Op(e))
+    roots = []
+    for ops in by_thread.values():
+        ops.sort(key=lambda o: (o.ts, -o.dur))
+        stack = []
+        for op in ops:
+            while stack and op.ts >= stack[-1].end:
+                stack.pop()
+            (stack[-1].children if stack else roots).append(op)
+            stack.append(op)
+    roots.sort(key=lambda o: o.ts)
+    return roots
+
+
+def innermost(roots_by_thread, thread, ts):
+    """The deepest Op of thread whose span holds ts, or None."""
+    found = None
+    level = roots_by_thread.get(thread, [])
+    while True:
+        hit = next((o for o in level if o.ts <= ts < o.end), None)
+        if hit is None:
+            return found
+        found, level = hit, hit.children
+
+
+def device_events(events):
+    return [e for e in events if isinstance(e, dict) and e.get("ph") == "X" and e.get("cat") in DEVICE_CATEGORIES]
+
+
+def launch_events(events):
+    return [e for e in events if isinstance(e, dict) and e.get("ph") == "X" and e.get("cat") in LAUNCH_CATEGORIES]
+
+
+def correlation_of_flows(events):
+    """Device events' correlation ids from 'ac2g' flow events, where the kernels' args lack them:
+    {(pid, tid, ts) of the flow's end: id}."""
+    return {(e.get("pid"), e.get("tid"), float(e["ts"])): e.get("id")
+            for e in events if isinstance(e, dict) and e.get("cat") == "ac2g" and e.get("ph") == "f" and "ts" in e}
+
+
+def link_kernels(roots, events):
+    """Attach each device event to the Op whose launch call (same correlation id) it came from.
+    Returns (kernels, launches by correlation id, kernels with no operator)."""
+    by_thread = {}
+    for r in roots:
+        by_thread.setdefault(r.thread, []).append(r)
+    launches = {(e.get("args") or {}).get("correlation"): e for e in launch_events(events)}
+    flows = correlation_of_flows(events)
+    kernels, orphans = [], []
+    for e in device_events(events):
+        k = {"name": e.get("name", ""), "ts": float(e["ts"]), "dur": float(e.get("dur", 0.0)),
+             "correlation": (e.get("args") or {}).get("correlation",
+                                                        flows.get((e.get("pid"), e.get("tid"), float(e["ts"]))))}
+        kernels.append(k)
+        launch = launches.get(k["correlation"])
+        op = innermost(by_thread, (launch.get("pid"), launch.get("tid")), float(launch["ts"])) if launch else None
+        (op.kernels if op else orphans).append(k)
+    return kernels, launches, orphans
+
+
+# ---------------------------------------------------------------------------
+# The step, the units of work and their problems
+
+
+def step_window(events, roots, kernels):
+    """(start, end, steps) in us: the ProfilerStep#N spans when present, else the whole trace."""
+    steps = sorted((float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0.0))) for e in events if is_step(e))
+    if steps:
+        return steps[0][0], steps[-1][1], steps
+    starts = [r.ts for r in roots] + [k["ts"] for k in kernels]
+    ends = [r.end for r in roots] + [k["ts"] + k["dur"] for k in kernels]
+    return min(starts), max(ends), [(min(starts), max(ends))]
+
+
+def in_steps(op, steps):
+    return any(s <= op.ts < e for s, e in steps)
+
+
+def contains_covered(op):
+    return any(n.name in COVERED_OPS for n in op.walk())
+
+
+def units(op):
+    """(op, excluded ops) pairs: the outermost covered operators under op, and op itself for what
+    remains when it is not covered (its time less that of the covered ones inside it)."""
+    if op.name in COVERED_OPS or not contains_covered(op):
+        return [(op, [])]
+    covered = [u for c in op.children for u, _ in units(c) if u.name in COVERED_OPS]
+    return [(op, covered)] + [(u, []) for u in covered]
+
+
+def shape_list(op):
+    return op.args.get("Input Dims") or []
+
+
+def type_list(op):
+    return op.args.get("Input type") or []
+
+
+def concrete(op, i):
+    values = op.args.get("Concrete Inputs") or []
+    return values[i] if i < len(values) else ""
+
+
+def strides(op, i):
+    values = op.args.get("Input Strides") or []
+    return values[i] if i < len(values) else None
+
+
+def kforge_dtype(op, i):
+    types = type_list(op)
+    torch_type = types[i] if i < len(types) else ""
+    if torch_type not in DTYPES:
+        raise Uncovered(f"dtype {torch_type or 'unknown'}: kforge takes f32, f16, bf16")
+    return DTYPES[torch_type]
+
+
+class Uncovered(Exception):
+    """Why an operator (with these inputs) is not a kforge problem."""
+
+
+def prod(values):
+    out = 1
+    for v in values:
+        out *= v
+    return out
+
+
+def transposed(op, i, shape):
+    """Whether input i is stored transposed (column-major in its last two dims), from its strides."""
+    s = strides(op, i)
+    if not s or len(s) != len(shape) or len(shape) < 2:
+        return False
+    return s[-2] == 1 and s[-1] != 1 and shape[-2] != 1
+
+
+def gemm_problem(op):
+    shapes = shape_list(op)
+    name = op.name
+    epilogue = "none"
+    if name == "aten::linear":
+        x, w = shapes[0], shapes[1]
+        if len(w) != 2 or not x:
+            raise Uncovered(f"linear with input {x} and weight {w}: kforge's gemm needs a 2-D weight")
+        m, k, n = prod(x[:-1]), x[-1], w[0]
+        batch, layout = 1, "N" + "T"
+        epilogue = "bias" if len(shapes) > 2 and shapes[2] == [n] else "none"
+        return gemm_dims(m, n, k, batch), kforge_dtype(op, 0), layout, epilogue
+    if name == "aten::addmm":
+        bias, a, b = shapes[0], shapes[1], shapes[2]
+        ia, ib = 1, 2
+        epilogue = "bias" if len(bias) == 1 else "none"
+    else:
+        a, b = shapes[0], shapes[1]
+        ia, ib = 0, 1
+    if len(a) < 2 or len(b) < 2:
+        raise Uncovered(f"{name.split('::')[-1]} of {a} and {b}: a matrix-vector product, not a gemm")
+    lead_a, lead_b = a[:-2], b[:-2]
+    if lead_a and not lead_b:
+        m, batch = prod(lead_a) * a[-2], 1
+    elif lead_a and lead_b and lead_a != lead_b:
+        raise Uncovered(f"{name.split('::')[-1]} of {a} and {b}: broadcast batch dimensions")
+    elif not lead_a and lead_b:
+        raise Uncovered(f"{name.split('::')[-1]} of {a} and {b}: a matrix times a batch (B batched, A not)")
+    else:
+        m, batch = a[-2], prod(lead_a)
+    layout = ("T" if transposed(op, ia, a) and not (lead_a and not lead_b) else "N") + \
+             ("T" if transposed(op, ib, b) else "N")
+    return gemm_dims(m, b[-1], a[-1], batch), kforge_dtype(op, ia), layout, epilogue
+
+
+def gemm_dims(m, n, k, batch):
+    return {"M": m, "N": n, "K": k, "batch": batch}
+
+
+def norm_problem(op):
+    shapes = shape_list(op)
+    x = shapes[0]
+    weight = shapes[2] if len(shapes) > 2 else []
+    cols = prod(weight) if weight else (x[-1] if x else 0)
+    if not x or cols == 0 or prod(x) % cols:
+        raise Uncovered(f"{op.name.split('::')[-1]} of {x} with weight {weight}: no rows x cols view")
+    if weight and weight != x[len(x) - len(weight):]:
+        raise Uncovered(f"normalized shape {weight} is not the trailing dims of {x}")
+    if not weight:
+        raise Uncovered("no weight: kforge's norms scale by a weight")
+    if op.name == "aten::layer_norm" and (len(shapes) < 4 or not shapes[3]):
+        raise Uncovered("no bias: kforge's layernorm adds one")
+    return {"rows": prod(x) // cols, "cols": cols}, kforge_dtype(op, 0), "NN", "none"
+
+
+def softmax_problem(op):
+    x = shape_list(op)[0]
+    dim_text = concrete(op, 1)
+    dim = int(dim_text) if dim_text.lstrip("-").isdigit() else -1
+    if not x:
+        raise Uncovered("softmax of a scalar")
+    if dim not in (-1, len(x) - 1):
+        raise Uncovered(f"softmax over dim {dim} of {x}: kforge's softmax is over the last axis")
+    return {"rows": prod(x) // x[-1], "cols": x[-1]}, kforge_dtype(op, 0), "NN", "none"
+
+
+def attention_problem(op):
+    shapes = shape_list(op)
+    q, k, v = shapes[0], shapes[1], shapes[2]
+    if len(q) != 4 or len(k) != 4 or len(v) != 4:
+        raise Uncovered(f"attention on {q}, {k}, {v}: kforge takes B x H x S x D tensors")
+    if q[1] != k[1] or k != v:
+        raise Uncovered(f"attention with {q[1]} query heads over {k[1]} key heads: grouped-query attention")
+    if len(shapes) > 3 and shapes[3]:
+        raise Uncovered(f"attention with an attn_mask tensor {shapes[3]}: kforge takes no mask or causal")
+    dropout = concrete(op, 4)
+    if dropout not in ("", "0", "0.", "0.0"):
+        raise Uncovered(f"attention with dropout_p={dropout}: kforge's attention has no dropout")
+    causal = concrete(op, 5) == "True"
+    dims = {"B": q[0], "H": q[1], "S": q[2], "SK": k[2], "D": q[3]}
+    return dims, kforge_dtype(op, 0), "NN", "none", {"mask": "causal" if causal else "none"}
+
+
+def problem_of(op):
+    """The kforge problem an Op is ({op, dims, dtype, layout, epilogue, attrs, key}), or Uncovered."""
+    if op.name in GEMM_OPS:
+        kind, parts = "gemm", gemm_problem(op)
+    elif op.name in NORM_OPS:
+        kind, parts = NORM_OPS[op.name], norm_problem(op)
+    elif op.name in SOFTMAX_OPS:
+        kind, parts = "softmax", softmax_problem(op)
+    elif op.name in ATTENTION_OPS:
+        kind, parts = "attention", attention_problem(op)
+    else:
+        raise Uncovered(uncovered_reason(op))
+    dims, dtype, layout, epilogue = parts[:4]
+    attrs = parts[4] if len(parts) > 4 else {}
+    return {"op": kind, "dims": dims, "dtype": dtype, "layout": layout, "epilogue": epilogue, "attrs": attrs,
+            "key": problem_key(kind, dims, dtype, layout, epilogue, attrs)}
+
+
+def uncovered_reason(op):
+    if not shape_list(op) and not type_list(op):
+        return "no recorded inputs"
+    return f"kforge has no operator for {op.name}"
+
+
+def problem_key(op, dims, dtype, layout, epilogue, attrs):
+    """Problem::key() (generator/problem.cpp): op/dims/dtype/layout[/epilogue][/attrs]."""
+    key = f"{op}/{','.join(f'{k}={dims[k]}' for k in sorted(dims))}/{dtype}/{layout}"
+    if epilogue != "none":
+        key += "/" + epilogue
+    if attrs:
+        key += "/" + ",".join(f"{k}={attrs[k]}" for k in sorted(attrs))
+    return key
+
+
+def shape_text(op):
+    return ", ".join(f"{t or '?'}{list(s)}" if s else (t or "-")
+                     for s, t in zip(shape_list(op), type_list(op) + [""] * len(shape_list(op))))
+
+
+# ---------------------------------------------------------------------------
+# Aggregation
+
+
+def operator_rows(roots, steps, device_trace):
+    """One row per (operator, inputs): calls, time (device time on a CUDA trace, else the host time
+    of the operator less the covered operators inside it), and its problem or why not covered."""
+    rows = {}
+    for root in roots:
+        if not in_steps(root, steps):
+            continue
+        for op, excluded in units(root):
+            time_us = op.device_us() - sum(x.device_us() for x in excluded) if device_trace else \
+                op.dur - sum(x.dur for x in excluded)
+            host_us = op.dur - sum(x.dur for x in excluded)
+            label = op.name + (" (rest)" if excluded else "")
+            row = rows.get((label, shape_text(op)))
+            if row is None:
+                row = rows[(label, shape_text(op))] = new_row(op, label)
+            row["calls"] += 1
+            row["time_us"] += time_us
+            row["host_us"] += host_us
+    return sorted(rows.values(), key=lambda r: (-r["time_us"], r["operator"], r["inputs"]))
+
+
+def new_row(op, label):
+    row = {"operator": label, "inputs": shape_text(op), "calls": 0, "time_us": 0.0, "host_us": 0.0,
+           "problem": None, "not_covered": None}
+    if label != op.name:
+        row["not_covered"] = "the operator's own work around the covered operators inside it"
+        return row
+    try:
+        row["problem"] = problem_of(op)
+    except Uncovered as e:
+        row["not_covered"] = str(e)
+    except (IndexError, TypeError, ValueError) as e:
+        row["not_covered"] = f"inputs not understood ({type(e).__name__}: {e})"
+    return row
+
+
+def add_shares(rows, total_us, wall_us):
+    for r in rows:
+        r["share_of_time"] = r["time_us"] / total_us if total_us > 0 else 0.0
+        r["share_of_wall"] = r["time_us"] / wall_us if wall_us > 0 else 0.0
+
+
+def union_busy(kernels):
+    """Merged [start, end) intervals of the device events, in time order."""
+    merged = []
+    for k in sorted(kernels, key=lambda k: k["ts"]):
+        start, end = k["ts"], k["ts"] + k["dur"]
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    return merged
+
+
+def device_gaps(kernels, launches, start, end):
+    """The device's idle time in [start, end): total, the part before the first and after the last
+    kernel, and each gap between kernels, named launch-bound when the next kernel's launch call
+    began after the device had gone idle (the device waited for the host)."""
+    busy = [(max(s, start), min(e, end)) for s, e in union_busy(kernels) if e > start and s < end]
+    first_of = {}
+    for k in sorted(kernels, key=lambda k: k["ts"]):
+        first_of.setdefault(k["ts"], k)
+    gaps = []
+    for (s0, e0), (s1, _) in zip(busy, busy[1:]):
+        nxt = first_of.get(s1)
+        launch = launches.get(nxt["correlation"]) if nxt else None
+        launch_ts = float(launch["ts"]) if launch else None
+        bound = launch_ts is not None and launch_ts >= e0
+        gaps.append({"start_us": e0, "idle_us": s1 - e0, "before": nxt["name"] if nxt else "",
+                     "kind": "launch-bound" if bound else "other (dependency, synchronisation or copy)"})
+    idle = (end - start) - sum(e - s for s, e in busy)
+    return {"busy_us": sum(e - s for s, e in busy), "idle_us": idle, "gaps": gaps,
+            "edges_us": (busy[0][0] - start) + (end - busy[-1][1]) if busy else end - start,
+            "launch_bound_us": sum(g["idle_us"] for g in gaps if g["kind"] == "launch-bound")}
+
+
+def launch_regions(gaps, min_gaps=3):
+    """Runs of at least min_gaps consecutive launch-bound gaps: (start, idle, kernels) each."""
+    regions, run = [], []
+    for g in gaps + [None]:
+        if g is not None and g["kind"] == "launch-bound":
+            run.append(g)
+            continue
+        if len(run) >= min_gaps:
+            regions.append({"start_us": run[0]["start_us"], "idle_us": sum(x["idle_us"] for x in run),
+                            "gaps": len(run), "kernels": sorted({x["before"] for x in run})})
+        run = []
+    return regions
+
+
+# ---------------------------------------------------------------------------
+# Speedups, the Amdahl ceiling and the plan
+
+
+def canonical_config(manifest):
+    """A template's default configuration's canonical name (generator/config.cpp): NAMEvalue_..."""
+    params = sorted((p["name"], p["default"]) for p in manifest.get("parameters", []) if "default" in p)
+    return "_".join(f"{n}{v}" for n, v in params)
+
+
+def speedups_from_records(winners, results, default_configs):
+    """{problem key: default median over winner median}: per problem, the fastest winner against the
+    fastest ok result of a template's default configuration (default_configs: {template: config})."""
+    out = {}
+    best = {}
+    for w in winners:
+        if w["median_ms"] > 0 and (w["problem_key"] not in best or w["median_ms"] < best[w["problem_key"]]):
+            best[w["problem_key"]] = w["median_ms"]
+    for key, winner_ms in best.items():
+        defaults = [r["median_ms"] for r in results
+                    if r["problem_key"] == key and r["status"] == "ok" and r["median_ms"]
+                    and default_configs.get(r["template_name"]) == r["config"]]
+        if defaults:
+            out[key] = min(defaults) / winner_ms
+    return out
+
+
+def speedups_from_database(path, keys):
+    """Read the database at path (through the _kforge extension) for the problems in keys."""
+    try:
+        import kforge
+    except ImportError as e:
+        raise WorkloadError(f"{path}: reading a database needs the kforge extension ({e})") from None
+    try:
+        db = kforge.Database(str(path), read_only=True)
+        winners = [w for w in db.winners() if w["problem_key"] in keys]
+        results = [r for k in {w["problem_key"] for w in winners} for r in db.results(problem_key=k)]
+        defaults = {}
+        for op in {w["op"] for w in winners}:
+            for t in kforge.templates(op):
+                defaults[t["name"]] = canonical_config(t["manifest"])
+    except kforge.KforgeError as e:
+        raise WorkloadError(f"{path}: {e}") from None
+    return speedups_from_records(winners, results, defaults)
+
+
+def amdahl(rows, wall_us, speedups, assumed):
+    """The step's time if every covered row ran at its speedup (known from the database, else the
+    assumed factor), and the limit if covered rows took no time at all."""
+    covered = [r for r in rows if r["problem"]]
+    saved = 0.0
+    for r in covered:
+        known = speedups.get(r["problem"]["key"])
+        r["speedup"] = known if known else assumed
+        r["speedup_source"] = "database" if known else "assumed"
+        saved += r["time_us"] - r["time_us"] / r["speedup"]
+    covered_us = sum(r["time_us"] for r in covered)
+    return {"covered_us": covered_us, "covered_share_of_wall": covered_us / wall_us if wall_us else 0.0,
+            "step_us": wall_us, "step_after_us": wall_us - saved,
+            "ceiling": wall_us / (wall_us - saved) if wall_us > saved else math.inf,
+            "limit_if_free": wall_us / (wall_us - covered_us) if wall_us > covered_us else math.inf,
+            "assumed_speedup": assumed,
+            "from_database": sum(1 for r in covered if r["speedup_source"] == "database")}
+
+
+def plan_of(rows, name, budget=None):
+    """A sweep plan (docs/sweep.md): one entry per covered problem, by share of time, largest first;
+    the same problem from several operators or calls planned once."""
+    by_key = {}
+    for r in rows:
+        p = r["problem"]
+        if p:
+            by_key.setdefault(p["key"], [p, 0.0])[1] += r["time_us"]
+    entries = []
+    for p, _ in sorted(by_key.values(), key=lambda x: (-x[1], x[0]["key"])):
+        entry = {"op": p["op"], "shapes": [",".join(f"{k}={v}" for k, v in p["dims"].items())],
+                 "dtypes": [p["dtype"]]}
+        if p["layout"] != "NN":
+            entry["layouts"] = [p["layout"]]
+        if p["epilogue"] != "none":
+            entry["epilogues"] = [p["epilogue"]]
+        if p["attrs"]:
+            entry["attrs"] = [",".join(f"{k}={v}" for k, v in p["attrs"].items())]
+        entries.append(entry)
+    return {"schema_version": 1, "name": name,
+            "description": "the covered operators of a profiled workload, largest share of time first",
+            "budget": budget or {"strategy": "model", "max_evals": 24, "no_improvement": 12, "seed": 1},
+            "entries": entries}
+
+
+# ---------------------------------------------------------------------------
+# The report
+
+
+def analyse(doc, path, speedups=None, assumed=DEFAULT_ASSUMED_SPEEDUP):
+    """The report of a checked trace (a dict; the same as --json prints)."""
+    events = doc["traceEvents"]
+    roots = build_trees([e for e in events if is_cpu_op(e)])
+    kernels, launches, orphans = link_kernels(roots, events)
+    start, end, steps = step_window(events, roots, kernels)
+    wall_us = sum(e - s for s, e in steps)
+    device_trace = bool(kernels)
+    rows = operator_rows(roots, steps, device_trace)
+    orphans = [k for k in orphans if any(s <= k["ts"] < e for s, e in steps)]
+    if orphans:
+        rows.append({"operator": "(device events without an operator)", "inputs": "", "calls": len(orphans),
+                     "time_us": sum(k["dur"] for k in orphans), "host_us": 0.0, "problem": None,
+                     "not_covered": "no launch call with its correlation id"})
+    total_us = sum(r["time_us"] for r in rows)
+    add_shares(rows, total_us, wall_us)
+    report = {"trace": str(path), "device_trace": device_trace, "steps": len(steps), "wall_us": wall_us,
+              "time_basis": "device time" if device_trace else "CPU operator time", "total_us": total_us,
+              "operators": rows, "not_covered": not_covered_summary(rows)}
+    if device_trace:
+        step_kernels = [k for r in roots if in_steps(r, steps) for n in r.walk() for k in n.kernels] + orphans
+        # The device runs behind the host: the step's kernels may end after its last host span.
+        end = max([end] + [k["ts"] + k["dur"] for k in step_kernels])
+        gaps = device_gaps(step_kernels, launches, start, end)
+        gaps["launch_calls_us"] = sum(float(e.get("dur", 0.0)) for e in launches.values()
+                                      if any(s <= float(e["ts"]) < en for s, en in steps))
+        gaps["launch_regions"] = launch_regions(gaps["gaps"])
+        report["device"] = gaps
+    report["amdahl"] = amdahl(rows, wall_us, speedups or {}, assumed)
+    return report
+
+
+def not_covered_summary(rows):
+    out = {}
+    for r in rows:
+        if r["problem"] is None:
+            entry = out.setdefault(r["operator"], {"time_us": 0.0, "reasons": []})
+            entry["time_us"] += r["time_us"]
+            if r["not_covered"] not in entry["reasons"]:
+                entry["reasons"].append(r["not_covered"])
+    return out
+
+
+def ms(us):
+    return f"{us / US_PER_MS:.3f} ms"
+
+
+def pct(x):
+    return f"{100.0 * x:.1f}%"
+
+
+def format_report(report, top=25):
+    lines = [f"{report['trace']}: {report['steps']} step(s), wall {ms(report['wall_us'])}, "
+             f"{report['time_basis']} {ms(report['total_us'])}"]
+    lines.append(f"{'operator':<34} {'inputs':<44} {'calls':>5} {'time':>11} {'share':>6} {'wall':>6}  kforge")
+    for r in report["operators"][:top]:
+        what = r["problem"]["key"] if r["problem"] else "not covered: " + r["not_covered"]
+        inputs = r["inputs"] if len(r["inputs"]) <= 44 else r["inputs"][:41] + "..."
+        lines.append(f"{r['operator']:<34} {inputs:<44} {r['calls']:>5} {ms(r['time_us']):>11} "
+                     f"{pct(r['share_of_time']):>6} {pct(r['share_of_wall']):>6}  {what}")
+    if len(report["operators"]) > top:
+        rest = report["operators"][top:]
+        lines.append(f"... {len(rest)} more rows, {ms(sum(r['time_us'] for r in rest))} (--json lists them)")
+    lines += device_lines(report)
+    a = report["amdahl"]
+    lines.append(f"covered by kforge: {ms(a['covered_us'])}, {pct(a['covered_share_of_wall'])} of the step")
+    lines.append(f"Amdahl ceiling: the step {ms(a['step_us'])} -> {ms(a['step_after_us'])}, "
+                 f"{a['ceiling']:.2f}x faster at the covered operators' speedups "
+                 f"({a['from_database']} from the database, the rest assumed {a['assumed_speedup']:g}x); "
+                 f"{a['limit_if_free']:.2f}x if they took no time")
+    return "\n".join(lines)
+
+
+def device_lines(report):
+    if not report["device_trace"]:
+        return ["device: no kernels in the trace (a CPU-only trace): shares are of CPU operator time, "
+                "and there is no device idle time"]
+    d = report["device"]
+    lines = [f"device: busy {ms(d['busy_us'])}, idle {ms(d['idle_us'])} ({pct(d['idle_us'] / report['wall_us'])} "
+             f"of the step), of which launch-bound {ms(d['launch_bound_us'])} in "
+             f"{sum(1 for g in d['gaps'] if g['kind'] == 'launch-bound')} gaps; "
+             f"host launch calls {ms(d['launch_calls_us'])}"]
+    for r in d["launch_regions"]:
+        lines.append(f"  launch-bound region at {r['start_us']:.0f} us: {r['gaps']} gaps, idle {ms(r['idle_us'])}"
+                     f" (before {', '.join(r['kernels'][:3])}): the host, not the kernels")
+    return lines
+
+
+def json_ready(value):
+    """The report with infinities as null (JSON has none)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: json_ready(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [json_ready(v) for v in value]
+    return value
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m kforge.workload",
+                                     description="Where a torch.profiler trace's time goes, what kforge covers, "
+                                                 "the Amdahl ceiling, and a sweep plan.")
+    parser.add_argument("trace", help="Chrome-trace JSON from torch.profiler (record_shapes=True)")
+    parser.add_argument("--db", help="a kforge database: the tuned speedups over default of its winners")
+    parser.add_argument("--plan", help="write a sweep plan (docs/sweep.md) of the covered problems here")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument("--assumed-speedup", type=float, default=DEFAULT_ASSUMED_SPEEDUP,
+                        help="the speedup of a covered problem the database does not know (default %(default)s)")
+    parser.add_argument("--top", type=int, default=25, help="rows printed (default %(default)s)")
+    args = parser.parse_args(argv)
+    try:
+        return run(args)
+    except WorkloadError as e:
+        print(f"kforge.workload: {e}", file=sys.stderr)
+        return 2
+
+
+def run(args):
+    if not args.assumed_speedup > 0:
+        raise WorkloadError(f"--assumed-speedup: {args.assumed_speedup} is not a positive factor")
+    doc = load_trace(args.trace)
+    report = analyse(doc, args.trace, assumed=args.assumed_speedup)
+    if args.db:
+        keys = {r["problem"]["key"] for r in report["operators"] if r["problem"]}
+        report = analyse(doc, args.trace, speedups_from_database(args.db, keys), args.assumed_speedup)
+    if args.plan:
+        write_plan(report, args.trace, args.plan)
+    print(json.dumps(json_ready(report), indent=1) if args.json else format_report(report, args.top))
+    return 0
+
+
+def write_plan(report, trace, path):
+    plan = plan_of(report["operators"], name="workload-" + Path(trace).stem)
+    plan["description"] += f" ({trace})"
+    if not plan["entries"]:
+        names = ", ".join(sorted(report["not_covered"])[:5])
+        raise WorkloadError(f"{trace}: no operator kforge covers ({names}): no plan written")
+    try:
+        with open(path, "w") as f:
+            json.dump(plan, f, indent=1)
+            f.write("\n")
+    except OSError as e:
+        raise WorkloadError(f"{path}: cannot write the plan: {e.strerror}") from None
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,104 @@
+"""Record the torch.profiler traces that tests/python/test_workload.py reads.
+
+    python tests/data/workload/record_fixtures.py [OUT_DIR]
+
+Three small models on the CPU, each profiled for two steps after one warm-up
+(torch.profiler.schedule(wait=0, warmup=1, active=2)) with record_shapes=True:
+
+- decoder_block.json: a Llama-style decoder block (RMSNorm, Q/K/V/O
+  projections, causal scaled_dot_product_attention, SwiGLU MLP), tokens 16,
+  hidden 64, 4 heads, MLP 128, f32;
+- mlp.json: Linear 64->256, GELU, Linear 256->64, softmax over the last
+  axis, on a batch of 32;
+- conv.json: a convolution and a softmax over dim 1 (neither covered by
+  kforge) and one Linear (covered).
+
+The traces are written without stacks or memory events, and the Python
+function events are dropped, to keep each file under ~300 KB.
+"""
+import json
+import sys
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+HIDDEN, HEADS, MLP, TOKENS = 64, 4, 128, 16
+
+
+class DecoderBlock(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm1 = nn.RMSNorm(HIDDEN)
+        self.norm2 = nn.RMSNorm(HIDDEN)
+        self.q, self.k, self.v, self.o = (nn.Linear(HIDDEN, HIDDEN, bias=False) for _ in range(4))
+        self.gate_up = nn.Linear(HIDDEN, 2 * MLP, bias=False)
+        self.down = nn.Linear(MLP, HIDDEN, bias=False)
+
+    def heads(self, x):
+        return x.view(1, TOKENS, HEADS, HIDDEN // HEADS).transpose(1, 2)
+
+    def forward(self, x):
+        h = self.norm1(x)
+        q, k, v = self.heads(self.q(h)), self.heads(self.k(h)), self.heads(self.v(h))
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.o(a.transpose(1, 2).reshape(TOKENS, HIDDEN))
+        gate, up = self.gate_up(self.norm2(x)).chunk(2, dim=-1)
+        return x + self.down(F.silu(gate) * up)
+
+
+class Mlp(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.up, self.down = nn.Linear(64, 256), nn.Linear(256, 64)
+
+    def forward(self, x):
+        return torch.softmax(self.down(F.gelu(self.up(x))), dim=-1)
+
+
+class Conv(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.head = nn.Linear(8 * 8 * 8, 10)
+
+    def forward(self, x):
+        y = torch.softmax(self.conv(x), dim=1)
+        return self.head(y.flatten(1))
+
+
+def record(model, x, path):
+    torch.manual_seed(0)
+    schedule = torch.profiler.schedule(wait=0, warmup=1, active=2, repeat=1)
+    with torch.no_grad(), torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU],
+                                                 record_shapes=True, schedule=schedule,
+                                                 on_trace_ready=lambda p: p.export_chrome_trace(str(path))) as prof:
+        for _ in range(3):
+            model(x)
+            prof.step()
+    trim(path)
+
+
+def trim(path):
+    """Keep the events the reader uses (operators, steps, device and launch events, flows)."""
+    doc = json.loads(Path(path).read_text())
+    keep = {"cpu_op", "user_annotation", "kernel", "gpu_memcpy", "gpu_memset", "cuda_runtime",
+            "cuda_driver", "ac2g", "Trace"}
+    doc["traceEvents"] = [e for e in doc["traceEvents"] if e.get("cat") in keep or e.get("ph") == "M"]
+    Path(path).write_text(json.dumps(doc, separators=(",", ":")) + "\n")
+
+
+def main():
+    out = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).parent
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    record(DecoderBlock().eval(), torch.randn(TOKENS, HIDDEN), out / "decoder_block.json")
+    record(Mlp().eval(), torch.randn(32, 64), out / "mlp.json")
+    record(Conv().eval(), torch.randn(2, 3, 8, 8), out / "conv.json")
+    for name in ("decoder_block", "mlp", "conv"):
+        print(out / f"{name}.json", (out / f"{name}.json").stat().st_size, "bytes")
+
+
+if __name__ == "__main__":
+    main()

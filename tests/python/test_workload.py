@@ -1,0 +1,471 @@
+"""kforge.workload (docs/workload.md, "Reading a trace"): torch.profiler traces read into
+operators, shares, device idle time, the Amdahl ceiling and a sweep plan, checked against hand
+counts. Reads committed traces (tests/data/workload/, recorded by record_fixtures.py there) and a
+hand-written CUDA trace; needs neither PyTorch nor the kforge extension."""
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "tests" / "data" / "workload"
+
+
+def load_module():
+    spec = importlib.util.spec_from_file_location("kforge_workload",
+                                                  ROOT / "runtime" / "python" / "kforge" / "workload.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+wl = load_module()
+
+
+def analyse_file(path, **kw):
+    return wl.analyse(wl.load_trace(path), path, **kw)
+
+
+def rows_of(report, name):
+    return [r for r in report["operators"] if r["operator"] == name]
+
+
+def write(tmp_path, doc, name="trace.json"):
+    path = tmp_path / name
+    path.write_text(doc if isinstance(doc, str) else json.dumps(doc))
+    return path
+
+
+# ---------------------------------------------------------------------------
+# A hand-written CUDA trace: four operators, four kernels, hand-counted.
+#
+# step 0..1000 us; kernels (device busy): linear 100..300, softmax 300..350, conv2d 420..520,
+# mm 700..800 (its correlation only in a flow event). Device time 450 us; idle 550 us: 100 before
+# the first kernel, 200 after the last, gaps 70 (350..420) and 180 (520..700), both launch-bound
+# (their launch calls began at 405 and 605, after the device went idle); the softmax kernel was
+# launched at 110, long before it ran: queued, no gap. Launch calls: 10 + 5 + 5 + 5 = 25 us.
+
+
+def op(name, ts, dur, dims, types, strides=None, concrete=None, tid=1):
+    args = {"Input Dims": dims, "Input type": types}
+    if strides is not None:
+        args["Input Strides"] = strides
+    if concrete is not None:
+        args["Concrete Inputs"] = concrete
+    return {"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": tid, "ts": ts, "dur": dur, "args": args}
+
+
+def launch(ts, dur, corr):
+    return {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": ts, "dur": dur,
+            "args": {"correlation": corr}}
+
+
+def kernel(name, ts, dur, corr=None):
+    args = {"correlation": corr} if corr is not None else {}
+    return {"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 7, "ts": ts, "dur": dur, "args": args}
+
+
+def cuda_trace():
+    f = "float"
+    events = [
+        {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0, "dur": 1000},
+        {"ph": "X", "cat": "gpu_user_annotation", "name": "ProfilerStep#1", "pid": 0, "tid": 7, "ts": 100,
+         "dur": 700},
+        op("aten::linear", 10, 50, [[8, 64], [128, 64], [128]], [f, f, f]),
+        op("aten::t", 12, 2, [[128, 64]], [f]),
+        op("aten::addmm", 15, 40, [[128], [8, 64], [64, 128], [], []], [f, f, f, "Scalar", "Scalar"],
+           strides=[[1], [64, 1], [1, 64], [], []]),
+        launch(20, 10, 1), kernel("gemm_kernel", 100, 200, 1),
+        op("aten::softmax", 100, 30, [[8, 128], [], []], [f, "Scalar", ""], concrete=["", "-1", ""]),
+        op("aten::_softmax", 105, 20, [[8, 128], [], []], [f, "Scalar", "Scalar"], concrete=["", "-1", "False"]),
+        launch(110, 5, 2), kernel("softmax_kernel", 300, 50, 2),
+        op("aten::conv2d", 400, 20, [[2, 3, 8, 8], [8, 3, 3, 3], [8], [], [], [], []], [f, f, f, "", "", "", ""]),
+        launch(405, 5, 3), kernel("conv_kernel", 420, 100, 3),
+        op("aten::mm", 600, 20, [[8, 64], [64, 32]], [f, f], strides=[[64, 1], [32, 1]]),
+        launch(605, 5, 4), kernel("mm_kernel", 700, 100),
+        {"ph": "s", "cat": "ac2g", "name": "ac2g", "id": 4, "pid": 1, "tid": 1, "ts": 605},
+        {"ph": "f", "cat": "ac2g", "name": "ac2g", "id": 4, "pid": 0, "tid": 7, "ts": 700, "bp": "e"},
+    ]
+    return {"schemaVersion": 1, "traceEvents": events}
+
+
+@pytest.fixture
+def cuda_report(tmp_path):
+    return analyse_file(write(tmp_path, cuda_trace()), assumed=2.0)
+
+
+def test_a_cuda_trace_charges_each_operator_the_kernels_its_launches_ran(cuda_report):
+    times = {r["operator"]: r["time_us"] for r in cuda_report["operators"]}
+    assert times == {"aten::linear": 200, "aten::softmax": 50, "aten::conv2d": 100, "aten::mm": 100}
+    assert cuda_report["device_trace"] and cuda_report["time_basis"] == "device time"
+    assert cuda_report["total_us"] == 450 and cuda_report["wall_us"] == 1000
+
+
+def test_shares_are_of_device_time_and_of_the_steps_wall_time(cuda_report):
+    linear = rows_of(cuda_report, "aten::linear")[0]
+    assert linear["share_of_time"] == pytest.approx(200 / 450)
+    assert linear["share_of_wall"] == pytest.approx(0.2)
+    assert sum(r["share_of_time"] for r in cuda_report["operators"]) == pytest.approx(1.0)
+
+
+def test_linear_maps_to_a_gemm_with_the_weight_transposed_and_the_bias_in_the_epilogue(cuda_report):
+    p = rows_of(cuda_report, "aten::linear")[0]["problem"]
+    assert p["key"] == "gemm/K=64,M=8,N=128,batch=1/f32/NT/bias"
+
+
+def test_mm_maps_to_a_plain_gemm_and_its_kernel_is_found_through_the_flow_event(cuda_report):
+    row = rows_of(cuda_report, "aten::mm")[0]
+    assert row["problem"]["key"] == "gemm/K=64,M=8,N=32,batch=1/f32/NN"
+    assert row["time_us"] == 100
+
+
+def test_softmax_over_the_last_axis_maps_to_rows_by_cols(cuda_report):
+    assert rows_of(cuda_report, "aten::softmax")[0]["problem"]["key"] == "softmax/cols=128,rows=8/f32/NN"
+
+
+def test_an_operator_kforge_lacks_is_listed_as_not_covered_with_the_reason(cuda_report):
+    assert cuda_report["not_covered"] == {
+        "aten::conv2d": {"time_us": 100, "reasons": ["kforge has no operator for aten::conv2d"]}}
+
+
+def test_device_idle_time_splits_into_edges_and_launch_bound_gaps(cuda_report):
+    d = cuda_report["device"]
+    assert d["busy_us"] == 450 and d["idle_us"] == 550 and d["edges_us"] == 300
+    assert [(g["idle_us"], g["kind"]) for g in d["gaps"]] == [(70, "launch-bound"), (180, "launch-bound")]
+    assert d["launch_bound_us"] == 250 and d["launch_calls_us"] == 25
+
+
+def test_a_gap_whose_kernel_was_launched_early_is_not_blamed_on_the_host():
+    kernels = [{"name": "a", "ts": 0.0, "dur": 10.0, "correlation": 1},
+               {"name": "b", "ts": 30.0, "dur": 10.0, "correlation": 2}]
+    launches = {1: {"ts": 0.0}, 2: {"ts": 5.0}}
+    d = wl.device_gaps(kernels, launches, 0.0, 40.0)
+    assert [(g["idle_us"], g["kind"]) for g in d["gaps"]] == [(20.0, "other (dependency, synchronisation or copy)")]
+    assert d["launch_bound_us"] == 0
+
+
+def test_three_launch_bound_gaps_in_a_row_are_named_a_launch_bound_region():
+    gaps = [{"start_us": float(i), "idle_us": 5.0, "before": "k", "kind": "launch-bound"} for i in range(3)]
+    assert wl.launch_regions(gaps) == [{"start_us": 0.0, "idle_us": 15.0, "gaps": 3, "kernels": ["k"]}]
+    assert wl.launch_regions(gaps[:2]) == []
+
+
+def test_the_amdahl_ceiling_applies_the_assumed_speedup_to_covered_time(cuda_report):
+    a = cuda_report["amdahl"]
+    assert a["covered_us"] == 350
+    assert a["step_after_us"] == pytest.approx(1000 - 350 / 2)
+    assert a["ceiling"] == pytest.approx(1000 / 825)
+    assert a["limit_if_free"] == pytest.approx(1000 / 650)
+
+
+def test_the_amdahl_ceiling_takes_the_databases_speedup_where_it_knows_one(tmp_path):
+    speedups = {"gemm/K=64,M=8,N=128,batch=1/f32/NT/bias": 4.0}
+    a = analyse_file(write(tmp_path, cuda_trace()), speedups=speedups, assumed=2.0)["amdahl"]
+    assert a["from_database"] == 1
+    assert a["step_after_us"] == pytest.approx(1000 - (200 - 50) - (150 - 75))
+
+
+def test_speedups_over_default_compare_the_winner_with_its_templates_default():
+    winners = [{"problem_key": "p", "median_ms": 1.0}, {"problem_key": "p", "median_ms": 2.0}]
+    results = [{"problem_key": "p", "template_name": "t", "config": "BLOCK64_VW1", "status": "ok", "median_ms": 3.0},
+               {"problem_key": "p", "template_name": "t", "config": "BLOCK32_VW1", "status": "ok", "median_ms": 1.0},
+               {"problem_key": "p", "template_name": "u", "config": "X1", "status": "crash", "median_ms": 0.5}]
+    assert wl.speedups_from_records(winners, results, {"t": "BLOCK64_VW1", "u": "X1"}) == {"p": 3.0}
+
+
+def test_a_templates_default_configuration_has_the_canonical_name():
+    manifest = {"parameters": [{"name": "VW", "default": 1}, {"name": "BLOCK", "default": 64}]}
+    assert wl.canonical_config(manifest) == "BLOCK64_VW1"
+
+
+def test_the_plan_lists_covered_problems_by_share_of_time_in_the_plan_format(cuda_report):
+    plan = wl.plan_of(cuda_report["operators"], "workload")
+    assert plan["schema_version"] == 1 and plan["budget"]["strategy"] == "model"
+    assert plan["entries"] == [
+        {"op": "gemm", "shapes": ["M=8,N=128,K=64,batch=1"], "dtypes": ["f32"], "layouts": ["NT"],
+         "epilogues": ["bias"]},
+        {"op": "gemm", "shapes": ["M=8,N=32,K=64,batch=1"], "dtypes": ["f32"]},
+        {"op": "softmax", "shapes": ["rows=8,cols=128"], "dtypes": ["f32"]},
+    ]
+
+
+# ---------------------------------------------------------------------------
+# Problems from operators' recorded inputs
+
+
+def single(name, dims, types, **kw):
+    return wl.Op(op(name, 0, 1, dims, types, **kw))
+
+
+def test_bmm_maps_to_a_batched_gemm():
+    p = wl.problem_of(single("aten::bmm", [[4, 8, 16], [4, 16, 32]], ["c10::Half", "c10::Half"]))
+    assert p["key"] == "gemm/K=16,M=8,N=32,batch=4/f16/NN"
+
+
+def test_matmul_of_a_batch_by_a_matrix_folds_the_batch_into_m():
+    p = wl.problem_of(single("aten::matmul", [[2, 3, 8, 16], [16, 32]], ["c10::BFloat16", "c10::BFloat16"]))
+    assert p["key"] == "gemm/K=16,M=48,N=32,batch=1/bf16/NN"
+
+
+def test_a_matrix_vector_product_is_not_a_gemm():
+    with pytest.raises(wl.Uncovered, match="matrix-vector"):
+        wl.problem_of(single("aten::mm", [[8, 16], [16]], ["float", "float"]))
+
+
+def test_a_double_precision_operator_is_not_covered():
+    with pytest.raises(wl.Uncovered, match="dtype double"):
+        wl.problem_of(single("aten::mm", [[8, 16], [16, 4]], ["double", "double"]))
+
+
+def test_causal_attention_maps_to_attention_with_the_causal_mask():
+    q = [1, 4, 16, 16]
+    p = wl.problem_of(single("aten::scaled_dot_product_attention", [q, q, q, [], [], [], []],
+                             ["float"] * 3 + ["", "Scalar", "Scalar", ""],
+                             concrete=["", "", "", "", "0.", "True", ""]))
+    assert p["key"] == "attention/B=1,D=16,H=4,S=16,SK=16/f32/NN/mask=causal"
+
+
+def test_grouped_query_attention_is_not_covered():
+    with pytest.raises(wl.Uncovered, match="grouped-query"):
+        wl.problem_of(single("aten::scaled_dot_product_attention", [[1, 8, 4, 16], [1, 2, 4, 16], [1, 2, 4, 16]],
+                             ["float"] * 3))
+
+
+def test_softmax_over_another_axis_is_not_covered():
+    with pytest.raises(wl.Uncovered, match="over dim 1"):
+        wl.problem_of(single("aten::softmax", [[2, 8, 4], [], []], ["float", "Scalar", ""],
+                             concrete=["", "1", ""]))
+
+
+# ---------------------------------------------------------------------------
+# Bad input: one line naming the file and what is missing, exit status 2
+
+
+def run_main(capsys, *argv):
+    status = wl.main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def assert_bad_input(capsys, path, message, *extra):
+    status, out, err = run_main(capsys, path, *extra)
+    assert status == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith(f"kforge.workload: {path}: ")
+    assert message in err
+
+
+def test_a_file_that_is_not_json_is_refused(tmp_path, capsys):
+    assert_bad_input(capsys, write(tmp_path, "<html>profile</html>"), "not JSON: Expecting value (line 1, column 1)")
+
+
+def test_a_truncated_trace_is_refused_as_truncated(tmp_path, capsys):
+    text = json.dumps(cuda_trace())
+    assert_bad_input(capsys, write(tmp_path, text[: len(text) // 2]), "not JSON (truncated?)")
+
+
+def test_a_missing_file_is_refused(tmp_path, capsys):
+    assert_bad_input(capsys, tmp_path / "absent.json", "cannot read: No such file or directory")
+
+
+def test_json_that_is_not_a_chrome_trace_is_refused(tmp_path, capsys):
+    assert_bad_input(capsys, write(tmp_path, {"benchmarks": []}), "no 'traceEvents' array: not a Chrome trace")
+    assert_bad_input(capsys, write(tmp_path, [1, 2]), "no 'traceEvents' array")
+
+
+def test_a_chrome_trace_from_another_tool_is_refused(tmp_path, capsys):
+    doc = {"traceEvents": [{"ph": "X", "cat": "blink", "name": "Paint", "ts": 0, "dur": 5, "pid": 1, "tid": 1}]}
+    assert_bad_input(capsys, write(tmp_path, doc), "no 'cpu_op' events: not a torch.profiler trace")
+
+
+def test_a_trace_recorded_without_shapes_is_refused(tmp_path, capsys):
+    doc = cuda_trace()
+    for e in doc["traceEvents"]:
+        e.get("args", {}).pop("Input Dims", None)
+    assert_bad_input(capsys, write(tmp_path, doc), "no args 'Input Dims': record with "
+                                                   "torch.profiler.profile(record_shapes=True)")
+
+
+def test_a_plan_of_a_trace_with_no_covered_operator_is_refused(tmp_path, capsys):
+    doc = {"traceEvents": [op("aten::conv2d", 0, 10, [[1, 3, 8, 8], [8, 3, 3, 3]], ["float", "float"]),
+                           op("aten::relu", 20, 5, [[1, 8, 8, 8]], ["float"])]}
+    plan = tmp_path / "plan.json"
+    assert_bad_input(capsys, write(tmp_path, doc), "no operator kforge covers (aten::conv2d, aten::relu): "
+                                                   "no plan written", "--plan", plan)
+    assert not plan.exists()
+
+
+def test_operators_with_inputs_it_cannot_read_are_not_covered_rather_than_a_crash(tmp_path):
+    doc = {"traceEvents": [op("aten::mm", 0, 10, [[8], "x"], ["float"]),
+                           op("aten::softmax", 20, 5, [[]], ["float"])]}
+    report = analyse_file(write(tmp_path, doc))
+    assert all(r["problem"] is None and r["not_covered"] for r in report["operators"])
+
+
+def test_a_non_positive_assumed_speedup_is_refused(tmp_path, capsys):
+    status, _, err = run_main(capsys, write(tmp_path, cuda_trace()), "--assumed-speedup", "0")
+    assert status == 2 and "--assumed-speedup: 0.0 is not a positive factor" in err
+
+
+def test_the_command_prints_the_report_and_writes_the_plan(tmp_path, capsys):
+    plan = tmp_path / "plan.json"
+    status, out, err = run_main(capsys, write(tmp_path, cuda_trace()), "--plan", plan, "--assumed-speedup", "2")
+    assert status == 0 and err == ""
+    assert "launch-bound 0.250 ms in 2 gaps" in out
+    assert "Amdahl ceiling: the step 1.000 ms -> 0.825 ms, 1.21x faster" in out
+    assert [e["op"] for e in json.loads(plan.read_text())["entries"]] == ["gemm", "gemm", "softmax"]
+
+
+def test_the_json_report_is_json(tmp_path, capsys):
+    status, out, _ = run_main(capsys, write(tmp_path, cuda_trace()), "--json")
+    assert status == 0 and json.loads(out)["amdahl"]["covered_us"] == 350
+
+
+# ---------------------------------------------------------------------------
+# The committed CPU traces (tests/data/workload/record_fixtures.py): two profiled steps each
+
+
+def raw_events(name):
+    return json.loads((DATA / name).read_text())["traceEvents"]
+
+
+def problems_by_calls(report):
+    return {r["problem"]["key"]: r["calls"] for r in report["operators"] if r["problem"]}
+
+
+def test_the_decoder_block_maps_its_projections_norms_and_attention():
+    report = analyse_file(DATA / "decoder_block.json")
+    assert report["steps"] == 2 and not report["device_trace"]
+    # Per step: q, k, v, o (64 -> 64), gate_up (64 -> 256), down (128 -> 64), two RMSNorms, one attention.
+    assert problems_by_calls(report) == {
+        "gemm/K=64,M=16,N=64,batch=1/f32/NT": 8,
+        "gemm/K=64,M=16,N=256,batch=1/f32/NT": 2,
+        "gemm/K=128,M=16,N=64,batch=1/f32/NT": 2,
+        "rmsnorm/cols=64,rows=16/f32/NN": 4,
+        "attention/B=1,D=16,H=4,S=16,SK=16/f32/NN/mask=causal": 2,
+    }
+    assert {"aten::silu", "aten::mul", "aten::add", "aten::chunk"} <= set(report["not_covered"])
+
+
+def test_the_covered_operators_inner_calls_are_not_counted_again():
+    report = analyse_file(DATA / "decoder_block.json")
+    names = {r["operator"] for r in report["operators"]}
+    assert not names & {"aten::matmul", "aten::mm", "aten::t", "aten::_scaled_dot_product_flash_attention_for_cpu"}
+
+
+def test_a_cpu_traces_times_are_its_outermost_operators_host_times():
+    report = analyse_file(DATA / "mlp.json")
+    up = [r for r in report["operators"] if r["problem"] and r["problem"]["dims"].get("N") == 256][0]
+    linear_up = [e["dur"] for e in raw_events("mlp.json")
+                 if e.get("cat") == "cpu_op" and e["name"] == "aten::linear" and e["args"]["Input Dims"][1] == [256, 64]]
+    assert up["calls"] == len(linear_up) == 2
+    assert up["time_us"] == pytest.approx(sum(linear_up))
+    steps = [e["dur"] for e in raw_events("mlp.json") if e["name"].startswith("ProfilerStep#")]
+    assert report["wall_us"] == pytest.approx(sum(steps))
+    assert up["share_of_wall"] == pytest.approx(sum(linear_up) / sum(steps))
+
+
+def test_the_shares_of_a_cpu_trace_are_of_cpu_operator_time_and_add_up_to_one():
+    report = analyse_file(DATA / "mlp.json")
+    assert report["time_basis"] == "CPU operator time"
+    assert sum(r["share_of_time"] for r in report["operators"]) == pytest.approx(1.0)
+    assert report["total_us"] < report["wall_us"]
+
+
+def test_the_mlp_maps_its_linears_with_bias_and_its_softmax():
+    report = analyse_file(DATA / "mlp.json")
+    assert problems_by_calls(report) == {"gemm/K=64,M=32,N=256,batch=1/f32/NT/bias": 2,
+                                         "gemm/K=256,M=32,N=64,batch=1/f32/NT/bias": 2,
+                                         "softmax/cols=64,rows=32/f32/NN": 2}
+    assert list(report["not_covered"]) == ["aten::gelu"]
+
+
+def test_a_model_kforge_mostly_cannot_cover_names_what_and_why():
+    report = analyse_file(DATA / "conv.json")
+    assert problems_by_calls(report) == {"gemm/K=512,M=2,N=10,batch=1/f32/NT/bias": 2}
+    assert report["not_covered"]["aten::conv2d"]["reasons"] == ["kforge has no operator for aten::conv2d"]
+    assert report["not_covered"]["aten::softmax"]["reasons"] == [
+        "softmax over dim 1 of [2, 8, 8, 8]: kforge's softmax is over the last axis"]
+    a = report["amdahl"]
+    assert a["covered_share_of_wall"] < 0.5 and a["ceiling"] < a["limit_if_free"]
+
+
+def test_the_decoder_blocks_plan_orders_its_problems_by_share_of_time():
+    report = analyse_file(DATA / "decoder_block.json")
+    plan = wl.plan_of(report["operators"], "workload")
+    times = {}
+    for r in report["operators"]:
+        if r["problem"]:
+            times[r["problem"]["key"]] = times.get(r["problem"]["key"], 0.0) + r["time_us"]
+    assert len(plan["entries"]) == 5
+    ordered = sorted(times, key=lambda k: -times[k])
+    assert [e["op"] for e in plan["entries"]] == [k.split("/")[0] for k in ordered]
+    attention = [e for e in plan["entries"] if e["op"] == "attention"][0]
+    assert attention == {"op": "attention", "shapes": ["B=1,H=4,S=16,SK=16,D=16"], "dtypes": ["f32"],
+                         "attrs": ["mask=causal"]}
+
+
+def test_the_committed_traces_are_small():
+    for name in ("decoder_block.json", "mlp.json", "conv.json"):
+        assert (DATA / name).stat().st_size < 300_000
+
+
+def test_kernels_that_run_after_the_steps_host_span_still_count_and_extend_the_window(tmp_path):
+    doc = cuda_trace()
+    for e in doc["traceEvents"]:
+        if e["name"] == "mm_kernel" or e.get("ph") == "f":
+            e["ts"] = 1100
+    report = analyse_file(write(tmp_path, doc))
+    assert rows_of(report, "aten::mm")[0]["time_us"] == 100 and report["total_us"] == 450
+    d = report["device"]
+    assert d["busy_us"] == 450 and d["idle_us"] == 1200 - 450 and d["gaps"][-1]["idle_us"] == 1100 - 520
+
+
+def test_a_kernel_without_a_launch_call_is_a_row_of_its_own(tmp_path):
+    doc = cuda_trace()
+    doc["traceEvents"].append(kernel("stray_kernel", 900, 40, corr=99))
+    report = analyse_file(write(tmp_path, doc))
+    stray = rows_of(report, "(device events without an operator)")[0]
+    assert stray["calls"] == 1 and stray["time_us"] == 40 and report["total_us"] == 490
+
+
+class FakeKforge:
+    """Stands in for the kforge package in sys.modules: a database of one tuned softmax."""
+
+    class KforgeError(RuntimeError):
+        pass
+
+    class Database:
+        def __init__(self, path, read_only):
+            if not Path(path).exists():
+                raise FakeKforge.KforgeError(f"cannot open {path}")
+
+        def winners(self):
+            return [{"problem_key": "softmax/cols=128,rows=8/f32/NN", "op": "softmax", "median_ms": 0.01}]
+
+        def results(self, problem_key):
+            return [{"problem_key": problem_key, "template_name": "softmax_online", "config": "BLOCK64_VW1",
+                     "status": "ok", "median_ms": 0.04}]
+
+    @staticmethod
+    def templates(op):
+        return [{"name": "softmax_online", "manifest": {"parameters": [{"name": "BLOCK", "default": 64},
+                                                                      {"name": "VW", "default": 1}]}}]
+
+
+def test_the_ceiling_reads_speedups_over_default_from_the_database(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "kforge", FakeKforge)
+    db = write(tmp_path, "", "kforge.db")
+    status, out, _ = run_main(capsys, write(tmp_path, cuda_trace()), "--db", db, "--json", "--assumed-speedup", "2")
+    report = json.loads(out)
+    softmax = rows_of(report, "aten::softmax")[0]
+    assert status == 0 and softmax["speedup"] == 4.0 and softmax["speedup_source"] == "database"
+    assert report["amdahl"]["from_database"] == 1
+    assert report["amdahl"]["step_after_us"] == pytest.approx(1000 - 300 / 2 - (50 - 50 / 4))
+
+
+def test_a_database_that_cannot_be_opened_is_bad_input(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "kforge", FakeKforge)
+    db = tmp_path / "absent.db"
+    status, _, err = run_main(capsys, write(tmp_path, cuda_trace()), "--db", db)
+    assert status == 2 and err == f"kforge.workload: {db}: cannot open {db}\n"
