@@ -8,12 +8,8 @@
  * through STAGES shared-memory buffers filled with cp.async (16-byte chunks,
  * zero-filled outside the matrix), so loads of later tiles overlap the math
  * of the current one. Tiles keep the operands' global orientation (any of
- * the four layouts). Fragments are gathered from shared memory element by
- * element (LDSM 0) or with ldmatrix.x4, transposing where the stored
- * orientation is not the fragment's (LDSM 1); rows padded by 16 bytes keep
- * either conflict-free. GROUP > 1 walks the tiles of C in column strips of
- * GROUP block rows, so blocks running together share A and B tiles in L2.
- * Tails: any M, N, K whose leading dimensions are multiples of 8
+ * the four layouts), and fragments are gathered from shared memory element
+ * by element. Tails: any M, N, K whose leading dimensions are multiples of 8
  * (the manifest's envelope; 16-byte chunks must be aligned and lie wholly
  * inside or outside a row). Shared memory is dynamic (KF_DYNAMIC_SHARED_BYTES),
  * so configurations above 48 KB launch too. beta == 0 never reads C. */
@@ -36,12 +32,6 @@
 #endif
 #ifndef STAGES
 #define STAGES 2 /* shared-memory buffers in the cp.async pipeline */
-#endif
-#ifndef LDSM
-#define LDSM 0 /* 1: fragments from ldmatrix.x4 */
-#endif
-#ifndef GROUP
-#define GROUP 1 /* block rows per strip of the tile order */
 #endif
 
 #ifndef KF_KERNEL_NAME
@@ -84,7 +74,7 @@
 #define STAGE_ELEMS (A_ROWS * A_LD + B_ROWS * B_LD)
 #define SMEM_BYTES (STAGES * STAGE_ELEMS * 2)
 
-#if (BM % (16 * WM)) || (BN % (8 * WN)) || (BK % 16) || (STAGES < 2) || (LDSM && NT % 2) || (GROUP < 1)
+#if (BM % (16 * WM)) || (BN % (8 * WN)) || (BK % 16) || (STAGES < 2)
 #error "gemm_mma_sync: invalid configuration (see the manifest's constraints)"
 #endif
 
@@ -153,87 +143,6 @@ __device__ __forceinline__ void kf_load_stage(kf_u16* As, kf_u16* Bs, const kf_u
 
 __device__ __forceinline__ unsigned kf_pack(kf_u16 lo, kf_u16 hi) { return (unsigned)lo | ((unsigned)hi << 16); }
 
-/* Four 8 x 8 b16 matrices; lane l gives the address of row l % 8 of matrix
- * l / 8 and receives (row l / 4, columns 2 (l % 4) and + 1) of each, or with
- * .trans (rows 2 (l % 4) and + 1, column l / 4): a fragment of mma.m16n8k16. */
-__device__ __forceinline__ void kf_ldsm_x4(unsigned* d, const kf_u16* row) {
-  const unsigned addr = (unsigned)__cvta_generic_to_shared(row);
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
-               : "r"(addr));
-}
-__device__ __forceinline__ void kf_ldsm_x4_trans(unsigned* d, const kf_u16* row) {
-  const unsigned addr = (unsigned)__cvta_generic_to_shared(row);
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
-               : "r"(addr));
-}
-
-#if LDSM
-/* Matrix q = lane / 8 of A's x4 is (m half q % 2, k half q / 2): a0..a3. */
-__device__ __forceinline__ void kf_load_a(unsigned* a, const kf_u16* As, int m, int k, int lane) {
-  const int q = lane >> 3, r = lane & 7;
-  m += (q & 1) * 8;
-  k += (q >> 1) * 8;
-#if KF_TRANS_A
-  kf_ldsm_x4_trans(a, As + (k + r) * A_LD + m); /* rows of k, m contiguous */
-#else
-  kf_ldsm_x4(a, As + (m + r) * A_LD + k);
-#endif
-}
-/* Matrix q of B's x4 is (n tile q / 2, k half q % 2): b of two n tiles. */
-__device__ __forceinline__ void kf_load_b2(unsigned* b0, unsigned* b1, const kf_u16* Bs, int k, int n, int lane) {
-  const int q = lane >> 3, r = lane & 7;
-  n += (q >> 1) * 8;
-  k += (q & 1) * 8;
-  unsigned d[4];
-#if KF_TRANS_B
-  kf_ldsm_x4(d, Bs + (n + r) * B_LD + k); /* rows of n, k contiguous */
-#else
-  kf_ldsm_x4_trans(d, Bs + (k + r) * B_LD + n);
-#endif
-  b0[0] = d[0];
-  b0[1] = d[1];
-  b1[0] = d[2];
-  b1[1] = d[3];
-}
-#else
-__device__ __forceinline__ void kf_load_a(unsigned* a, const kf_u16* As, int m, int k, int lane) {
-  const int r = m + (lane >> 2), c = k + 2 * (lane & 3);
-  a[0] = kf_pack(A_AT(As, r, c), A_AT(As, r, c + 1));
-  a[1] = kf_pack(A_AT(As, r + 8, c), A_AT(As, r + 8, c + 1));
-  a[2] = kf_pack(A_AT(As, r, c + 8), A_AT(As, r, c + 9));
-  a[3] = kf_pack(A_AT(As, r + 8, c + 8), A_AT(As, r + 8, c + 9));
-}
-__device__ __forceinline__ void kf_load_b1(unsigned* b, const kf_u16* Bs, int k, int n, int lane) {
-  n += lane >> 2;
-  k += 2 * (lane & 3);
-  b[0] = kf_pack(B_AT(Bs, k, n), B_AT(Bs, k + 1, n));
-  b[1] = kf_pack(B_AT(Bs, k + 8, n), B_AT(Bs, k + 9, n));
-}
-__device__ __forceinline__ void kf_load_b2(unsigned* b0, unsigned* b1, const kf_u16* Bs, int k, int n, int lane) {
-  kf_load_b1(b0, Bs, k, n, lane);
-  kf_load_b1(b1, Bs, k, n + 8, lane);
-}
-#endif
-
-/* The (row, column) of this block's tile of C: raster order, or column
- * strips GROUP block rows tall (the last one shorter), a bijection. */
-__device__ __forceinline__ void kf_tile_of_block(int* bm, int* bn) {
-#if GROUP > 1
-  const int grid_n = (int)gridDim.x, grid_m = (int)gridDim.y;
-  const int pid = (int)blockIdx.y * grid_n + (int)blockIdx.x;
-  const int per_strip = GROUP * grid_n;
-  const int first = (pid / per_strip) * GROUP;
-  const int rows = min(grid_m - first, GROUP);
-  *bm = first + (pid % per_strip) % rows;
-  *bn = (pid % per_strip) / rows;
-#else
-  *bm = (int)blockIdx.y;
-  *bn = (int)blockIdx.x;
-#endif
-}
-
 __device__ __forceinline__ void kf_mma(float* d, const unsigned* a, const unsigned* b) {
 #if defined(KF_DTYPE_BF16)
   asm volatile(
@@ -264,10 +173,8 @@ KF_KERNEL_NAME(int M, int N, int K, float alpha, const kf_in_t* KF_RESTRICT A_in
   const int warp_n = warp % WN;
   const int g = lane >> 2; /* mma groupID */
   const int t = lane & 3;  /* thread in group */
-  int bm, bn;
-  kf_tile_of_block(&bm, &bn);
-  const int m0 = bm * BM;
-  const int n0 = bn * BN;
+  const int m0 = (int)blockIdx.y * BM;
+  const int n0 = (int)blockIdx.x * BN;
   const size_t batch = (size_t)blockIdx.z;
   A += batch * (size_t)M * (size_t)K;
   B += batch * (size_t)K * (size_t)N;
@@ -308,12 +215,21 @@ KF_KERNEL_NAME(int M, int N, int K, float alpha, const kf_in_t* KF_RESTRICT A_in
       unsigned a[MT][4];
       unsigned b[NT][2];
       KF_UNROLL
-      for (int i = 0; i < MT; ++i) kf_load_a(a[i], As, warp_m * WTM + i * 16, kk, lane);
+      for (int i = 0; i < MT; ++i) {
+        const int r = warp_m * WTM + i * 16 + g;
+        const int c = kk + 2 * t;
+        a[i][0] = kf_pack(A_AT(As, r, c), A_AT(As, r, c + 1));
+        a[i][1] = kf_pack(A_AT(As, r + 8, c), A_AT(As, r + 8, c + 1));
+        a[i][2] = kf_pack(A_AT(As, r, c + 8), A_AT(As, r, c + 9));
+        a[i][3] = kf_pack(A_AT(As, r + 8, c + 8), A_AT(As, r + 8, c + 9));
+      }
       KF_UNROLL
-      for (int j = 0; j + 1 < NT; j += 2) kf_load_b2(b[j], b[j + 1], Bs, kk, warp_n * WTN + j * 8, lane);
-#if NT % 2
-      kf_load_b1(b[NT - 1], Bs, kk, warp_n * WTN + (NT - 1) * 8, lane);
-#endif
+      for (int j = 0; j < NT; ++j) {
+        const int n = warp_n * WTN + j * 8 + g;
+        const int k = kk + 2 * t;
+        b[j][0] = kf_pack(B_AT(Bs, k, n), B_AT(Bs, k + 1, n));
+        b[j][1] = kf_pack(B_AT(Bs, k + 8, n), B_AT(Bs, k + 9, n));
+      }
       KF_UNROLL
       for (int i = 0; i < MT; ++i)
         KF_UNROLL
