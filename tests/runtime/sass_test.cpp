@@ -1,8 +1,7 @@
 // SASS: nvdisasm's listing parsed (offsets, predicates, modifiers, padding),
 // opcodes sorted into the instruction-mix categories, and the instructions
 // NVRTC really emits for the tensor-core GEMM: HMMA from mma.sync, LDGSTS
-// from cp.async, LDSM where the configuration asks for ldmatrix. The last
-// needs nvdisasm (KFORGE_NVDISASM, set by the build where it finds one);
+// from cp.async. The last needs nvdisasm (KFORGE_NVDISASM, set by the build where it finds one);
 // without it those tests print "SKIPPED: nvdisasm" and ctest skips them.
 #include <catch2/catch.hpp>
 
@@ -57,7 +56,8 @@ std::map<std::string, std::int64_t> sass_mix(const std::vector<SassFunction>& fn
   for (const auto& fn : fns)
     if (fn.name == kernel)
       for (const auto& i : fn.instructions) mnemonics.push_back(i.mnemonic);
-  return tally_mix(Isa::kSass, mnemonics).categories;
+  const auto categories = tally_mix(Isa::kSass, mnemonics).categories;
+  return {categories.begin(), categories.end()};
 }
 
 /// nvdisasm's path, or empty after printing why the test is skipped.
@@ -179,7 +179,7 @@ TEST_CASE("SASS: gemm_mma_sync runs on HMMA fed by cp.async (LDGSTS)", "[sass][c
   if (!have_nvdisasm()) return;
   const std::string config = "BK32_BM64_BN64_STAGES2_WM2_WN2";
   for (const char* arch : {"sm_80", "sm_90"}) {
-    auto fns = disassemble_sass(mma_cubin(config, Dtype::kBf16, "NN", arch));
+    auto fns = disassemble_sass(mma_cubin(config, Dtype::kBF16, "NN", arch));
     REQUIRE(fns.ok());
     const auto mix = sass_mix(*fns, "gemm_mma_sync__" + config);
     INFO(arch);
