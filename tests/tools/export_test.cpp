@@ -333,6 +333,23 @@ TEST_CASE("a bad counters entry is refused naming the entry and field, and nothi
   CHECK(ok_output(test::run_kforge("export --all-results --db " + db)) == before);
 }
 
+TEST_CASE("export: a --namespace the header could not declare is bad input", "[export]") {
+  // Issue 56: --namespace class wrote a header that did not compile.
+  FixtureDir f;
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"class", "'class' is a C++ keyword"},
+      {"app::new", "'new' is a C++ keyword"},
+      {"__app", "'__app' is reserved"},
+      {"app::1x", "not a C++ namespace"},
+      {"app::::x", "not a C++ namespace"}};
+  for (const auto& [ns, why] : cases) {
+    const auto r = test::run_kforge("export --format header --namespace " + ns + " --db " + f.base);
+    INFO(ns << ": " << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains("--namespace: " + why));
+  }
+}
+
 TEST_CASE("the generated header compiles without SQLite and finds the winners", "[export]") {
   FixtureDir f;
   const std::string header = f.dir.file("tuned.hpp");
