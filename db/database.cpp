@@ -609,7 +609,15 @@ Result<std::vector<WinnerRecord>> Database::winners(const WinnerFilter& f) {
   std::string sql =
       "SELECT d.key, p.key, p.op, p.dims_json, p.dtype, p.layout, t.name, t.hash, w.config, "
       "w.median_ms, w.result_id, CASE WHEN json_valid(r.resources_json) THEN "
-      "json_extract(r.resources_json, '$.library_call') END "
+      "json_extract(r.resources_json, '$.library_call') END, "
+      // A winners row is input too: it must agree with the result it names.
+      "CASE WHEN r.id IS NULL THEN 'its result row ' || w.result_id || ' does not exist' "
+      "WHEN r.status <> 'ok' THEN 'its result row ' || r.id || ' has status ' || r.status "
+      "WHEN r.config <> w.config THEN 'its result row ' || r.id || ' is for configuration ' || r.config "
+      "WHEN r.template_id <> w.template_id OR r.problem_id <> w.problem_id OR r.device_id <> w.device_id "
+      "THEN 'its result row ' || r.id || ' is for another template, problem or device' "
+      "WHEN r.median_ms IS NOT w.median_ms THEN 'its median ' || w.median_ms || ' ms differs from its result "
+      "row ' || r.id || ' (' || ifnull(r.median_ms, 'NULL') || ')' ELSE '' END "
       "FROM winners w JOIN devices d ON d.id = w.device_id "
       "JOIN problems p ON p.id = w.problem_id JOIN templates t ON t.id = w.template_id "
       "LEFT JOIN results r ON r.id = w.result_id WHERE 1";
@@ -642,6 +650,7 @@ Result<std::vector<WinnerRecord>> Database::winners(const WinnerFilter& f) {
     w.median_ms = st.real(c++);
     w.result_id = st.int64(c++);
     w.library_call = st.text(c++);
+    w.disagreement = st.text(c++);
   }
 }
 

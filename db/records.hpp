@@ -117,6 +117,10 @@ struct WinnerRecord {
   /// The result's resources_json "library_call" (JSON text), where a library
   /// candidate stored the choice it made (cuBLASLt's algorithm); "" otherwise.
   std::string library_call;
+  /// Why the winner disagrees with its result row (missing, not ok, another
+  /// configuration, template, problem, device or median); "" when it agrees.
+  /// A winner is served only when it agrees.
+  std::string disagreement;
 };
 
 }  // namespace kforge

@@ -325,14 +325,21 @@ std::vector<ArgumentSpec> GemmOperator::arguments(const Problem& p) const {
   const GemmDims d = dims_of(p);
   ArgumentSpec bias = tensor_spec("bias", Dtype::kF32, d.n);
   bias.accessed = p.epilogue.bias;
+  // Row-major operands, transposed as the layout says (load_operands).
+  ArgumentSpec a = tensor_spec("A", p.dtype, saturating_product({d.m, d.k, d.batch}));
+  a.shape = {d.batch, p.layout.trans_a ? d.k : d.m, p.layout.trans_a ? d.m : d.k};
+  ArgumentSpec b = tensor_spec("B", p.dtype, saturating_product({d.k, d.n, d.batch}));
+  b.shape = {d.batch, p.layout.trans_b ? d.n : d.k, p.layout.trans_b ? d.k : d.n};
+  ArgumentSpec c = tensor_spec("C", Dtype::kF32, saturating_product({d.m, d.n, d.batch}), true);
+  c.shape = {d.batch, d.m, d.n};
   return {int_spec("M", static_cast<std::int64_t>(d.m)),
           int_spec("N", static_cast<std::int64_t>(d.n)),
           int_spec("K", static_cast<std::int64_t>(d.k)),
           float_spec("alpha"),
-          tensor_spec("A", p.dtype, saturating_product({d.m, d.k, d.batch})),
-          tensor_spec("B", p.dtype, saturating_product({d.k, d.n, d.batch})),
+          std::move(a),
+          std::move(b),
           float_spec("beta"),
-          tensor_spec("C", Dtype::kF32, saturating_product({d.m, d.n, d.batch}), true),
+          std::move(c),
           std::move(bias)};
 }
 

@@ -50,6 +50,9 @@ struct ArgumentSpec {
   std::string name;
   Dtype dtype = Dtype::kF32;   ///< a tensor's element type (4-byte scratch is kF32)
   std::uint64_t elements = 0;  ///< a tensor's element count (saturates, never wraps)
+  /// A tensor's dims in C order where the contract states them (gemm's A is
+  /// {batch, M, K}, or {batch, K, M} transposed); empty where only the count is.
+  std::vector<std::uint64_t> shape;
   bool is_output = false;
   /// false: the kernel neither reads nor writes it for this problem (gemm's
   /// bias without a bias epilogue), so any buffer will do.

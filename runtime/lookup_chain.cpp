@@ -113,6 +113,8 @@ class ChainWalk {
   /// Notes a skipped candidate; stale and invalid entries also warn, once each.
   void skipped(bool note, const std::string& what, const std::string& origin, const EntryCheck& c,
                const std::string& template_name, const std::string& hash, const std::string& config);
+  /// Notes and warns (once) of a winner that disagrees with its result row.
+  void disagrees(bool note, const char* rule, const Candidate& c);
   Selection chosen(const char* rule, const std::string& template_name, const std::string& hash,
                    const std::string& config) {
     selection_.rule = rule;
@@ -154,6 +156,16 @@ void ChainWalk::skipped(bool note, const std::string& what, const std::string& o
     warn_("invalid\n" + origin + "\n" + template_name + "\n" + config,
           origin + ": ignoring an entry of template " + printable(template_name) + ": " + c.reason);
   }
+}
+
+void ChainWalk::disagrees(bool note, const char* rule, const Candidate& c) {
+  const WinnerRecord& w = *c.winner;
+  const std::string& origin = c.tuned->source->path;
+  const std::string what = "winner " + w.template_name + " " + printable(w.config) + " (tuned on " +
+                           c.device->name + " for " + w.problem_key + ")";
+  if (note) why_ << "  skipped " << rule << " candidate " << what << ": " << w.disagreement << "\n";
+  warn_("disagrees\n" + origin + "\n" + std::to_string(w.result_id) + "\n" + w.config,
+        origin + ": ignoring " + what + ": " + w.disagreement);
 }
 
 std::optional<Selection> ChainWalk::try_override(const std::string& template_name, const std::string& config,
@@ -252,6 +264,10 @@ std::optional<Selection> ChainWalk::try_rule(const Rule& rule, const std::vector
               origin, check, w.template_name, w.template_hash, w.config);
       continue;
     }
+    if (!w.disagreement.empty()) {
+      disagrees(++notes <= kMaxNotesPerRule, rule.name, *c);
+      continue;
+    }
     if (!admitted(*check.tpl, notes < kMaxNotesPerRule,
                   rule.name + std::string(" candidate ") + w.template_name + " " + printable(w.config))) {
       ++notes;
@@ -293,6 +309,7 @@ void ChainWalk::compare_kinds(const std::vector<const Candidate*>& cands) {
   const WinnerRecord* best[2] = {nullptr, nullptr};  // kernel, library
   for (const Candidate* c : cands) {
     const WinnerRecord& w = *c->winner;
+    if (!w.disagreement.empty()) continue;
     EntryCheck check = checker_.check(w.template_name, w.template_hash, w.config, problem_, op_);
     if (!check.usable()) continue;
     const WinnerRecord*& slot = best[check.tpl->manifest.is_library() ? 1 : 0];

@@ -1,14 +1,18 @@
 // `kforge export`: tuning winners (or every result) as JSON, CSV, Markdown or
 // a C++ header; `kforge import`: a JSON export back into a database.
+#include <algorithm>
 #include <cctype>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <sstream>
+#include <string_view>
 
 #include "build_version.hpp"
 #include "commands.hpp"
 #include "export_formats.hpp"
 #include "json_interchange.hpp"
+#include "printable.hpp"
 #include "tuning_set.hpp"
 
 namespace kforge::cli {
@@ -51,17 +55,41 @@ void write_output(const std::string& path, const std::string& text) {
   if (!f) throw ErrorException(Error::bad_input(path + ": cannot write the export"));
 }
 
-bool is_identifier(const std::string& s) {
-  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    const char c = s[i];
-    if (c == ':' && i + 1 < s.size() && s[i + 1] == ':' && i > 0) {
-      ++i;
-      continue;
-    }
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+/// The C++ keywords (C++20), which no namespace may be named.
+bool is_keyword(std::string_view s) {
+  static const std::set<std::string_view> kKeywords = {
+      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case", "catch",
+      "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept", "const", "consteval", "constexpr",
+      "constinit", "const_cast", "continue", "co_await", "co_return", "co_yield", "decltype", "default",
+      "delete", "do", "double", "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false",
+      "float", "for", "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace", "new",
+      "noexcept", "not", "not_eq", "nullptr", "operator", "or", "or_eq", "private", "protected", "public",
+      "register", "reinterpret_cast", "requires", "return", "short", "signed", "sizeof", "static",
+      "static_assert", "static_cast", "struct", "switch", "template", "this", "thread_local", "throw", "true",
+      "try", "typedef", "typeid", "typename", "union", "unsigned", "using", "virtual", "void", "volatile",
+      "wchar_t", "while", "xor", "xor_eq"};
+  return kKeywords.count(s) > 0;
+}
+
+/// Why `s` cannot name the header's namespace ("" when it can): each part
+/// of `a::b` an identifier, neither a keyword nor reserved (`__x`, `_X`).
+std::string namespace_problem(const std::string& s) {
+  std::size_t begin = 0;
+  for (;;) {
+    const std::size_t end = std::min(s.find("::", begin), s.size());
+    const std::string part = s.substr(begin, end - begin);
+    const bool identifier = !part.empty() && !std::isdigit(static_cast<unsigned char>(part[0])) &&
+                            std::all_of(part.begin(), part.end(), [](char c) {
+                              return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+                            });
+    if (!identifier) return "not a C++ namespace";
+    if (is_keyword(part)) return "'" + part + "' is a C++ keyword";
+    const bool reserved = part.rfind("__", 0) == 0 ||
+                          (part[0] == '_' && part.size() > 1 && std::isupper(static_cast<unsigned char>(part[1])));
+    if (reserved) return "'" + part + "' is reserved to the implementation";
+    if (end == s.size()) return "";
+    begin = end + 2;
   }
-  return s.back() != ':';
 }
 
 /// Registers the export flags and callback on `cmd`. A database dump (`db
@@ -98,7 +126,8 @@ void configure_export(CLI::App* cmd, CommonOptions& o, bool dump) {
       s->all_results = !s->winners_only;
       s->include_stale = true;
     }
-    if (!is_identifier(s->ns)) throw ErrorException(Error::bad_input("--namespace: not a C++ namespace: '" + s->ns + "'"));
+    if (const std::string why = namespace_problem(s->ns); !why.empty())
+      throw ErrorException(Error::bad_input("--namespace: " + why + ": '" + printable(s->ns) + "'"));
     if (s->summary && (s->out.empty() || s->out == "-")) {
       throw ErrorException(Error::bad_input("--json: the summary goes to stdout, so the export needs --out FILE"));
     }

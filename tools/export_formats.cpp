@@ -235,7 +235,8 @@ TuningSet without_undeclared(TuningSet set, const TemplateCatalog& catalog, std:
   std::vector<WinnerRecord> winners;
   for (auto& w : set.winners) {
     if (bad.count(w.result_id)) continue;
-    const std::string why = check.why_not(w.template_name, w.template_hash, w.config, w.device_key);
+    std::string why = check.why_not(w.template_name, w.template_hash, w.config, w.device_key);
+    if (why.empty()) why = w.disagreement;  // served only when it agrees with its result row
     if (!why.empty()) {
       skipped.push_back("winner " + w.template_name + " " + printable(w.config) + " (device " + w.device_key +
                         ", problem " + w.problem_key + "): " + why);

@@ -19,6 +19,7 @@
 #include "library_candidates.hpp"
 #include "library_kernel.hpp"
 #include "occupancy.hpp"
+#include "output_guard.hpp"
 #include "program_combiner.hpp"
 #include "reference_file.hpp"
 #include "sticky_error.hpp"
@@ -75,14 +76,20 @@ struct DeviceWorkload {
   /// The output read back for validation: one allocation for every candidate
   /// (a fresh 64 MiB vector per validation cost as much as the comparison).
   std::vector<float> readback;
+  std::vector<unsigned char> guard_scratch;  ///< the same for the guards past the outputs
 };
 
 Result<DeviceWorkload> upload_workload(Device& device, const Operator& op, const Problem& p,
                                        std::uint64_t seed, WorkloadKind kind) {
-  DeviceWorkload w{kind, op.run_name(kind), op.make_workload(p, seed, kind), {}, {}, {}, {}};
-  for (const auto& t : w.host.tensors) {
-    KF_TRY_ASSIGN(buf, device.allocate(std::max<std::size_t>(t.bytes.size(), 4)));
-    KF_TRY(device.write(*buf, t.bytes.data(), t.bytes.size()));
+  DeviceWorkload w{kind, op.run_name(kind), op.make_workload(p, seed, kind), {}, {}, {}, {}, {}};
+  const std::vector<std::size_t> outputs = output_tensors(w.host);
+  for (std::size_t i = 0; i < w.host.tensors.size(); ++i) {
+    const HostTensor& t = w.host.tensors[i];
+    const bool guarded = std::find(outputs.begin(), outputs.end(), i) != outputs.end();
+    KF_TRY_ASSIGN(buf, device.allocate(std::max<std::size_t>(t.bytes.size(), 4) +
+                                       (guarded ? kOutputGuardBytes : 0)));
+    KF_TRY(guarded ? write_guarded(device, *buf, t.bytes.data(), t.bytes.size())
+                   : device.write(*buf, t.bytes.data(), t.bytes.size()));
     w.buffers.push_back(std::move(buf));
   }
   for (const auto& a : w.host.args) {
@@ -313,6 +320,19 @@ Result<ValidationResult> validate_decoded(Device& device, const std::vector<std:
 bool check_output(Device& device, const Problem& problem, const std::string& template_name,
                   const std::string& name, const std::string& tail, DeviceWorkload& w, Evaluation& e) {
   const std::vector<std::size_t> outputs = output_tensors(w.host);
+  for (std::size_t t : outputs) {
+    auto guard = check_guard(device, *w.buffers[t], w.host.tensors[t].bytes.size(), w.guard_scratch);
+    if (!guard.ok()) {
+      std::tie(e.status, e.reason) = failure(guard.error());
+      return false;
+    }
+    if (guard->empty()) continue;
+    e.status = CandidateStatus::kWrongResult;
+    e.reason = "wrong result: template " + template_name + " config " + name + " problem " + problem.key() +
+               " (" + w.run_name + "): output " + w.host.tensors[t].name + " " + *guard +
+               tail;
+    return false;
+  }
   const bool all_f32 = std::all_of(outputs.begin(), outputs.end(),
                                    [&](std::size_t t) { return w.host.tensors[t].dtype == Dtype::kF32; });
   auto checked = all_f32 ? validate_f32(device, outputs, w) : validate_decoded(device, outputs, w);

@@ -1,6 +1,8 @@
 // The checks a tensor passes before a launch, each naming the argument.
 #include "tensor_argument.hpp"
 
+#include <vector>
+
 #include "python_errors.hpp"
 
 namespace nb = nanobind;
@@ -41,6 +43,28 @@ std::string shape_text(const AnyTensor& t) {
   std::string s = "(";
   for (std::size_t i = 0; i < t.ndim(); ++i) s += (i ? ", " : "") + std::to_string(t.shape(i));
   return s + (t.ndim() == 1 ? ",)" : ")");
+}
+
+/// "(8, 16)" for a contract's shape, leading dims of 1 left out.
+std::string shape_text(const std::vector<std::uint64_t>& shape) {
+  std::size_t first = 0;
+  while (first + 1 < shape.size() && shape[first] == 1) ++first;
+  std::string s = "(";
+  for (std::size_t i = first; i < shape.size(); ++i) s += (i > first ? ", " : "") + std::to_string(shape[i]);
+  return s + (shape.size() - first == 1 ? ",)" : ")");
+}
+
+/// Whether `t` has the contract's shape: dims of extent 1 aside (they move
+/// no element), or flat (a 1-D buffer of the right count), or any shape
+/// where the contract states none.
+bool fits_shape(const AnyTensor& t, const std::vector<std::uint64_t>& want) {
+  if (want.empty() || t.ndim() <= 1) return true;
+  std::vector<std::uint64_t> have, need;
+  for (std::size_t i = 0; i < t.ndim(); ++i)
+    if (t.shape(i) != 1) have.push_back(static_cast<std::uint64_t>(t.shape(i)));
+  for (std::uint64_t d : want)
+    if (d != 1) need.push_back(d);
+  return have == need;
 }
 
 /// Row-major and packed; dims of extent 1 may carry any stride.
@@ -106,6 +130,10 @@ CheckedTensor check_tensor(const std::string& op, std::size_t index, const Argum
   if (spec.accessed && tensor.size() != spec.elements) {
     throw_bad_input(label + ": shape " + shape_text(tensor) + " holds " + std::to_string(tensor.size()) +
                     " elements, expected " + std::to_string(spec.elements));
+  }
+  if (spec.accessed && !fits_shape(tensor, spec.shape)) {
+    throw_bad_input(label + ": shape " + shape_text(tensor) + ", expected " + shape_text(spec.shape) +
+                    " (the same elements in another shape, as a transposed operand, would be read wrongly)");
   }
   if (!c_contiguous(tensor)) {
     throw_bad_input(label + ": the tensor of shape " + shape_text(tensor) +

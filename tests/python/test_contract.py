@@ -27,6 +27,22 @@ def test_wrong_shape_names_the_argument(gemm):
     rejects(kernel, args, r"argument 5 'B' of gemm: shape \(16, 13\) holds 208 elements, expected 192")
 
 
+def test_transposed_operand_of_the_right_count_is_refused(gemm):
+    # Issue 56: A of shape (8, 16) given as (16, 8) was read as if it were (8, 16).
+    kernel, args = gemm
+    args["A"] = np.ascontiguousarray(args["A"].T)
+    rejects(kernel, args, r"argument 4 'A' of gemm: shape \(16, 8\), expected \(8, 16\)")
+    args["A"] = np.zeros((2, 64), dtype=np.float32)
+    rejects(kernel, args, r"'A' of gemm: shape \(2, 64\), expected \(8, 16\)")
+
+
+def test_same_layout_shapes_are_accepted(gemm):
+    # A flat buffer, and a leading batch of one, hold the same elements in the same order.
+    kernel, args = gemm
+    kernel(**dict(args, A=args["A"].reshape(-1)))
+    kernel(**dict(args, A=args["A"].reshape(1, 8, 16), C=args["C"].reshape(1, 8, 12)))
+
+
 def test_wrong_dtype_names_the_argument(gemm):
     kernel, args = gemm
     args["A"] = args["A"].astype(np.float64)

@@ -40,12 +40,12 @@ TEST_CASE("the user database is searched before the system one, rule by rule", "
   // same entries moved to gemm(66, 17, 9), winner config U.
   const std::string system = tuned_copy(**device, dir, "system.db");
   const std::string user = tuned_copy(**device, dir, "user.db");
-  exec_sql(system, "UPDATE winners SET config = 'BX8_BY8_FLAW0'");
+  point_winners_at(system, "BX8_BY8_FLAW0");
   const Problem moved = gemm(66, 17, 9);
   exec_sql(user, "INSERT INTO problems (key, op, dims_json, dtype, layout) VALUES ('" + moved.key() +
                      "', 'gemm', '{\"K\":9,\"M\":66,\"N\":17,\"batch\":1}', 'f32', 'NN')");
-  exec_sql(user, "UPDATE winners SET config = 'BX16_BY4_FLAW0', problem_id = (SELECT id FROM "
-                 "problems WHERE key = '" + moved.key() + "')");
+  move_to_problem(user, moved.key());
+  point_winners_at(user, "BX16_BY4_FLAW0");
   // Both shipped read-only.
   REQUIRE(chmod(system.c_str(), 0444) == 0);
   REQUIRE(chmod(user.c_str(), 0444) == 0);
@@ -74,8 +74,7 @@ TEST_CASE("the user database is searched before the system one, rule by rule", "
   SECTION("ties go to the user database") {
     // Both hold gemm(33, 17, 9) exactly: the user's entry is chosen.
     REQUIRE(chmod(user.c_str(), 0644) == 0);
-    exec_sql(user, "UPDATE winners SET problem_id = (SELECT id FROM problems WHERE key = '" +
-                       gemm(33, 17, 9).key() + "')");
+    move_to_problem(user, gemm(33, 17, 9).key());
     auto again = open_lookup(w.options(user, system), **device, catalog_with());
     const Selection t = select_ok(*again, gemm(33, 17, 9));
     CHECK(t.database == user);

@@ -92,10 +92,29 @@ inline void plant_device(const std::string& db_path, const std::string& key, con
                     ", '', created_at FROM devices WHERE id = 1");
 }
 
-/// Gives every winner of the tuned device (id 1) to the device `key` instead.
+/// Gives every winner of the tuned device (id 1), and the results they name,
+/// to the device `key` instead.
 inline void move_winners(const std::string& db_path, const std::string& key) {
-  exec_sql(db_path, "UPDATE winners SET device_id = (SELECT id FROM devices WHERE key = '" + key +
-                        "') WHERE device_id = 1");
+  const std::string to = "(SELECT id FROM devices WHERE key = '" + key + "')";
+  exec_sql(db_path, "UPDATE results SET device_id = " + to + " WHERE id IN (SELECT result_id FROM winners WHERE "
+                    "device_id = 1); UPDATE winners SET device_id = " + to + " WHERE device_id = 1");
+}
+
+/// Plants, for every winner of device `from_sql` (SQL for its id), a result
+/// row and a winner naming it on device `to_sql` for problem `problem_sql`
+/// with configuration `config_sql` (SQL over the winner `w`): an entry that
+/// agrees with its result row, as a tuned one does.
+inline void plant_winners(const std::string& db_path, const std::string& from_sql, const std::string& to_sql,
+                          const std::string& problem_sql, const std::string& config_sql) {
+  exec_sql(db_path,
+           "CREATE TEMP TABLE planted_after AS SELECT ifnull(max(id), 0) AS id FROM results; "
+           "INSERT INTO results (sweep_id, device_id, template_id, problem_id, config, status, median_ms, count, "
+           "created_at) SELECT r.sweep_id, " + to_sql + ", w.template_id, " + problem_sql + ", " + config_sql +
+               ", 'ok', w.median_ms, r.count, r.created_at FROM winners w JOIN results r ON r.id = w.result_id "
+               "WHERE w.device_id = " + from_sql + "; "
+           "INSERT INTO winners (device_id, problem_id, template_id, result_id, config, median_ms, updated_at) "
+           "SELECT device_id, problem_id, template_id, id, config, median_ms, created_at FROM results "
+           "WHERE id > (SELECT id FROM planted_after)");
 }
 
 /// Copies every winner of device `from_key` (the tuned device, id 1, when
@@ -104,10 +123,23 @@ inline void copy_winners(const std::string& db_path, const std::string& to_key,
                          const std::string& config, const std::string& from_key = "") {
   const std::string from =
       from_key.empty() ? std::string("1") : "(SELECT id FROM devices WHERE key = '" + from_key + "')";
-  exec_sql(db_path,
-           "INSERT INTO winners (device_id, problem_id, template_id, result_id, config, median_ms, "
-           "updated_at) SELECT (SELECT id FROM devices WHERE key = '" + to_key + "'), problem_id, "
-           "template_id, result_id, '" + config + "', median_ms, updated_at FROM winners WHERE device_id = " + from);
+  plant_winners(db_path, from, "(SELECT id FROM devices WHERE key = '" + to_key + "')", "w.problem_id",
+                "'" + config + "'");
+}
+
+/// Points every winner at the result row of `config` (the tuned device's,
+/// for the winner's problem), as if that configuration had been the fastest.
+inline void point_winners_at(const std::string& db_path, const std::string& config) {
+  const std::string row = "FROM results r WHERE r.config = '" + config + "' AND r.device_id = winners.device_id "
+                          "AND r.template_id = winners.template_id AND r.problem_id = winners.problem_id";
+  exec_sql(db_path, "UPDATE winners SET config = '" + config + "', result_id = (SELECT r.id " + row +
+                        "), median_ms = (SELECT r.median_ms " + row + ")");
+}
+
+/// Moves every result and winner to the problem `key` (inserted beforehand).
+inline void move_to_problem(const std::string& db_path, const std::string& key) {
+  const std::string to = "(SELECT id FROM problems WHERE key = '" + key + "')";
+  exec_sql(db_path, "UPDATE results SET problem_id = " + to + "; UPDATE winners SET problem_id = " + to);
 }
 
 /// The binary cache of this test process: tests never read or fill the user's.

@@ -61,12 +61,12 @@ TEST_CASE("a read-only WAL system database in a read-only directory is searched 
   const std::string system = tuned_copy(**device, dir, "shipped/system.db");
   const std::string user = tuned_copy(**device, dir, "user.db");
   // System: winner config S for gemm(33, 17, 9). User: config U for gemm(66, 17, 9).
-  exec_sql(system, "UPDATE winners SET config = 'BX8_BY8_FLAW0'");
+  point_winners_at(system, "BX8_BY8_FLAW0");
   const Problem moved = gemm(66, 17, 9);
   exec_sql(user, "INSERT INTO problems (key, op, dims_json, dtype, layout) VALUES ('" + moved.key() +
                      "', 'gemm', '{\"K\":9,\"M\":66,\"N\":17,\"batch\":1}', 'f32', 'NN')");
-  exec_sql(user, "UPDATE winners SET config = 'BX16_BY4_FLAW0', problem_id = (SELECT id FROM "
-                 "problems WHERE key = '" + moved.key() + "')");
+  move_to_problem(user, moved.key());
+  point_winners_at(user, "BX16_BY4_FLAW0");
   REQUIRE(wal_mode(system));
   REQUIRE_FALSE(std::filesystem::exists(system + "-wal"));
   REQUIRE_FALSE(std::filesystem::exists(system + "-shm"));

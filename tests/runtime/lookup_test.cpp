@@ -189,10 +189,8 @@ TEST_CASE("this device's nearest problem beats another device's exact one", "[lo
   const Problem target = gemm(66, 17, 9);
   exec_sql(db, "INSERT INTO problems (key, op, dims_json, dtype, layout) VALUES ('" + target.key() +
                    "', 'gemm', '{\"K\":9,\"M\":66,\"N\":17,\"batch\":1}', 'f32', 'NN')");
-  exec_sql(db, "INSERT INTO winners (device_id, problem_id, template_id, result_id, config, "
-               "median_ms, updated_at) SELECT (SELECT id FROM devices WHERE key = 'sibling-key'), "
-               "(SELECT id FROM problems WHERE key = '" + target.key() + "'), template_id, "
-               "result_id, config, median_ms, updated_at FROM winners WHERE device_id = 1");
+  plant_winners(db, "1", "(SELECT id FROM devices WHERE key = 'sibling-key')",
+                "(SELECT id FROM problems WHERE key = '" + target.key() + "')", "w.config");
   Warnings w;
   auto lookup = open_lookup(w.options(db), **device, catalog_with());
   const Selection s = select_ok(*lookup, target);

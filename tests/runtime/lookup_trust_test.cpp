@@ -62,3 +62,31 @@ TEST_CASE("a retune takes the winner slot back from a tampered fastest row", "[l
   CHECK(s.config != "BX12_BY4_FLAW0");
   CHECK_THAT(s.config, Catch::Contains("FLAW0"));
 }
+
+TEST_CASE("a winner whose result row is failing, missing or another is not served", "[lookup][opencl]") {
+  // Issue 56: a winners row edited to name a failing configuration, or
+  // pointed at a wrong_result row, was served without a warning.
+  TempDir dir;
+  auto device = open_device("auto");
+  REQUIRE(device.ok());
+  const std::string failing = "(SELECT config FROM results WHERE status = 'wrong_result' ORDER BY id LIMIT 1)";
+  const std::vector<std::pair<std::string, std::string>> tamperings = {
+      {"UPDATE winners SET config = " + failing + ", result_id = (SELECT id FROM results WHERE status = "
+       "'wrong_result' ORDER BY id LIMIT 1)", "has status wrong_result"},
+      {"UPDATE winners SET config = " + failing, "is for configuration"},
+      {"UPDATE winners SET result_id = 999999", "does not exist"},
+  };
+  for (std::size_t i = 0; i < tamperings.size(); ++i) {
+    const auto& [sql, why] = tamperings[i];
+    const std::string db = tuned_copy(**device, dir, "t" + std::to_string(i) + ".db");
+    exec_sql(db, sql);
+    Warnings w;
+    auto lookup = open_lookup(w.options(db), **device, catalog_with());
+    const Selection s = select_ok(*lookup, gemm(33, 17, 9));
+    INFO(sql << "\n" << s.explanation);
+    CHECK(s.rule == "default");  // the only tuned entry disagrees: never served
+    CHECK(s.template_name == "gemm_simt_tiled");
+    CHECK(w.count(why) == 1);
+    CHECK_THAT(s.explanation, Catch::Contains(why));
+  }
+}

@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 #include <sqlite3.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "cli_util.hpp"
@@ -109,6 +111,30 @@ TEST_CASE("export: undeclared configurations are skipped with a warning naming t
                             Catch::Contains("parameter BM: value 48 is not declared"));
       if (*all) CHECK_THAT(r.err, Catch::Contains("unknown parameter 'EVIL'"));
     }
+  }
+}
+
+TEST_CASE("export: a winner whose result row is missing, failing or another is skipped with a warning",
+          "[export]") {
+  // Issue 56: a tampered winners row was exported as if it had been measured.
+  const std::string fastest = "(SELECT result_id FROM winners w JOIN devices d ON d.id = w.device_id WHERE "
+                              "d.key = 'fixture-pocl' ORDER BY w.median_ms LIMIT 1)";
+  const std::vector<std::pair<std::string, std::string>> tamperings = {
+      {"UPDATE results SET status = 'wrong_result' WHERE id = " + fastest, "has status wrong_result"},
+      {"UPDATE winners SET result_id = 999999 WHERE result_id = " + fastest, "does not exist"},
+      {"UPDATE winners SET config = 'BM16_BN16_TM1' WHERE result_id = " + fastest, "is for configuration"},
+  };
+  for (const auto& [sql, why] : tamperings) {
+    FixtureDir f;
+    const std::string before = ok_output(test::run_kforge("export --format csv --db " + f.base));
+    tamper(f.base, sql);
+    const auto r = test::run_kforge("export --format header --db " + f.base);
+    INFO(sql << "\n" << r.err);
+    ok_output(r);
+    CHECK_THAT(r.err, Catch::Contains("warning: skipped winner gemm_simt_tiled") && Catch::Contains(why));
+    const auto csv = test::run_kforge("export --format csv --db " + f.base);
+    CHECK(std::count(csv.out.begin(), csv.out.end(), '\n') + 1 ==
+          std::count(before.begin(), before.end(), '\n'));
   }
 }
 
@@ -305,6 +331,23 @@ TEST_CASE("a bad counters entry is refused naming the entry and field, and nothi
   CHECK(r.err.find("results[1].counters[0].note: an unavailable row needs a note") != std::string::npos);
   // What the first import stored is all still there, and nothing was added.
   CHECK(ok_output(test::run_kforge("export --all-results --db " + db)) == before);
+}
+
+TEST_CASE("export: a --namespace the header could not declare is bad input", "[export]") {
+  // Issue 56: --namespace class wrote a header that did not compile.
+  FixtureDir f;
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"class", "'class' is a C++ keyword"},
+      {"app::new", "'new' is a C++ keyword"},
+      {"__app", "'__app' is reserved"},
+      {"app::1x", "not a C++ namespace"},
+      {"app::::x", "not a C++ namespace"}};
+  for (const auto& [ns, why] : cases) {
+    const auto r = test::run_kforge("export --format header --namespace " + ns + " --db " + f.base);
+    INFO(ns << ": " << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains("--namespace: " + why));
+  }
 }
 
 TEST_CASE("the generated header compiles without SQLite and finds the winners", "[export]") {

@@ -218,6 +218,33 @@ TEST_CASE("the first timed launch is the poisoned-output run: a kernel that read
   CHECK(summary->winner->config.find("RC0") != std::string::npos);
 }
 
+TEST_CASE("a kernel writing past its output's end fails validation naming the output", "[tuner][opencl]") {
+  // Issue 56: writing y[n] and y[n + 1] left every element right and passed.
+  test::TempDir dir;
+  auto device = open_device("auto");
+  REQUIRE(device.ok());
+  const TemplateCatalog catalog = catalog_with("gemm_writes_past");
+  auto db = Database::open(dir.file("t.db"), Database::Mode::kReadWrite);
+  REQUIRE(db.ok());
+  GemmOperator gemm;
+  Tuner tuner(**device, **db, gemm);
+  TuneRequest req = request_for(catalog, small_problem("NN"));
+  req.templates = {catalog.find("gemm_writes_past")};
+  auto summary = tuner.run(req, {});
+  REQUIRE(summary.ok());
+  CHECK(summary->counts.evaluated == 4);
+  for (const auto& o : summary->outcomes) {
+    INFO(o.config << " " << o.reason);
+    if (o.config.find("OOB1") != std::string::npos) {
+      CHECK(o.status == CandidateStatus::kWrongResult);
+      CHECK_THAT(o.reason, Catch::Contains("output C written past its end: guard byte 0 of") &&
+                               Catch::Contains(o.config));
+    } else {
+      CHECK(o.status == CandidateStatus::kOk);  // the guard, restored, blames no later candidate
+    }
+  }
+}
+
 TEST_CASE("a batch is validated first and timed fastest first, so its slow candidates are cut against its fastest",
           "[tuner][opencl]") {
   // gemm_repeat: REP8 does 8 times REP1's work. The strategy proposes the
