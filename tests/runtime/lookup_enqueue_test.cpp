@@ -1,6 +1,9 @@
 // Production launches through the lookup: enqueued without events or a
 // wait (Device::enqueue), checked first like a timed launch, and their
 // results seen by the next read.
+#include <optional>
+#include <tuple>
+
 #include "forwarding_device.hpp"
 #include "lookup_fixtures.hpp"
 
@@ -59,18 +62,30 @@ struct GemmLaunch {
   }
 };
 
+/// PoCL behind a CountingDevice, a lookup with no database, the default
+/// selection for `problem` and its buffers.
+struct EnqueueSetup {
+  TempDir dir;
+  std::unique_ptr<Device> opened = std::move(open_device("auto").value());
+  CountingDevice device{*opened};
+  Warnings w;
+  std::unique_ptr<Lookup> lookup = open_lookup(w.options(dir.file("none.db")), device, catalog_with({}));
+  Selection sel;
+  std::optional<GemmLaunch> run;
+  explicit EnqueueSetup(const Problem& problem) : sel(select_ok(*lookup, problem)) {
+    run.emplace(device, sel.problem);
+  }
+  std::tuple<CountingDevice&, std::unique_ptr<Lookup>&, Selection&, GemmLaunch&> parts() {
+    return {device, lookup, sel, *run};
+  }
+};
+
 }  // namespace
 
 TEST_CASE("a lookup's enqueue launches without a timed wait and the read sees the result",
           "[lookup][opencl][launch]") {
-  TempDir dir;
-  auto opened = open_device("auto");
-  REQUIRE(opened.ok());
-  CountingDevice device(**opened);
-  Warnings w;
-  auto lookup = open_lookup(w.options(dir.file("none.db")), device, catalog_with({}));
-  const Selection sel = select_ok(*lookup, gemm(96, 80, 48));
-  GemmLaunch run(device, sel.problem);
+  EnqueueSetup on(gemm(96, 80, 48));
+  auto [device, lookup, sel, run] = on.parts();
   for (int i = 0; i < 5; ++i) REQUIRE(lookup->enqueue(sel, run.args).ok());
   CHECK(device.enqueued == 5);
   CHECK(device.timed == 0);
@@ -88,14 +103,8 @@ TEST_CASE("a lookup's enqueue launches without a timed wait and the read sees th
 
 TEST_CASE("an enqueue is checked against the operator's arguments and enqueues nothing on a mismatch",
           "[lookup][opencl][launch]") {
-  TempDir dir;
-  auto opened = open_device("auto");
-  REQUIRE(opened.ok());
-  CountingDevice device(**opened);
-  Warnings w;
-  auto lookup = open_lookup(w.options(dir.file("none.db")), device, catalog_with({}));
-  const Selection sel = select_ok(*lookup, gemm(64, 32, 16));
-  GemmLaunch run(device, sel.problem);
+  EnqueueSetup on(gemm(64, 32, 16));
+  auto [device, lookup, sel, run] = on.parts();
   std::vector<KernelArg> short_list(run.args.begin(), run.args.end() - 1);
   auto refused = lookup->enqueue(sel, short_list);
   REQUIRE_FALSE(refused.ok());
