@@ -1,0 +1,222 @@
+"""Run one @triton.jit kernel under Triton's interpreter on NumPy arrays:
+`python3 -m kforge_triton.interpret` (a fresh process: TRITON_INTERPRET is
+set before Triton is imported, and must be).
+
+Request (one JSON object on stdin):
+  source_path, kernel   as for kforge_triton.compile
+  args        the kernel's non-constexpr arguments, in any order, by name:
+                {"name", "kind": "array", "npy": path, "out": bool,
+                 "dtype": "bf16" (optional: the .npy holds bf16 bit patterns
+                 as uint16), "out_npy": path (optional; default: npy)}
+                {"name", "kind": "scalar", "value": number,
+                 "dtype": "i32" | "i64" | "fp32"}
+  constexprs  {argument: value}
+  grid        [x, y, z] programs
+  guard_elements  (optional, default 1024) poisoned elements before and
+              after every array; the interpreter does not bounds-check, so
+              a write past an array lands there (or, past the guard, in
+              whatever the heap holds: keep guards wider than any overrun)
+
+Response (one JSON object on stdout; exit 0 whenever it could be written):
+  ok (ran and no guard was touched), error, outputs {name: path written},
+  guard_violations [{argument, side: "before" | "after", elements,
+  nearest}] ("nearest": the touched element's distance from the array),
+  programs, seconds.
+"""
+
+import os
+import sys
+
+if "triton" in sys.modules and os.environ.get("TRITON_INTERPRET") != "1":
+    # @triton.jit reads TRITON_INTERPRET: a process that imported Triton
+    # without it compiles instead of interpreting.
+    raise ImportError("kforge_triton.interpret must be imported before triton (or with TRITON_INTERPRET=1)")
+os.environ["TRITON_INTERPRET"] = "1"
+
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from .protocol import RequestError, read_request, require, write_response  # noqa: E402
+
+# NumPy dtype -> the torch-style name Triton's argument mangling reads.
+_TORCH_NAMES = {
+    np.dtype(np.float16): "float16", np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
+    np.dtype(np.int8): "int8", np.dtype(np.uint8): "uint8", np.dtype(np.int16): "int16",
+    np.dtype(np.int32): "int32", np.dtype(np.int64): "int64", np.dtype(np.bool_): "bool",
+}
+
+
+class _Dtype:
+    """A torch.dtype look-alike. Triton's native argument mangling caches by
+    the dtype object's identity, so there is exactly one per type, kept for
+    the life of the process (a fresh object per call can reuse a freed
+    object's address and be taken for another type)."""
+    __module__ = "torch"
+
+    def __init__(self, name):
+        self.name = name
+        self.itemsize = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "int8": 1, "uint8": 1,
+                         "int16": 2, "int32": 4, "int64": 8, "bool": 1}[name]
+
+    def __str__(self):
+        return "torch." + self.name
+
+    __repr__ = __str__
+
+
+_DTYPES = {name: _Dtype(name) for name in set(_TORCH_NAMES.values()) | {"bfloat16"}}
+
+
+class HostArray:
+    """The tensor surface the interpreter reads (data_ptr, dtype) over a
+    NumPy array: the interpreter dereferences data_ptr() directly."""
+
+    def __init__(self, array, dtype_name):
+        self.array = array
+        self.dtype = _DTYPES[dtype_name]
+        self.shape = array.shape
+
+    def data_ptr(self):
+        return self.array.ctypes.data
+
+    def element_size(self):
+        return self.dtype.itemsize
+
+
+def _host_arguments_in_place():
+    """The interpreter copies tensors through torch storage before and after
+    a launch; HostArray is host memory already, so it runs on it in place."""
+    from triton.runtime.interpreter import GridExecutor
+    GridExecutor._init_args_hst = lambda self, args_dev, kwargs: (list(args_dev), dict(kwargs))
+    GridExecutor._restore_args_dev = lambda self, args_dev, args_hst, kwargs, kwargs_hst: None
+
+
+# Poison for the guard zones: a byte pattern no kernel writes by accident
+# (as f32 and f16 it is a NaN-free ordinary value, so that reading it does
+# not trap, and writing 0 or a result over it shows).
+_POISON = 0xA5
+
+
+class GuardedArray:
+    """An array with guard_elements poisoned elements on each side."""
+
+    def __init__(self, name, data, guard):
+        self.name, self.guard = name, guard
+        n = data.size
+        self.buffer = np.empty(n + 2 * guard, dtype=data.dtype)
+        self.buffer.view(np.uint8)[:] = _POISON
+        self.body = self.buffer[guard:guard + n]
+        self.body[:] = data.reshape(-1)
+        self.shape = data.shape
+
+    def violations(self):
+        out = []
+        raw = self.buffer.view(np.uint8)
+        size = self.buffer.itemsize
+        before = raw[:self.guard * size]
+        after = raw[(self.guard + self.body.size) * size:]
+        for side, zone in (("before", before), ("after", after)):
+            touched = np.nonzero(zone != _POISON)[0]
+            if touched.size:
+                elements = np.unique(touched // size)
+                nearest = (self.guard - 1 - int(elements[-1])) if side == "before" else int(elements[0])
+                out.append({"argument": self.name, "side": side, "elements": int(elements.size),
+                            "nearest": nearest})
+        return out
+
+
+def _load_kernel(source_path, kernel):
+    from .compile import load_kernel
+    return load_kernel(source_path, kernel)
+
+
+def run_request(request):
+    start = time.monotonic()
+    for key in ("source_path", "kernel"):
+        require(request, key, str, "a string")
+    args = require(request, "args", list, "a list of arguments")
+    grid = require(request, "grid", list, "[x, y, z]")
+    constexprs = request.get("constexprs", {}) or {}
+    guard = int(request.get("guard_elements", 1024))
+    if not 1 <= len(grid) <= 3 or not all(isinstance(g, int) and g >= 0 for g in grid):
+        raise RequestError(f"request: grid: expected 1 to 3 non-negative integers, got {grid}")
+    grid = tuple(grid) + (1,) * (3 - len(grid))
+    kernel = request["kernel"]
+    fn = _load_kernel(request["source_path"], kernel)
+    _host_arguments_in_place()
+
+    call, guarded, outputs = {}, [], []
+    for i, arg in enumerate(args):
+        if not isinstance(arg, dict) or "name" not in arg or arg.get("kind") not in ("array", "scalar"):
+            raise RequestError(f"request: args[{i}]: expected {{name, kind: array | scalar, ...}}")
+        name = arg["name"]
+        if arg["kind"] == "array":
+            data = np.load(arg["npy"])
+            dtype_name = arg.get("dtype")
+            if dtype_name == "bf16":
+                if data.dtype != np.uint16:
+                    raise RequestError(f"request: args[{i}] ({name}): bf16 arrays are uint16 bit patterns, "
+                                       f"got {data.dtype}")
+                torch_name = "bfloat16"
+            elif data.dtype in _TORCH_NAMES:
+                torch_name = _TORCH_NAMES[data.dtype]
+            else:
+                raise RequestError(f"request: args[{i}] ({name}): unsupported array dtype {data.dtype}")
+            g = GuardedArray(name, np.ascontiguousarray(data), guard)
+            guarded.append(g)
+            call[name] = HostArray(g.body, torch_name)
+            if arg.get("out"):
+                outputs.append((name, g, arg.get("out_npy", arg["npy"])))
+        else:
+            value, dtype = arg.get("value"), arg.get("dtype", "fp32")
+            if dtype in ("i32", "i64"):
+                call[name] = int(value)
+            elif dtype in ("fp32", "f32"):
+                call[name] = float(value)
+            else:
+                raise RequestError(f"request: args[{i}] ({name}): scalar dtype {dtype} (i32, i64, fp32)")
+    missing = [n for n in fn.arg_names if n not in call and n not in constexprs]
+    extra = [n for n in list(call) + list(constexprs) if n not in fn.arg_names]
+    if missing or extra:
+        raise RequestError(f"kernel {kernel}: arguments: missing {missing or 'none'}, unknown {extra or 'none'}")
+    call.update(constexprs)
+    try:
+        fn[grid](**call)
+    except Exception as e:  # noqa: BLE001 - the kernel's failure is the result
+        text = str(e).strip().splitlines()
+        return {"ok": False, "error": f"kernel {kernel}: interpreter: {type(e).__name__}: "
+                                      f"{text[-1] if text else ''}", "outputs": {},
+                "guard_violations": [v for g in guarded for v in g.violations()],
+                "programs": grid[0] * grid[1] * grid[2], "seconds": round(time.monotonic() - start, 3)}
+    violations = [v for g in guarded for v in g.violations()]
+    written = {}
+    for name, g, path in outputs:
+        np.save(path, g.body.reshape(g.shape))
+        written[name] = path
+    error = None
+    if violations:
+        error = f"kernel {kernel}: wrote outside " + ", ".join(
+            f"{v['argument']} ({v['elements']} elements {v['side']})" for v in violations)
+    return {"ok": not violations, "error": error, "outputs": written, "guard_violations": violations,
+            "programs": grid[0] * grid[1] * grid[2], "seconds": round(time.monotonic() - start, 3)}
+
+
+def main():
+    # What the kernel prints (tl.device_print) goes to stderr: stdout
+    # carries the response alone.
+    response_fd = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        response = run_request(read_request())
+    except RequestError as e:
+        response = {"ok": False, "error": str(e), "outputs": {}, "guard_violations": [], "programs": 0,
+                    "seconds": 0.0}
+    sys.stdout.flush()
+    with os.fdopen(response_fd, "w") as out:
+        write_response(response, out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
