@@ -1,0 +1,179 @@
+"""Every corpus template compiles for cuda:sm_80, cuda:sm_90a and hip:gfx942
+at its default and two more configurations, and the GEMM's code uses the
+tensor cores (SASS read with the nvdisasm in Triton's wheel; AMDGCN text).
+The helper's protocol: one JSON request, one JSON response, handled errors
+are ok false naming the kernel, exit 0."""
+
+import os
+import re
+import subprocess
+
+import pytest
+
+from conftest import CORPUS, DATA, corpus_manifests, run_helper, triton_missing
+
+pytestmark = pytest.mark.skipif(triton_missing() is not None, reason=str(triton_missing()))
+
+TARGETS = ["cuda:sm_80", "cuda:sm_90a", "hip:gfx942"]
+# Two configurations besides the default per template (parameters that do
+# not apply to a target are dropped).
+ALTERNATIVES = {
+    "gemm_triton_dot": [
+        {"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 64, "GROUP_M": 4, "num_warps": 8, "num_stages": 2,
+         "waves_per_eu": 2, "matrix_instr_nonkdim": 16},
+        {"BLOCK_M": 32, "BLOCK_N": 128, "BLOCK_K": 32, "GROUP_M": 1, "num_warps": 4, "num_stages": 4,
+         "matrix_instr_nonkdim": 32},
+    ],
+    "rmsnorm_triton_row": [{"BLOCK_N": 4096, "ROWS": 1, "num_warps": 8}, {"BLOCK_N": 256, "ROWS": 4, "num_warps": 1}],
+    "softmax_triton_row": [{"BLOCK_N": 4096, "ROWS": 1, "num_warps": 8}, {"BLOCK_N": 256, "ROWS": 4, "num_warps": 1}],
+}
+DTYPE = {"gemm_triton_dot": "bf16"}
+
+_results = {}
+
+
+def _cases():
+    from kforge_triton.manifest import load_manifest
+    for path in corpus_manifests():
+        m = load_manifest(path)
+        assert m["name"] in ALTERNATIVES, f"{m['name']}: add its configurations to ALTERNATIVES"
+        for target in TARGETS:
+            for i in range(3):
+                yield pytest.param(path, target, i, id=f"{m['name']}-{target}-{i}")
+
+
+def compiled(path, target, index, tmp_root):
+    """The compile response of one case (compiled once per session)."""
+    from kforge_triton.compile import compile_request
+    from kforge_triton.manifest import load_manifest
+    key = (path, target, index)
+    if key not in _results:
+        m = load_manifest(path)
+        config = m.default_config(target)
+        if index:
+            names = m.parameter_names(target)
+            config.update({k: v for k, v in ALTERNATIVES[m["name"]][index - 1].items() if k in names})
+        out = os.path.join(tmp_root, m["name"], target.replace(":", "_"), str(index))
+        request = m.compile_request(config, target, DTYPE.get(m["name"], "f16"), out, timeout_s=300)
+        _results[key] = (config, compile_request(request))
+    return _results[key]
+
+
+@pytest.fixture(scope="session")
+def tmp_root(tmp_path_factory):
+    return str(tmp_path_factory.mktemp("triton-compile"))
+
+
+@pytest.mark.parametrize("path,target,index", list(_cases()))
+def test_compiles(path, target, index, tmp_root):
+    config, r = compiled(path, target, index, tmp_root)
+    assert r["ok"], f"{config}: {r['error']}\n{r['log'][-3000:]}"
+    assert r["format"] == ("cubin" if target.startswith("cuda") else "hsaco")
+    assert os.path.getsize(r["binary_path"]) > 0 and os.path.getsize(r["asm_path"]) > 0
+    md = r["metadata"]
+    assert md["target"] == target and md["triton_version"] == r["triton_version"]
+    for name in ("num_warps", "num_stages"):
+        if name in config:
+            assert md[name] == config[name] and r["options_used"][name] == config[name]
+    assert r["options_used"]["enable_fp_fusion"] is True
+    for key in ("name", "shared", "num_ctas", "global_scratch_size", "hash"):
+        assert key in md
+
+
+def _gemm():
+    return os.path.join(CORPUS, "gemm_dot", "manifest.json")
+
+
+def _nvdisasm():
+    import triton
+    tool = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "nvdisasm")
+    if not os.access(tool, os.X_OK):
+        pytest.skip(f"no nvdisasm in Triton's wheel ({tool})")
+    return tool
+
+
+def _sass_mix(cubin):
+    sass = subprocess.run([_nvdisasm(), cubin], capture_output=True, text=True, check=True).stdout
+    return set(re.findall(r"\b([A-Z][A-Z0-9]+)(?:\.[A-Za-z0-9_.]+)?\s", sass))
+
+
+@pytest.mark.parametrize("index", [0, 1, 2])
+def test_gemm_sm80_uses_hmma_and_ldsm(index, tmp_root):
+    _, r = compiled(_gemm(), "cuda:sm_80", index, tmp_root)
+    mix = _sass_mix(r["binary_path"])
+    assert {"HMMA", "LDSM"} <= mix, sorted(mix)
+
+
+@pytest.mark.parametrize("index", [0, 1, 2])
+def test_gemm_sm90a_uses_hgmma(index, tmp_root):
+    config, r = compiled(_gemm(), "cuda:sm_90a", index, tmp_root)
+    mix = _sass_mix(r["binary_path"])
+    if config["BLOCK_M"] >= 64:
+        assert "HGMMA" in mix, sorted(mix)
+    else:
+        # wgmma's M is 64 per warp group: a 32-row tile falls back to mma.sync.
+        assert "HMMA" in mix and "HGMMA" not in mix, sorted(mix)
+
+
+@pytest.mark.parametrize("index", [0, 1, 2])
+def test_gemm_gfx942_uses_mfma(index, tmp_root):
+    _, r = compiled(_gemm(), "hip:gfx942", index, tmp_root)
+    with open(r["asm_path"]) as f:
+        assert re.search(r"\bv_mfma_f32_\w+_bf16", f.read())
+
+
+def _request(tmp_path, **changes):
+    from kforge_triton.manifest import load_manifest
+    m = load_manifest(os.path.join(CORPUS, "softmax_row", "manifest.json"))
+    request = m.compile_request(m.default_config("cuda:sm_80"), "cuda:sm_80", "f16", str(tmp_path))
+    request.update(changes)
+    return request
+
+
+def test_protocol_over_stdin(tmp_path):
+    r = run_helper("compile", _request(tmp_path))
+    assert r["ok"] and r["error"] is None, r
+    assert r["metadata"]["name"] == "softmax_row" and r["format"] == "cubin"
+    assert r["asm_path"].endswith(".ptx") and ".entry softmax_row" in open(r["asm_path"]).read()
+    assert r["cache_key"] and r["backend_hash"] and r["triton_version"] == "3.9.0"
+
+
+def test_cache_key(tmp_path):
+    from kforge_triton.compile import cache_key
+    base = _request(tmp_path)
+    key = cache_key(base, "3.9.0", "h")
+    assert key == cache_key(dict(base, out_dir="/elsewhere", timeout_s=1), "3.9.0", "h")
+    assert key != cache_key(dict(base, options=dict(base["options"], enable_fp_fusion=False)), "3.9.0", "h")
+    assert key != cache_key(dict(base, constexprs=dict(base["constexprs"], BLOCK_N=2048)), "3.9.0", "h")
+    assert key != cache_key(dict(base, target="cuda:sm_90a"), "3.9.0", "h")
+    assert key != cache_key(base, "3.9.1", "h") and key != cache_key(base, "3.9.0", "g")
+    assert key != cache_key(dict(base, specialization={"divisible_by_16": []}), "3.9.0", "h")
+
+
+def test_compile_error_names_the_kernel(tmp_path):
+    request = {"source_path": os.path.join(DATA, "compile_error.py"), "kernel": "bad_shapes",
+               "signature": {"X": "*fp32", "n": "i32"}, "constexprs": {"BLOCK": 128},
+               "options": {"num_warps": 4}, "target": "cuda:sm_80", "out_dir": str(tmp_path)}
+    r = run_helper("compile", request)
+    assert r["ok"] is False and r["binary_path"] is None
+    assert "kernel bad_shapes" in r["error"] and "BLOCK=128" in r["error"] and "cuda:sm_80" in r["error"], r["error"]
+    assert r["log"], "the compiler's message belongs in the log"
+
+
+def test_syntax_error_unknown_target_and_option(tmp_path):
+    src = tmp_path / "broken.py"
+    src.write_text("import triton\n@triton.jit\ndef k(X:\n    pass\n")
+    r = run_helper("compile", _request(tmp_path, source_path=str(src), kernel="k"))
+    assert not r["ok"] and "kernel k" in r["error"] and "syntax error" in r["error"], r["error"]
+    r = run_helper("compile", _request(tmp_path, target="cuda:sm_70"))
+    assert not r["ok"] and "unsupported 'cuda:sm_70'" in r["error"] and "softmax_row" in r["error"]
+    r = run_helper("compile", _request(tmp_path, options={"kpack": 2}))
+    assert not r["ok"] and "kpack" in r["error"]
+    r = run_helper("compile", _request(tmp_path, constexprs={}))
+    assert not r["ok"] and "constexpr BLOCK_N has no value" in r["error"]
+
+
+def test_timeout_kills_the_compile(tmp_path):
+    from kforge_triton.compile import compile_request
+    r = compile_request(_request(tmp_path, timeout_s=0.01))
+    assert not r["ok"] and "timed out after 0.01 s" in r["error"] and "softmax_row" in r["error"]
