@@ -84,12 +84,32 @@ class HostArray:
         return self.dtype.itemsize
 
 
-def _host_arguments_in_place():
-    """The interpreter copies tensors through torch storage before and after
-    a launch; HostArray is host memory already, so it runs on it in place."""
-    from triton.runtime.interpreter import GridExecutor
-    GridExecutor._init_args_hst = lambda self, args_dev, kwargs: (list(args_dev), dict(kwargs))
-    GridExecutor._restore_args_dev = lambda self, args_dev, args_hst, kwargs, kwargs_hst: None
+def _patch_interpreter():
+    """Two changes to Triton 3.9's interpreter. It copies tensors through
+    torch storage before and after a launch; HostArray is host memory
+    already, so it runs on it in place. Its tl.dot multiplies bf16 operands
+    as their uint16 bit patterns; they are widened to f32 first (exact)."""
+    import triton.language as tl
+    from triton.runtime import interpreter
+
+    interpreter.GridExecutor._init_args_hst = lambda self, args_dev, kwargs: (list(args_dev), dict(kwargs))
+    interpreter.GridExecutor._restore_args_dev = lambda self, args_dev, args_hst, kwargs, kwargs_hst: None
+    builder = interpreter.InterpreterBuilder
+    if getattr(builder, "_kforge_bf16_dot", False):
+        return
+    create_dot = builder.create_dot
+
+    def widened(handle):
+        if handle.dtype.scalar == tl.bfloat16:
+            data = (handle.data.astype(np.uint32) << 16).view(np.float32)
+            return interpreter.TensorHandle(data, tl.float32)
+        return handle
+
+    def create_dot_bf16(self, a, b, d, input_precision, max_num_imprecise_acc):
+        return create_dot(self, widened(a), widened(b), d, input_precision, max_num_imprecise_acc)
+
+    builder.create_dot = create_dot_bf16
+    builder._kforge_bf16_dot = True
 
 
 # Poison for the guard zones: a byte pattern no kernel writes by accident
@@ -144,7 +164,7 @@ def run_request(request):
     grid = tuple(grid) + (1,) * (3 - len(grid))
     kernel = request["kernel"]
     fn = _load_kernel(request["source_path"], kernel)
-    _host_arguments_in_place()
+    _patch_interpreter()
 
     call, guarded, outputs = {}, [], []
     for i, arg in enumerate(args):

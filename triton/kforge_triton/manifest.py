@@ -224,7 +224,8 @@ class Manifest:
 
     def interpret_request(self, config, problem, bindings, layout="NN", dtype="f32", guard_elements=1024):
         """The interpret helper's request: `bindings` maps each bound
-        operator argument to a number (a scalar) or to {"npy": path, "out":
+        operator argument (problem dims need not be repeated) to a number
+        (a scalar) or to {"npy": path, "out":
         bool, "out_npy": path} (a tensor; *bf16 arrays are uint16 bits)."""
         values = self.argument_values(config, problem, layout, dtype)
         signature = self.signature(dtype)
@@ -234,7 +235,13 @@ class Manifest:
             if "value" in a:
                 args.append({"name": name, "kind": "scalar", "value": values[name], "dtype": t})
                 continue
-            bound = bindings[a["bind"]]
+            if a["bind"] in bindings:
+                bound = bindings[a["bind"]]
+            elif a["bind"] in problem and not t.startswith("*"):
+                bound = problem[a["bind"]]  # the operator's size arguments are its dims
+            else:
+                raise ManifestError(f"{self.path}: arguments: {name} is bound to {a['bind']}, which the "
+                                    f"bindings lack")
             if t.startswith("*"):
                 arg = {"name": name, "kind": "array", "npy": bound["npy"], "out": bool(bound.get("out"))}
                 if "out_npy" in bound:

@@ -1,0 +1,149 @@
+"""The corpus under Triton's interpreter (kforge_triton.interpret, a fresh
+process per run, NumPy arrays, no torch) against NumPy references at small
+shapes with tails in every dimension; guard zones catch a planted write past
+the output."""
+
+import os
+
+import numpy as np
+import pytest
+
+from conftest import CORPUS, DATA, run_helper, triton_missing
+from kforge_triton.manifest import load_manifest
+
+pytestmark = pytest.mark.skipif(triton_missing() is not None, reason=str(triton_missing()))
+
+
+def to_bf16_bits(x):
+    """f32 -> bf16 bit patterns (uint16), round to nearest even."""
+    u = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def from_bf16_bits(b):
+    return (b.astype(np.uint32) << 16).view(np.float32)
+
+
+def stored(x, dtype):
+    """(array to save, its values as f64) for x stored in dtype."""
+    if dtype == "bf16":
+        bits = to_bf16_bits(x)
+        return bits, from_bf16_bits(bits).astype(np.float64)
+    a = x.astype({"f16": np.float16, "f32": np.float32}[dtype])
+    return a, a.astype(np.float64)
+
+
+def run(manifest, config, problem, tensors, scalars, outputs, tmp_path, layout="NN", dtype="f32",
+        source_path=None):
+    """Saves tensors, runs the interpreter, returns (response, {output: array})."""
+    bindings = dict(scalars)
+    for name, array in tensors.items():
+        path = str(tmp_path / f"{name}.npy")
+        np.save(path, array)
+        bindings[name] = {"npy": path, "out": name in outputs, "out_npy": str(tmp_path / f"{name}.out.npy")}
+    request = manifest.interpret_request(config, problem, bindings, layout, dtype)
+    if source_path:
+        request["source_path"] = source_path
+    r = run_helper("interpret", request)
+    got = {name: np.load(r["outputs"][name]) for name in outputs if name in r.get("outputs", {})}
+    return r, got
+
+
+GEMM = os.path.join(CORPUS, "gemm_dot", "manifest.json")
+
+
+@pytest.mark.parametrize("layout,dtype,beta,overrides", [
+    ("NN", "f16", 0.0, {}),
+    ("NT", "f16", 0.0, {}),
+    ("TN", "f16", 0.0, {}),
+    ("TT", "f16", 0.0, {}),
+    ("NT", "bf16", -0.5, {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 64, "GROUP_M": 4}),
+    ("TN", "bf16", 0.25, {"BLOCK_M": 32, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 1}),
+])
+def test_gemm(tmp_path, layout, dtype, beta, overrides):
+    m = load_manifest(GEMM)
+    config = dict(m.default_config("cuda:sm_80"), **overrides)
+    M, N, K, batch = 70, 45, 70, 2  # tails in M, N and K for every block size
+    rng = np.random.default_rng(1)
+    a_shape = (batch, K, M) if layout[0] == "T" else (batch, M, K)
+    b_shape = (batch, N, K) if layout[1] == "T" else (batch, K, N)
+    a, a64 = stored(rng.standard_normal(a_shape), dtype)
+    b, b64 = stored(rng.standard_normal(b_shape), dtype)
+    op_a = a64.transpose(0, 2, 1) if layout[0] == "T" else a64
+    op_b = b64.transpose(0, 2, 1) if layout[1] == "T" else b64
+    c0 = rng.standard_normal((batch, M, N)).astype(np.float32) if beta else np.full((batch, M, N), np.nan, np.float32)
+    alpha = 1.5
+    want = alpha * (op_a @ op_b) + (beta * c0.astype(np.float64) if beta else 0.0)
+    r, got = run(m, config, {"M": M, "N": N, "K": K, "batch": batch}, {"A": a, "B": b, "C": c0},
+                 {"alpha": alpha, "beta": beta}, ["C"], tmp_path, layout, dtype)
+    assert r["ok"], r
+    assert r["programs"] == -(-M // config["BLOCK_M"]) * -(-N // config["BLOCK_N"]) * batch
+    scale = alpha * (np.abs(op_a) @ np.abs(op_b)) + abs(beta) * np.abs(np.nan_to_num(c0))
+    err = np.abs(got["C"] - want)
+    assert np.all(err <= 1e-5 * scale + 1e-6), f"max error {err.max()} ({layout}, {dtype})"
+
+
+def _row_problem(rows, cols, dtype, seed):
+    rng = np.random.default_rng(seed)
+    return stored(rng.standard_normal((rows, cols)) * 3, dtype)
+
+
+@pytest.mark.parametrize("dtype,overrides", [("f32", {}), ("f16", {"BLOCK_N": 128, "ROWS": 2, "num_warps": 1}),
+                                             ("bf16", {"BLOCK_N": 256, "ROWS": 4})])
+def test_rmsnorm(tmp_path, dtype, overrides):
+    m = load_manifest(os.path.join(CORPUS, "rmsnorm_row", "manifest.json"))
+    rows, cols = 7, 77  # the row shorter than the block; rows not a multiple of ROWS
+    config = dict(m.default_config("cuda:sm_80"), **overrides)
+    assert not m.satisfied(config, {"rows": rows, "cols": cols})
+    x, x64 = _row_problem(rows, cols, dtype, 2)
+    w, w64 = stored(np.random.default_rng(3).standard_normal(cols), dtype)
+    y0 = np.full((rows, cols), np.nan, np.float32)
+    eps = 1e-5
+    want = x64 / np.sqrt((x64 * x64).mean(axis=1, keepdims=True) + eps) * w64
+    r, got = run(m, config, {"rows": rows, "cols": cols}, {"X": x, "W": w, "Y": y0}, {"eps": eps}, ["Y"],
+                 tmp_path, dtype=dtype)
+    assert r["ok"], r
+    np.testing.assert_allclose(got["Y"], want, rtol=2e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype,overrides", [("f32", {}), ("f16", {"BLOCK_N": 128, "ROWS": 4}),
+                                             ("bf16", {"BLOCK_N": 1024, "ROWS": 2, "num_warps": 8})])
+def test_softmax(tmp_path, dtype, overrides):
+    m = load_manifest(os.path.join(CORPUS, "softmax_row", "manifest.json"))
+    rows, cols = 9, 100
+    config = dict(m.default_config("cuda:sm_80"), **overrides)
+    assert not m.satisfied(config, {"rows": rows, "cols": cols})
+    x, x64 = _row_problem(rows, cols, dtype, 4)
+    e = np.exp(x64 - x64.max(axis=1, keepdims=True))
+    want = e / e.sum(axis=1, keepdims=True)
+    r, got = run(m, config, {"rows": rows, "cols": cols}, {"X": x, "Y": np.full((rows, cols), np.nan, np.float32)},
+                 {}, ["Y"], tmp_path, dtype=dtype)
+    assert r["ok"], r
+    np.testing.assert_allclose(got["Y"], want, rtol=2e-5, atol=1e-7)
+
+
+def test_guard_zones_catch_a_dropped_mask(tmp_path):
+    m = load_manifest(os.path.join(CORPUS, "softmax_row", "manifest.json"))
+    rows, cols = 3, 100
+    config = dict(m.default_config("cuda:sm_80"), BLOCK_N=128)
+    x, _ = _row_problem(rows, cols, "f32", 5)
+    r, _ = run(m, config, {"rows": rows, "cols": cols}, {"X": x, "Y": np.zeros((rows, cols), np.float32)}, {}, ["Y"],
+               tmp_path, source_path=os.path.join(DATA, "planted_no_mask.py"))
+    assert r["ok"] is False
+    assert r["guard_violations"] == [{"argument": "Y", "side": "after", "elements": 28, "nearest": 0}], r
+    assert "softmax_row" in r["error"] and "Y" in r["error"]
+    # The correct kernel, same arguments: no violation.
+    r, _ = run(m, config, {"rows": rows, "cols": cols}, {"X": x, "Y": np.zeros((rows, cols), np.float32)}, {}, ["Y"],
+               tmp_path)
+    assert r["ok"] and r["guard_violations"] == []
+
+
+def test_missing_argument_is_reported(tmp_path):
+    m = load_manifest(os.path.join(CORPUS, "softmax_row", "manifest.json"))
+    x, _ = _row_problem(2, 10, "f32", 6)
+    np.save(tmp_path / "x.npy", x)
+    request = m.interpret_request(m.default_config("cuda:sm_80"), {"rows": 2, "cols": 10},
+                                  {"X": {"npy": str(tmp_path / "x.npy")}, "Y": {"npy": str(tmp_path / "x.npy")}})
+    request["args"] = [a for a in request["args"] if a["name"] != "Y"]
+    r = run_helper("interpret", request)
+    assert not r["ok"] and "kernel softmax_row" in r["error"] and "'Y'" in r["error"], r
