@@ -15,7 +15,7 @@ python_env="$build/python-env"
 mkdir -p "$build"
 [ -x "$python_env/bin/python" ] || python3 -m venv --system-site-packages "$python_env"
 # nvdisasm (not in every CUDA toolkit) lets the SASS tests read NVRTC's cubins.
-"$python_env/bin/python" -m pip install -q --disable-pip-version-check "nanobind>=2,<4" pytest numpy \
+"$python_env/bin/python" -m pip install -q --disable-pip-version-check "nanobind>=2,<4" pytest numpy "triton==3.9.0" \
   "nvidia-cuda-nvdisasm>=13,<14"
 nvdisasm=$(ls "$python_env"/lib/python3*/site-packages/nvidia/cu*/bin/nvdisasm 2>/dev/null | head -n 1)
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DKFORGE_WARNINGS_AS_ERRORS=ON \

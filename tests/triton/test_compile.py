@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from conftest import CORPUS, DATA, corpus_manifests, run_helper, triton_missing
+from triton_testing import CORPUS, DATA, corpus_manifests, run_helper, triton_missing
 
 pytestmark = pytest.mark.skipif(triton_missing() is not None, reason=str(triton_missing()))
 

@@ -8,7 +8,7 @@ import os
 import numpy as np
 import pytest
 
-from conftest import CORPUS, DATA, run_helper, triton_missing
+from triton_testing import CORPUS, DATA, run_helper, triton_missing
 from kforge_triton.manifest import load_manifest
 
 pytestmark = pytest.mark.skipif(triton_missing() is not None, reason=str(triton_missing()))

@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from conftest import CORPUS, corpus_manifests
+from triton_testing import CORPUS, corpus_manifests
 from kforge_triton.expr import Expr, ExprError
 from kforge_triton.manifest import ManifestError, load_manifest
 

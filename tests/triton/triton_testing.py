@@ -1,14 +1,13 @@
-"""Shared setup of the Triton helper tests: the helper package on sys.path,
-the corpus, and running a helper as the C++ side will (a fresh process, one
-JSON request on stdin, one JSON response on stdout)."""
+"""Shared setup of the Triton helper tests (a module of its own, not a
+conftest, so that it cannot be confused with another suite's): the helper
+package on sys.path, the corpus, and running a helper as the C++ side will
+(a fresh process, one JSON request on stdin, one JSON response on stdout)."""
 
 import glob
 import json
 import os
 import subprocess
 import sys
-
-import pytest
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 HELPERS = os.path.join(ROOT, "triton")
@@ -41,9 +40,3 @@ def run_helper(module, request, timeout=600):
     assert len(lines) == 1, f"expected one JSON line on stdout, got: {proc.stdout[-2000:]}"
     return json.loads(lines[0])
 
-
-@pytest.fixture(scope="session")
-def needs_triton():
-    reason = triton_missing()
-    if reason:
-        pytest.skip(reason)
