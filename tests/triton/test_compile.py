@@ -26,8 +26,18 @@ ALTERNATIVES = {
     ],
     "rmsnorm_triton_row": [{"BLOCK_N": 4096, "ROWS": 1, "num_warps": 8}, {"BLOCK_N": 256, "ROWS": 4, "num_warps": 1}],
     "softmax_triton_row": [{"BLOCK_N": 4096, "ROWS": 1, "num_warps": 8}, {"BLOCK_N": 256, "ROWS": 4, "num_warps": 1}],
+    "attention_triton_flash": [{"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_D": 64, "num_warps": 8, "num_stages": 3},
+                               {"BLOCK_M": 32, "BLOCK_N": 16, "BLOCK_D": 128, "num_warps": 2, "num_stages": 1}],
 }
-DTYPE = {"gemm_triton_dot": "bf16"}
+DTYPE = {"gemm_triton_dot": "bf16", "attention_triton_flash": "f16"}
+# The problem each template is specialized for (divisibility, constexprs
+# such as attention's CAUSAL).
+PROBLEMS = {
+    "gemm_triton_dot": {"M": 512, "N": 512, "K": 512},
+    "rmsnorm_triton_row": {"rows": 64, "cols": 1000},
+    "softmax_triton_row": {"rows": 64, "cols": 1000},
+    "attention_triton_flash": {"B": 1, "H": 8, "S": 256, "SK": 256, "D": 64, "mask": 1},
+}
 
 _results = {}
 
@@ -36,7 +46,7 @@ def _cases():
     from kforge_triton.manifest import load_manifest
     for path in corpus_manifests():
         m = load_manifest(path)
-        assert m["name"] in ALTERNATIVES, f"{m['name']}: add its configurations to ALTERNATIVES"
+        assert m["name"] in ALTERNATIVES and m["name"] in PROBLEMS, f"{m['name']}: add it to ALTERNATIVES, PROBLEMS"
         for target in TARGETS:
             for i in range(3):
                 yield pytest.param(path, target, i, id=f"{m['name']}-{target}-{i}")
@@ -54,7 +64,8 @@ def compiled(path, target, index, tmp_root):
             names = m.parameter_names(target)
             config.update({k: v for k, v in ALTERNATIVES[m["name"]][index - 1].items() if k in names})
         out = os.path.join(tmp_root, m["name"], target.replace(":", "_"), str(index))
-        request = m.compile_request(config, target, DTYPE.get(m["name"], "f16"), out, timeout_s=300)
+        request = m.compile_request(config, target, DTYPE.get(m["name"], "f16"), out, PROBLEMS[m["name"]],
+                                    timeout_s=300)
         _results[key] = (config, compile_request(request))
     return _results[key]
 

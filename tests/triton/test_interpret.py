@@ -94,7 +94,7 @@ def test_rmsnorm(tmp_path, dtype, overrides):
     m = load_manifest(os.path.join(CORPUS, "rmsnorm_row", "manifest.json"))
     rows, cols = 7, 77  # the row shorter than the block; rows not a multiple of ROWS
     config = dict(m.default_config("cuda:sm_80"), **overrides)
-    assert not m.satisfied(config, {"rows": rows, "cols": cols})
+    assert not m.unmet(config, {"rows": rows, "cols": cols})
     x, x64 = _row_problem(rows, cols, dtype, 2)
     w, w64 = stored(np.random.default_rng(3).standard_normal(cols), dtype)
     y0 = np.full((rows, cols), np.nan, np.float32)
@@ -112,7 +112,7 @@ def test_softmax(tmp_path, dtype, overrides):
     m = load_manifest(os.path.join(CORPUS, "softmax_row", "manifest.json"))
     rows, cols = 9, 100
     config = dict(m.default_config("cuda:sm_80"), **overrides)
-    assert not m.satisfied(config, {"rows": rows, "cols": cols})
+    assert not m.unmet(config, {"rows": rows, "cols": cols})
     x, x64 = _row_problem(rows, cols, dtype, 4)
     e = np.exp(x64 - x64.max(axis=1, keepdims=True))
     want = e / e.sum(axis=1, keepdims=True)
@@ -121,6 +121,35 @@ def test_softmax(tmp_path, dtype, overrides):
     assert r["ok"], r
     np.testing.assert_allclose(got["Y"], want, rtol=2e-5, atol=1e-7)
 
+
+@pytest.mark.parametrize("dtype,mask,overrides", [
+    ("f16", 0, {"BLOCK_D": 32}),
+    ("f16", 1, {"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_D": 32}),
+    ("bf16", 1, {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_D": 32}),
+    ("f32", 0, {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_D": 32}),
+])
+def test_attention(tmp_path, dtype, mask, overrides):
+    m = load_manifest(os.path.join(CORPUS, "attention_flash", "manifest.json"))
+    B, H, S, SK, D = 1, 2, 37, 45, 24  # tails in queries, keys and the head dimension
+    problem = {"B": B, "H": H, "S": S, "SK": SK, "D": D, "mask": mask}
+    config = dict(m.default_config("cuda:sm_80"), **overrides)
+    assert not m.unmet(config, problem)
+    rng = np.random.default_rng(7)
+    q, q64 = stored(rng.standard_normal((B, H, S, D)), dtype)
+    k, k64 = stored(rng.standard_normal((B, H, SK, D)), dtype)
+    v, v64 = stored(rng.standard_normal((B, H, SK, D)), dtype)
+    scale = 1.0 / np.sqrt(D)
+    s = scale * q64 @ k64.transpose(0, 1, 3, 2)
+    if mask:
+        i, j = np.arange(S)[:, None], np.arange(SK)[None, :]
+        s = np.where(j <= i + (SK - S), s, -np.inf)
+    p = np.exp(s - s.max(axis=-1, keepdims=True))
+    want = (p / p.sum(axis=-1, keepdims=True)) @ v64
+    r, got = run(m, config, problem, {"Q": q, "K": k, "V": v, "O": np.full((B, H, S, D), np.nan, np.float32)},
+                 {"scale": scale}, ["O"], tmp_path, dtype=dtype)
+    assert r["ok"], r
+    assert r["programs"] == -(-S // config["BLOCK_M"]) * B * H
+    np.testing.assert_allclose(got["O"], want, rtol=1e-4, atol=2e-5)
 
 def test_guard_zones_catch_a_dropped_mask(tmp_path):
     m = load_manifest(os.path.join(CORPUS, "softmax_row", "manifest.json"))

@@ -166,7 +166,7 @@ class Manifest:
         env.update(limits or {})
         return env
 
-    def satisfied(self, config, problem, layout="NN", dtype="f32", limits=None, field="constraints"):
+    def unmet(self, config, problem, layout="NN", dtype="f32", limits=None, field="constraints"):
         """Unmet constraints (or envelope entries) as text; one reading a
         device limit that `limits` lacks is skipped."""
         env = self.env(problem, config, layout, dtype, limits)
@@ -199,7 +199,7 @@ class Manifest:
         (an entry with "when" needs `problem` and is left out without it)."""
         if target not in self.targets:
             raise ManifestError(f"{self.path}: targets: '{target}' is not one of {', '.join(self.targets)}")
-        constexprs = self.constexpr_values(config)
+        constexprs = self.constexpr_values(config, problem, layout, dtype)
         options = dict(self.options)
         options.update({k: v for k, v in config.items() if k in ALL_OPTIONS})
         divisible = []
@@ -217,8 +217,16 @@ class Manifest:
             request["timeout_s"] = timeout_s
         return request
 
-    def constexpr_values(self, config):
-        out = dict(self.constexprs)
+    def constexpr_values(self, config, problem=None, layout="NN", dtype="f32"):
+        """The fixed constexprs (those given as expressions evaluated over
+        the problem) and the configuration's non-option parameters."""
+        out = {}
+        for name, value in self.constexprs.items():
+            if isinstance(value, str):
+                if problem is None:
+                    raise ManifestError(f"{self.path}: constexprs.{name}: '{value}' needs a problem")
+                value = self._expr(value).eval(self.env(problem, config, layout, dtype))
+            out[name] = value
         out.update({k: v for k, v in config.items() if k not in ALL_OPTIONS})
         return out
 
@@ -252,7 +260,7 @@ class Manifest:
             else:
                 args.append({"name": name, "kind": "scalar", "value": bound, "dtype": t})
         return {"source_path": self.source_path, "kernel": self.data["kernel"], "args": args,
-                "constexprs": self.constexpr_values(config), "grid": self.grid(config, problem, layout, dtype),
+                "constexprs": self.constexpr_values(config, problem, layout, dtype), "grid": self.grid(config, problem, layout, dtype),
                 "guard_elements": guard_elements}
 
 
@@ -350,7 +358,11 @@ def load_manifest(path):
             raise c.fail(f"options.{name}", "also a parameter")
 
     names = set(op["dims"]) | set(op["names"]) | {"trans_a", "trans_b", "dtype_bytes"} | set(param_names)
-    names |= set(constexprs) - {k for k, v in constexprs.items() if not isinstance(v, int)}
+    for name, value in constexprs.items():
+        if isinstance(value, str):
+            c.expression(value, f"constexprs.{name}", names)
+        else:
+            c.kind(value, (int, bool), f"constexprs.{name}", "an integer, true/false or an expression")
 
     # arguments: every runtime argument of the kernel, in the kernel's order
     args = c.kind(data["arguments"], list, "arguments", "a list of kernel arguments")
