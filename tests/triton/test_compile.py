@@ -168,6 +168,7 @@ def test_compile_error_names_the_kernel(tmp_path):
     r = run_helper("compile", request)
     assert r["ok"] is False and r["binary_path"] is None
     assert "kernel bad_shapes" in r["error"] and "BLOCK=128" in r["error"] and "cuda:sm_80" in r["error"], r["error"]
+    assert "compile_error.py: bad_shapes line 4:4: Cannot make_shape_compatible" in r["error"], r["error"]
     assert r["log"], "the compiler's message belongs in the log"
 
 

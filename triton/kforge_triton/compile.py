@@ -34,6 +34,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import re
 import signal
 import sys
 import tempfile
@@ -229,6 +230,10 @@ def compile_request(request):
                 except Exception as e:  # noqa: BLE001 - a compile error is a result, not a crash
                     message = str(e).strip().splitlines()
                     detail = message[-1] if message else ""
+                    # Triton's CompilationError starts "at L:C:" (line and column in the function).
+                    where = re.match(r"at (\d+:\d+):", message[0]) if message else None
+                    if where:
+                        detail = f"{request['source_path']}: {request['kernel']} line {where.group(1)}: {detail}"
                     response = _failure(request, f"{_describe(request)}: {type(e).__name__}: {detail}")
                     import traceback
                     traceback.print_exc()
