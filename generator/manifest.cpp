@@ -35,7 +35,8 @@ constexpr const char* kTopFields[] = {"schema_version",
                                       "launch",
                                       "local_memory_bytes",
                                       "operator_declaration",
-                                      "library"};
+                                      "library",
+                                      "kind"};
 constexpr const char* kParameterFields[] = {"name", "values", "default", "doc"};
 constexpr const char* kLaunchFields[] = {"block", "grid"};
 constexpr const char* kTargets[] = {"opencl", "cuda", "hip"};
@@ -259,6 +260,20 @@ Status parse_library(const Checker& c, const json& root, std::string name, std::
   return ok_status();
 }
 
+/// `kind`, checked against `library`: a library template names its library,
+/// a source template names none.
+Result<TemplateKindId> parse_kind(const Checker& c, const json& root) {
+  KF_TRY_ASSIGN(text, c.string_field(root, "kind", false));
+  if (!root.contains("kind")) return root.contains("library") ? TemplateKindId::kLibrary : TemplateKindId::kSource;
+  auto kind = parse_template_kind(text);
+  if (!kind) return c.fail("kind", "unknown template kind '" + printable(text) + "' (known: source, library)");
+  if (*kind == TemplateKindId::kLibrary && !root.contains("library"))
+    return c.fail("library", "a template of kind 'library' names its library (clblast, cublaslt, hipblaslt)");
+  if (*kind == TemplateKindId::kSource && root.contains("library"))
+    return c.fail("library", "a template of kind 'source' calls no library (kind 'library' does)");
+  return *kind;
+}
+
 Status parse_identity(const Checker& c, const json& root, TemplateManifest& m) {
   KF_TRY_ASSIGN(name, c.string_field(root, "name", true));
   if (!is_identifier(name)) return c.fail("name", "'" + printable(name) + "' is not an identifier");
@@ -281,8 +296,10 @@ Status parse_identity(const Checker& c, const json& root, TemplateManifest& m) {
         "operator_declaration",
         "'" + printable(declaration) + "' must be a relative path of letters, digits, '_', '-', '.' and '/'");
   }
+  KF_TRY_ASSIGN(kind, parse_kind(c, root));
+  m.kind = kind;
   KF_TRY_ASSIGN(library, c.string_field(root, "library", false));
-  if (root.contains("library"))
+  if (kind == TemplateKindId::kLibrary)
     return parse_library(c, root, std::move(name), std::move(op), std::move(description), std::move(library),
                          m);
   KF_TRY_ASSIGN(source, c.string_field(root, "source", true));
@@ -551,6 +568,21 @@ Status check_default(const Checker& c, const TemplateManifest& m, const Operator
 }
 
 }  // namespace
+
+std::string_view name(TemplateKindId kind) {
+  switch (kind) {
+    case TemplateKindId::kSource: return "source";
+    case TemplateKindId::kLibrary: return "library";
+  }
+  return "source";
+}
+
+std::optional<TemplateKindId> parse_template_kind(std::string_view text) {
+  for (TemplateKindId kind : {TemplateKindId::kSource, TemplateKindId::kLibrary}) {
+    if (name(kind) == text) return kind;
+  }
+  return std::nullopt;
+}
 
 Result<TemplateManifest> TemplateManifest::parse(std::string_view json_text, const std::string& path) {
   const Checker c(path);

@@ -19,6 +19,16 @@ namespace kforge {
 /// Bump when the manifest format changes incompatibly.
 inline constexpr int kManifestSchemaVersion = 1;
 
+/// How a template becomes a kernel (manifest `kind`): compiled from its
+/// source, or a vendor library call bound in its place. The build itself is
+/// the runtime's (runtime/template_kind.hpp).
+enum class TemplateKindId { kSource, kLibrary };
+
+/// "source", "library".
+std::string_view name(TemplateKindId kind);
+/// The kind named `text`; nullopt when kforge has no such kind.
+std::optional<TemplateKindId> parse_template_kind(std::string_view text);
+
 struct Parameter {
   std::string name;
   std::vector<std::int64_t> values;  ///< declared values, in manifest order
@@ -38,6 +48,8 @@ struct TemplateManifest {
   std::string name;         ///< template name, e.g. "gemm_simt_tiled"
   std::string op;           ///< operator it implements, e.g. "gemm"
   std::string description;
+  /// `kind`; absent: `library` when the manifest names one, else `source`.
+  TemplateKindId kind = TemplateKindId::kSource;
   std::string source;       ///< kernel source file name, relative to the manifest
   std::string kernel;       ///< entry-point base name in the source
   /// A vendor library called instead of a compiled kernel ("clblast",
@@ -70,7 +82,9 @@ struct TemplateManifest {
   bool supports(Dtype d) const;
   bool supports(const Layout& l) const;
   bool supports_target(std::string_view backend) const;
-  bool is_library() const { return !library.empty(); }
+  bool is_library() const { return kind == TemplateKindId::kLibrary; }
+  /// Whether the template has a kernel source file (`source`): every kind but a library call.
+  bool has_source_file() const { return kind != TemplateKindId::kLibrary; }
   /// True when every value of `c` is declared for its parameter and every parameter is set.
   /// Values are not trusted: this check runs before any source is generated.
   Status check_declared(const Config& c) const;

@@ -83,7 +83,7 @@ Result<TemplateSource> TemplateSource::load_dir(const std::string& dir) {
                             declaration->path + " beside it declares '" + declaration->name + "'");
   }
   std::string kernel_text;
-  if (!manifest.is_library()) {
+  if (manifest.has_source_file()) {
     const std::filesystem::path kernel_path = std::filesystem::path(dir) / manifest.source;
     KF_TRY_ASSIGN(text, read_text(kernel_path, "kernel source named by " + manifest_path.string()));
     KF_TRY(check_kernel_entry(text, kernel_path.string(), manifest.kernel));

@@ -54,8 +54,8 @@ Result<std::vector<TemplateSource>> builtin_templates() {
     auto manifest = TemplateManifest::parse(f.text, "builtin:" + std::string(f.path));
     if (!manifest.ok()) return manifest.error();
     std::string_view kernel =
-        manifest->is_library() ? std::string_view() : find_file(dir + "/" + manifest->source);
-    if (kernel.empty() && !manifest->is_library()) {
+        manifest->has_source_file() ? find_file(dir + "/" + manifest->source) : std::string_view();
+    if (kernel.empty() && manifest->has_source_file()) {
       return Error::internal("builtin:" + std::string(f.path) + ": source '" + manifest->source +
                              "' is not embedded");
     }

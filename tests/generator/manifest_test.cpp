@@ -339,3 +339,33 @@ TEST_CASE("manifest: check_declared distrusts configurations", "[manifest]") {
   REQUIRE_FALSE(m->check_declared(c).ok());
   CHECK(m->check_declared(c).error().message == "template gemm_test: unknown parameter 'EVIL'");
 }
+
+TEST_CASE("manifest: kind says how a template becomes a kernel, checked against library", "[manifest]") {
+  json j = gemm_manifest_json();
+  auto plain = parse_manifest(j);
+  REQUIRE(plain.ok());
+  CHECK(plain->kind == kforge::TemplateKindId::kSource);
+  j["kind"] = "source";
+  REQUIRE(parse_manifest(j).ok());
+  j["kind"] = "cutlass";
+  CHECK(error_of(j) == "t/manifest.json: kind: unknown template kind 'cutlass' (known: source, library)");
+  j["kind"] = "library";
+  CHECK(error_of(j) ==
+        "t/manifest.json: library: a template of kind 'library' names its library (clblast, cublaslt, "
+        "hipblaslt)");
+  j = gemm_manifest_json();
+  j["kind"] = "source";
+  j["library"] = "clblast";
+  CHECK(error_of(j) == "t/manifest.json: library: a template of kind 'source' calls no library (kind "
+                       "'library' does)");
+  j.erase("kind");
+  j.erase("source");
+  j.erase("kernel");
+  auto library = parse_manifest(j);
+  REQUIRE(library.ok());
+  CHECK(library->kind == kforge::TemplateKindId::kLibrary);
+  CHECK(library->is_library());
+  CHECK(kforge::name(kforge::TemplateKindId::kLibrary) == "library");
+  CHECK(kforge::parse_template_kind("source") == kforge::TemplateKindId::kSource);
+  CHECK_FALSE(kforge::parse_template_kind("Source").has_value());
+}
