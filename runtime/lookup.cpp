@@ -17,6 +17,7 @@
 #include "lookup_source.hpp"
 #include "named_arguments.hpp"
 #include "printable.hpp"
+#include "template_kind.hpp"
 
 namespace kforge {
 
@@ -166,6 +167,53 @@ Result<Selection> Lookup::select(const Problem& problem) {
   return *sel;
 }
 
+class Lookup::CachedBinaries final : public BinarySource {
+ public:
+  CachedBinaries(Lookup& lookup, PreparedKernel& prepared) : lookup_(lookup), prepared_(prepared) {}
+
+  Result<CompiledKernel> obtain(const BuildInput& input, const Compile& compile, KernelBuild& out) override {
+    lookup_.open_binary_cache();
+    out.origin = "compiled";
+    if (!lookup_.binary_cache_) return compile();
+    BinaryCache& cache = *lookup_.binary_cache_;
+    const DeviceInfo& info = input.device.info();
+    key_ = make_cache_key(input.tpl.hash(prelude_text(info.backend)), input.inst, input.problem, info, "");
+    prepared_.cache_entry = cache.entry_path(key_);
+    const std::int64_t corrupt_before = cache.stats().corrupt;
+    KF_TRY_ASSIGN(compiled, cache.get_or_compile(key_, compile, &out.cache_hit));
+    if (const std::int64_t corrupt = cache.stats().corrupt - corrupt_before; corrupt > 0) {
+      std::unique_lock write(lookup_.kernel_mutex_);
+      lookup_.kernel_stats_.disk_corrupt += corrupt;
+    }
+    if (out.cache_hit) out.origin = "disk";
+    return compiled;
+  }
+
+  Result<CompiledKernel> replace_refused(const BuildInput&, const Compile& compile, const Error& refused,
+                                         KernelBuild& out) override {
+    {
+      std::unique_lock write(lookup_.kernel_mutex_);
+      ++lookup_.kernel_stats_.disk_load_failures;
+    }
+    {
+      std::lock_guard lock(lookup_.select_mutex_);  // warned_ is the select path's
+      lookup_.warn_once("binary cache load\n" + prepared_.cache_entry,
+                        "binary cache entry " + prepared_.cache_entry + " could not be loaded (" +
+                            refused.message + "); compiling it again");
+    }
+    out.origin = "compiled";
+    out.cache_hit = false;
+    KF_TRY_ASSIGN(fresh, compile());
+    (void)lookup_.binary_cache_->put(key_, fresh);  // an unwritable cache costs speed only
+    return fresh;
+  }
+
+ private:
+  Lookup& lookup_;
+  PreparedKernel& prepared_;
+  BinaryCacheKey key_;
+};
+
 Result<const PreparedKernel*> Lookup::prepare(const Selection& selection) {
   std::string key = selection.template_name;
   key += '\x1f';
@@ -190,20 +238,16 @@ Result<const PreparedKernel*> Lookup::prepare(const Selection& selection) {
   const DeviceInfo& info = device_.info();
   KF_TRY_ASSIGN(inst, instantiate(*tpl, prelude_text(info.backend), *op, cfg, selection.problem,
                                   info.limits()));
-  const std::string options;
-  Hasher h;
-  h.add(inst.source).add(inst.kernel_name).add(options);
-  h.add(device_.compiler().name()).add(device_.compiler().version()).add(info.hardware_key());
-  nlohmann::json stored_call;
-  if (tpl->manifest.is_library()) {
-    // A library call is bound for its problem, and for the choice stored with it.
-    h.add(tpl->library_identity).add(selection.problem.key()).add(selection.library_call);
-    if (!selection.library_call.empty()) {
-      KF_TRY_ASSIGN(parsed,
-                    parse_json_bounded(selection.library_call, "library_call of " + selection.template_name));
-      stored_call = std::move(parsed);
-    }
+  BuildInput input{device_, *tpl, inst, selection.problem, cfg};
+  if (!selection.library_call.empty()) {
+    KF_TRY_ASSIGN(parsed, parse_json_bounded(selection.library_call, "library_call of " + selection.template_name));
+    input.stored_call = std::move(parsed);
   }
+  const TemplateKind& kind = template_kind(*tpl);
+  Hasher h;
+  h.add(inst.source).add(inst.kernel_name).add(std::string_view());  // no compile options
+  h.add(device_.compiler().name()).add(device_.compiler().version()).add(info.hardware_key());
+  kind.add_identity(h, input);
   auto prepared = std::make_unique<PreparedKernel>();
   prepared->geometry = inst.geometry;
   prepared->binary_key = h.hex();
@@ -215,15 +259,11 @@ Result<const PreparedKernel*> Lookup::prepare(const Selection& selection) {
     if (auto it = kernels_.find(prepared->binary_key); it != kernels_.end()) kernel = it->second.get();
   }
   std::unique_ptr<Kernel> loaded;
-  if (kernel == nullptr && tpl->manifest.is_library()) {
-    // A library call: bound (the library builds what it runs) rather than compiled.
-    KF_TRY_ASSIGN(k, bind_library_call(device_, *tpl, inst, selection.problem, cfg, stored_call));
-    prepared->origin = "library";
-    loaded = std::move(k);
-    kernel = loaded.get();
-  } else if (kernel == nullptr) {
-    KF_TRY_ASSIGN(k, load_or_compile(*tpl, inst, selection.problem, *prepared));
-    loaded = std::move(k);
+  if (kernel == nullptr) {
+    CachedBinaries binaries(*this, *prepared);
+    KF_TRY_ASSIGN(built, kind.build(input, binaries));
+    prepared->origin = std::move(built.origin);
+    loaded = std::move(built.kernel);
     kernel = loaded.get();
   } else {
     prepared->origin = "memory";
@@ -240,66 +280,26 @@ Result<const PreparedKernel*> Lookup::prepare(const Selection& selection) {
   return prepared_.emplace(std::move(key), std::move(prepared)).first->second.get();
 }
 
-Result<std::unique_ptr<Kernel>> Lookup::load_or_compile(const TemplateSource& tpl, const Instance& inst,
-                                                        const Problem& problem, PreparedKernel& prepared) {
-  const std::string options;  // what the tuner compiles with too: its binaries are hits here
-  auto compile = [&] { return device_.compiler().compile(inst.source, inst.kernel_name, options); };
-  if (!binary_cache_ && !binary_cache_tried_) {
-    binary_cache_tried_ = true;
-    std::string dir;
-    {
-      std::shared_lock read(kernel_mutex_);
-      dir = binary_cache_dir_;
-    }
-    if (!dir.empty()) {
-      auto cache = BinaryCache::open(dir);
-      if (cache.ok()) {
-        binary_cache_.emplace(std::move(*cache));
-      } else {
-        {
-          std::unique_lock write(kernel_mutex_);
-          binary_cache_dir_.clear();
-        }
-        std::lock_guard lock(select_mutex_);  // warned_ is the select path's
-        warn_once("binary cache", cache.error().message + "; kernels are compiled without it");
-      }
-    }
+void Lookup::open_binary_cache() {
+  if (binary_cache_ || binary_cache_tried_) return;
+  binary_cache_tried_ = true;
+  std::string dir;
+  {
+    std::shared_lock read(kernel_mutex_);
+    dir = binary_cache_dir_;
   }
-  if (!binary_cache_) {
-    prepared.origin = "compiled";
-    KF_TRY_ASSIGN(compiled, compile());
-    return device_.load(compiled);
+  if (dir.empty()) return;
+  auto cache = BinaryCache::open(dir);
+  if (cache.ok()) {
+    binary_cache_.emplace(std::move(*cache));
+    return;
   }
-  const DeviceInfo& info = device_.info();
-  const BinaryCacheKey cache_key =
-      make_cache_key(tpl.hash(prelude_text(info.backend)), inst, problem, info, options);
-  prepared.cache_entry = binary_cache_->entry_path(cache_key);
-  const std::int64_t corrupt_before = binary_cache_->stats().corrupt;
-  bool hit = false;
-  KF_TRY_ASSIGN(compiled, binary_cache_->get_or_compile(cache_key, compile, &hit));
-  if (const std::int64_t corrupt = binary_cache_->stats().corrupt - corrupt_before; corrupt > 0) {
-    std::unique_lock write(kernel_mutex_);
-    kernel_stats_.disk_corrupt += corrupt;
-  }
-  prepared.origin = hit ? "disk" : "compiled";
-  auto kernel = device_.load(compiled);
-  if (kernel.ok() || !hit) return kernel;
-  // An intact entry the device refuses (a driver that changed without its
-  // version string): compile afresh and replace it.
   {
     std::unique_lock write(kernel_mutex_);
-    ++kernel_stats_.disk_load_failures;
+    binary_cache_dir_.clear();
   }
-  {
-    std::lock_guard lock(select_mutex_);  // warned_ is the select path's
-    warn_once("binary cache load\n" + prepared.cache_entry,
-              "binary cache entry " + prepared.cache_entry + " could not be loaded (" +
-                  kernel.error().message + "); compiling it again");
-  }
-  prepared.origin = "compiled";
-  KF_TRY_ASSIGN(fresh, compile());
-  (void)binary_cache_->put(cache_key, fresh);  // an unwritable cache costs speed only
-  return device_.load(fresh);
+  std::lock_guard lock(select_mutex_);  // warned_ is the select path's
+  warn_once("binary cache", cache.error().message + "; kernels are compiled without it");
 }
 
 Result<double> Lookup::launch(const Selection& selection, const std::vector<KernelArg>& args) {

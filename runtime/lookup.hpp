@@ -214,10 +214,12 @@ class Lookup {
   };
   Lookup(std::vector<std::unique_ptr<LookupSource>> sources, Device& device, TemplateCatalog catalog,
          std::function<void(const std::string&)> on_warning);
-  /// The compiled binary for `inst`: from the disk cache when it has it,
-  /// else compiled (and stored). Under compile_mutex_.
-  Result<std::unique_ptr<Kernel>> load_or_compile(const TemplateSource& tpl, const Instance& inst,
-                                                  const Problem& problem, PreparedKernel& prepared);
+  /// The binaries prepare() builds from: the disk cache when it has them,
+  /// else compiled (and stored). Used under compile_mutex_.
+  class CachedBinaries;
+  /// Opens the binary cache at the first build that needs it; a cache that
+  /// cannot be opened is a warning, and kernels are compiled without it.
+  void open_binary_cache();
   void read_env_overrides();
   void read_env_policies();
   Result<Selection> select_uncached(const Problem& requested);  // lookup_chain.cpp

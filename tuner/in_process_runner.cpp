@@ -23,6 +23,7 @@
 #include "program_combiner.hpp"
 #include "reference_file.hpp"
 #include "sticky_error.hpp"
+#include "template_kind.hpp"
 #include "tuner.hpp"
 #include "validator.hpp"
 #include "workload_builder.hpp"
@@ -264,7 +265,7 @@ Result<CompiledKernel> InProcessRunner::compile(const TemplateSource& tpl, const
                                                 bool* cache_hit) {
   if (cache_hit) *cache_hit = false;
   fault_point("KFORGE_FAULT_ABORT_COMPILING", inst.config_name);
-  auto build = [&] { return device_.compiler().compile(inst.source, inst.kernel_name, ""); };
+  auto build = [&] { return template_kind(tpl).compile(device_, tpl, inst); };
   if (!cache_) return build();
   return cache_->get_or_compile(cache_key(tpl, inst), build, cache_hit, BinaryCache::Store::kWhenFree);
 }
@@ -384,70 +385,83 @@ bool run_untimed(Device& device, const Problem& problem, const std::string& temp
 
 }  // namespace
 
-std::unique_ptr<Kernel> InProcessRunner::load_kernel(const TemplateSource& tpl, const Instance& inst,
-                                                     const std::string& name, Evaluation& e) {
-  const auto t_compile = Clock::now();
-  auto fail = [&](CandidateStatus status, const std::string& reason) -> std::unique_ptr<Kernel> {
-    e.status = status;
-    e.reason = reason;
-    return nullptr;
-  };
-  Result<CompiledKernel> compiled = Error::internal("not compiled");
-  // Compiled ahead: its time is in the batch's, or, with compile overlap,
-  // only the wait for a compile still running counts here.
-  bool was_ready = false;
-  if (auto ready = ahead_->take({tpl.manifest.name, name}, &was_ready)) {
-    compiled = std::move(ready->compiled);
-    e.cache_hit = ready->cache_hit;
-    e.compiled_ahead = compile_overlap_ && was_ready;
-  } else {
-    compiled = compile(tpl, inst, &e.cache_hit);
-    e.compiled_alone = !e.cache_hit;
+/// A candidate's binary: compiled ahead of its turn, else compiled now
+/// (through the binary cache). Records the compile in the evaluation, and
+/// prunes on what the compiler reports before anything is loaded.
+class InProcessRunner::CandidateBinaries final : public BinarySource {
+ public:
+  CandidateBinaries(InProcessRunner& runner, Evaluation& e) : runner_(runner), e_(e) {}
+
+  Result<CompiledKernel> obtain(const BuildInput& input, const Compile&, KernelBuild& out) override {
+    const auto t_compile = Clock::now();
+    Result<CompiledKernel> compiled = Error::internal("not compiled");
+    // Compiled ahead: its time is in the batch's, or, with compile overlap,
+    // only the wait for a compile still running counts here.
+    bool was_ready = false;
+    if (auto ready = runner_.ahead_->take({input.tpl.manifest.name, input.inst.config_name}, &was_ready)) {
+      compiled = std::move(ready->compiled);
+      e_.cache_hit = ready->cache_hit;
+      e_.compiled_ahead = runner_.compile_overlap_ && was_ready;
+      out.origin = "ahead";
+    } else {
+      compiled = runner_.compile(input.tpl, input.inst, &e_.cache_hit);
+      e_.compiled_alone = !e_.cache_hit;
+      out.origin = e_.cache_hit ? "disk" : "compiled";
+    }
+    out.cache_hit = e_.cache_hit;
+    e_.compile_s = seconds_since(t_compile);
+    if (!compiled.ok()) {
+      e_.compile_log = compiled.error().context;
+      fail(status_for(compiled.error().code), compiled.error().message);
+      return compiled;
+    }
+    // A program the compiler keeps (OpenCL) serves the finalists' re-timing
+    // too, rather than a build of their own source (a combined program's
+    // kernels are in no program of their own).
+    if (compiled->program) runner_.built_[{input.tpl.manifest.name, input.inst.config_name}] = *compiled;
+    e_.compile_ms = compiled->compile_ms;
+    e_.compile_log = compiled->log;
+    e_.resources = compiled->resources.to_json();
+    return compiled;
   }
-  e.compile_s = seconds_since(t_compile);
-  if (!compiled.ok()) {
-    e.compile_log = compiled.error().context;
-    return fail(status_for(compiled.error().code), compiled.error().message);
-  }
-  // A program the compiler keeps (OpenCL) serves the finalists' re-timing
-  // too, rather than a build of their own source (a combined program's
-  // kernels are in no program of their own).
-  if (compiled->program) built_[{tpl.manifest.name, name}] = *compiled;
-  e.compile_ms = compiled->compile_ms;
-  e.compile_log = compiled->log;
-  e.resources = compiled->resources.to_json();
+
   // Compile-only pruning: what the compiler reports (spills, registers,
   // shared memory, the occupancy they allow) can rule a candidate out before
   // any launch (docs/compile-only.md, "Occupancy").
-  if (auto why = prune_reason(compiled->resources, device_.info(), threads_per_block(inst.geometry))) {
-    return fail(CandidateStatus::kResourceLimit, "pruned before launch: " + *why);
+  Status admit(const BuildInput& input, const CompiledKernel& binary) override {
+    auto why = prune_reason(binary.resources, input.device.info(), threads_per_block(input.inst.geometry));
+    if (!why) return ok_status();
+    fail(CandidateStatus::kResourceLimit, "pruned before launch: " + *why);
+    return Error{ErrorCode::kResource, e_.reason, {}};
   }
-  auto kernel = device_.load(*compiled);
-  if (!kernel.ok()) {
-    std::tie(e.status, e.reason) = failure(kernel.error());
-    return nullptr;
-  }
-  return std::move(*kernel);
-}
 
-std::unique_ptr<Kernel> InProcessRunner::bind_library(const TemplateSource& tpl, const Instance& inst,
-                                                      const Config& cfg, Evaluation& e) {
-  // The library builds what it runs at its first call, made here: that is
-  // the candidate's compile.
-  const auto t_bind = Clock::now();
-  auto bound = bind_library_call(device_, tpl, inst, problem_, cfg);
-  e.compile_s = seconds_since(t_bind);
-  e.compile_ms = e.compile_s * 1e3;
-  if (!bound.ok()) {
-    std::tie(e.status, e.reason) = failure(bound.error());
+ private:
+  void fail(CandidateStatus status, const std::string& reason) {
+    e_.status = status;
+    e_.reason = reason;
+  }
+  InProcessRunner& runner_;
+  Evaluation& e_;
+};
+
+std::unique_ptr<Kernel> InProcessRunner::build_candidate(const TemplateSource& tpl, const Instance& inst,
+                                                         const Config& cfg, Evaluation& e) {
+  const auto t_build = Clock::now();
+  CandidateBinaries binaries(*this, e);
+  auto built = template_kind(tpl).build(BuildInput{device_, tpl, inst, problem_, cfg}, binaries);
+  if (!built.ok()) {
+    // A compile or a pruning has said why already; a load or a bind has not.
+    if (e.status == CandidateStatus::kOk) std::tie(e.status, e.reason) = failure(built.error());
     return nullptr;
+  }
+  if (!built->binary) {  // a bound library call: the library built what it runs, here
+    e.compile_s = seconds_since(t_build);
+    e.compile_ms = e.compile_s * 1e3;
   }
   // What the library chose (cuBLASLt's algorithm) is stored with the result,
   // so the runtime binds that one again.
-  if (const auto* call = dynamic_cast<const LibraryKernel*>(bound->get()))
-    if (nlohmann::json chosen = call->call_identity(); !chosen.is_null())
-      e.resources = nlohmann::json{{"library_call", std::move(chosen)}};
-  return std::move(*bound);
+  if (!built->library_call.is_null()) e.resources = nlohmann::json{{"library_call", built->library_call}};
+  return std::move(built->kernel);
 }
 
 Result<Evaluation> InProcessRunner::validate_one(const std::string& template_name, const Config& cfg,
@@ -469,8 +483,7 @@ Result<Evaluation> InProcessRunner::validate_one(const std::string& template_nam
          inst.error().message);
     return e;
   }
-  std::unique_ptr<Kernel> kernel =
-      tpl->manifest.is_library() ? bind_library(*tpl, *inst, cfg, e) : load_kernel(*tpl, *inst, name, e);
+  std::unique_ptr<Kernel> kernel = build_candidate(*tpl, *inst, cfg, e);
   if (!kernel) return e;
   if (on_phase) on_phase("compiled");
 
@@ -626,6 +639,32 @@ Result<Evaluation> InProcessRunner::evaluate(const std::string& template_name, c
   return e;
 }
 
+/// A finalist's binary for re-timing: the program its evaluation used; else
+/// its share of a batch built again (a worker started since:
+/// WorkerRunner::rebuild_share); else its own, counted as compiled alone.
+class InProcessRunner::RetimeBinaries final : public BinarySource {
+ public:
+  RetimeBinaries(InProcessRunner& runner, RetimeReport& report) : runner_(runner), report_(report) {}
+
+  Result<CompiledKernel> obtain(const BuildInput& input, const Compile&, KernelBuild& out) override {
+    const std::pair<std::string, std::string> key{input.tpl.manifest.name, input.inst.config_name};
+    out.origin = "ahead";
+    if (auto kept = runner_.built_.find(key); kept != runner_.built_.end()) return kept->second;
+    if (auto ready = runner_.ahead_->take(key); ready && ready->compiled.ok()) {
+      out.cache_hit = ready->cache_hit;
+      return std::move(ready->compiled);
+    }
+    auto compiled = runner_.compile(input.tpl, input.inst, &out.cache_hit);
+    out.origin = out.cache_hit ? "disk" : "compiled";
+    report_.compiled_alone += out.cache_hit ? 0 : 1;
+    return compiled;
+  }
+
+ private:
+  InProcessRunner& runner_;
+  RetimeReport& report_;
+};
+
 Result<RetimeReport> InProcessRunner::retime(const std::vector<CandidateRef>& refs) {
   const DeviceInfo& info = device_.info();
   RetimeReport report;
@@ -637,34 +676,18 @@ Result<RetimeReport> InProcessRunner::retime(const std::vector<CandidateRef>& re
     if (!tpl) return Error::bad_input("no template named '" + f.template_name + "' in this tuning run");
     KF_TRY_ASSIGN(cfg, Config::parse(f.config));
     KF_TRY_ASSIGN(inst, instantiate(*tpl, prelude_text(info.backend), op_, cfg, problem_, info.limits()));
-    if (tpl->manifest.is_library()) {  // bound again: a library call has no binary to keep
-      KF_TRY_ASSIGN(call, bind_library_call(device_, *tpl, inst, problem_, cfg));
-      finalists.push_back({call.get(), &workloads_->runs[0].args, inst.geometry});
-      kernels.push_back(std::move(call));
+    RetimeBinaries kept(*this, report);
+    KF_TRY_ASSIGN(built, template_kind(*tpl).build(BuildInput{device_, *tpl, inst, problem_, cfg}, kept));
+    finalists.push_back({built.kernel.get(), &workloads_->runs[0].args, inst.geometry});
+    kernels.push_back(std::move(built.kernel));
+    if (!built.binary) {  // bound again: a library call has no binary to keep
       binaries.push_back({std::nullopt, CompiledKernel{}});
       continue;
     }
-    // The program its evaluation used; else its share of a batch built
-    // again (a worker started since: WorkerRunner::rebuild_share); else its own.
-    bool hit = false;
-    Result<CompiledKernel> compiled = Error::internal("not compiled");
-    if (auto kept = built_.find({f.template_name, f.config}); kept != built_.end()) {
-      compiled = kept->second;
-    } else if (auto ready = ahead_->take({f.template_name, f.config}); ready && ready->compiled.ok()) {
-      compiled = std::move(ready->compiled);
-      hit = ready->cache_hit;
-    } else {
-      compiled = compile(*tpl, inst, &hit);
-      report.compiled_alone += hit ? 0 : 1;
-    }
-    if (!compiled.ok()) return compiled.error();
-    KF_TRY_ASSIGN(kernel, device_.load(*compiled));
-    finalists.push_back({kernel.get(), &workloads_->runs[0].args, inst.geometry});
-    kernels.push_back(std::move(kernel));
     // Stored already (cache hit or a binary that came with the compile): nothing to add.
-    const bool stored = hit || !compiled->binary.empty();
-    binaries.push_back(
-        {stored || !cache_ ? std::nullopt : std::optional(cache_key(*tpl, inst)), std::move(*compiled)});
+    const bool stored = built.cache_hit || !built.binary->binary.empty();
+    binaries.push_back({stored || !cache_ ? std::nullopt : std::optional(cache_key(*tpl, inst)),
+                        std::move(*built.binary)});
   }
   KF_TRY_ASSIGN(stats, measure_interleaved(device_, finalists, protocol_));
   report.timings = std::move(stats);
@@ -753,7 +776,7 @@ Result<PrecompileReport> InProcessRunner::precompile(const std::vector<Candidate
     if (ahead_->contains(key) || (c.build_only && !combine)) continue;
     const TemplateSource* tpl = find(c.template_name);
     auto cfg = tpl ? Config::parse(c.config) : Result<Config>(Error::not_found(c.template_name));
-    if (!cfg.ok() || tpl->manifest.is_library()) continue;  // a library call is bound where it runs
+    if (!cfg.ok() || !template_kind(*tpl).compiles()) continue;  // a library call is bound where it runs
     // Instances that fail to generate are left to evaluate(), which records why.
     auto inst = instantiate(*tpl, prelude_text(info.backend), op_, *cfg, problem_, info.limits());
     if (!inst.ok()) continue;

@@ -85,13 +85,13 @@ class InProcessRunner final : public CandidateRunner {
   /// an ok one's kernel and geometry go to `held`.
   Result<Evaluation> validate_one(const std::string& template_name, const Config& config,
                                   const std::function<void(std::string_view)>& on_phase, Validated& held);
-  /// Compiles (or takes the binary compiled ahead or cached), prunes and
-  /// loads a kernel template's instance; null with `e` failed and saying why.
-  std::unique_ptr<Kernel> load_kernel(const TemplateSource& tpl, const Instance& inst,
-                                      const std::string& name, Evaluation& e);
-  /// A library template's call for `cfg` (library_candidates.hpp); null with `e` failed.
-  std::unique_ptr<Kernel> bind_library(const TemplateSource& tpl, const Instance& inst, const Config& cfg,
-                                       Evaluation& e);
+  class CandidateBinaries;
+  class RetimeBinaries;
+  /// Builds `inst` through its template's kind: compiled (or its binary
+  /// taken from those compiled ahead or cached), pruned and loaded, or a
+  /// library call bound; null with `e` failed and saying why.
+  std::unique_ptr<Kernel> build_candidate(const TemplateSource& tpl, const Instance& inst, const Config& cfg,
+                                          Evaluation& e);
   InProcessRunner(Device& device, const Operator& op, Problem problem,
                   std::vector<const TemplateSource*> templates, const MeasurementProtocol& protocol,
                   std::optional<BinaryCache> cache);
