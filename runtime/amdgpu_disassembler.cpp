@@ -23,6 +23,8 @@
 #include <mutex>
 #endif
 
+#include "amd_target_id.hpp"
+
 namespace kforge {
 
 #ifdef KFORGE_HAVE_LLVM
@@ -31,26 +33,13 @@ namespace {
 
 constexpr const char* kTriple = "amdgcn-amd-amdhsa";
 
-/// "amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-" -> {"gfx90a", "+sramecc,-xnack"}.
+/// The processor LLVM 15 disassembles `id`'s code as, and its features.
 std::pair<std::string, std::string> split_target_id(const std::string& id) {
-  std::string rest = id;
-  if (auto p = rest.rfind("--"); p != std::string::npos) rest = rest.substr(p + 2);
-  std::string cpu = rest.substr(0, rest.find(':'));
+  AmdTargetId t = parse_amd_target_id(id);
   // LLVM 15 stops at gfx940; gfx941 and gfx942 share its encoding (a gfx942
   // object decodes to the same 781 of 781 instructions as llvm-objdump-22's).
-  if (cpu == "gfx941" || cpu == "gfx942") cpu = "gfx940";
-  std::string features;
-  for (std::size_t p = rest.find(':'); p != std::string::npos;) {
-    const std::size_t next = rest.find(':', p + 1);
-    std::string f = rest.substr(p + 1, next == std::string::npos ? std::string::npos : next - p - 1);
-    if (!f.empty() && (f.back() == '+' || f.back() == '-')) {
-      if (!features.empty()) features += ',';
-      features += f.back();
-      features.append(f, 0, f.size() - 1);
-    }
-    p = next;
-  }
-  return {cpu, features};
+  if (t.processor == "gfx941" || t.processor == "gfx942") t.processor = "gfx940";
+  return {t.processor, t.features};
 }
 
 std::string first_token(const std::string& s) {

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "amd_target_id.hpp"
 #include "amdgpu_disassembler.hpp"
 #include "amdgpu_objdump.hpp"
 #include "elf_image.hpp"
@@ -43,13 +44,6 @@ bool is_elf(std::span<const std::uint8_t> b) {
   return b.size() >= 20 && b[0] == 0x7f && b[1] == 'E' && b[2] == 'L' && b[3] == 'F';
 }
 
-/// "amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-" -> "gfx90a".
-std::string amd_processor(const std::string& target_id) {
-  auto p = target_id.rfind("--");
-  std::string rest = p == std::string::npos ? target_id : target_id.substr(p + 2);
-  return rest.substr(0, rest.find(':'));
-}
-
 Status inspect_amd(std::span<const std::uint8_t> bytes, const std::string& filter, ArtifactReport& out) {
   KF_TRY_ASSIGN(co, read_amd_code_object(bytes));
   KF_TRY_ASSIGN(image, read_elf_image(bytes));
@@ -69,7 +63,7 @@ Status inspect_amd(std::span<const std::uint8_t> bytes, const std::string& filte
   const std::vector<AmdFunctionCode> functions =
       disassembled.ok() ? std::move(disassembled).value() : std::vector<AmdFunctionCode>{};
   out.target_id = co.target;
-  out.target = amd_processor(co.target);
+  out.target = parse_amd_target_id(co.target).processor;
   out.format_version = co.version;
   for (const auto& k : co.kernels) {
     if (!keep(k.name, filter)) continue;
