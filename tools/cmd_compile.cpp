@@ -6,11 +6,13 @@
 #include <filesystem>
 
 #include "arch_guard.hpp"
+#include "artifact_inspect.hpp"
 #include "commands.hpp"
 #include "compile_candidate.hpp"
 #include "operator.hpp"
 #include "search_space.hpp"
 #include "target.hpp"
+#include "triton_compile.hpp"
 
 namespace kforge::cli {
 
@@ -22,6 +24,8 @@ struct CompileOptions {
   int max_configs = 0;
   std::string out_dir;
   std::string compiler = "auto";
+  std::string triton_dir;
+  double timeout_s = 300;
 };
 
 /// `n` configurations spread evenly over `all` (all of them when n <= 0 or n >= size).
@@ -52,6 +56,58 @@ nlohmann::json to_json(const CompiledCandidate& c, const std::string& backend) {
 
 std::string num(std::int64_t v) { return v < 0 ? "-" : std::to_string(v); }
 
+/// "mma 24, ldmatrix 8, tma 2": the tensor-core and data-movement counts
+/// that say whether the code is what the template meant.
+std::string mix_summary(const InstructionMix& mix) {
+  std::string s;
+  for (const char* k : {"mma", "mfma", "ldmatrix", "tma", "cp_async", "lds_load", "ld_shared"}) {
+    if (const std::int64_t n = mix.count(k); n > 0) s += (s.empty() ? "" : ", ") + std::string(k) + " " + std::to_string(n);
+  }
+  return s.empty() ? "-" : s;
+}
+
+/// `kforge compile --triton DIR`: the helpers compile, kforge's readers judge.
+void compile_triton(const CompileOptions& c, const CommonOptions& o, const Target& target) {
+  const Problem problem = make_problem(o);
+  TritonSweepOptions so;
+  so.max_configs = c.max_configs;
+  so.out_dir = c.out_dir;
+  so.timeout_s = c.timeout_s;
+  if (!c.config.empty()) {
+    // A canonical name (BLOCK_M128_num_warps4) cannot be split where names
+    // hold digits and '_': one configuration is given as JSON.
+    if (c.config.front() != '{') throw ErrorException(Error::bad_input("--config with --triton: a JSON object, e.g. '{\"BLOCK_M\": 128}'"));
+    so.config_json = c.config;
+  }
+  auto results = unwrap(compile_triton_template(c.triton_dir, target, problem, so));
+  const std::string compiler = "triton (" + triton_python() + ")";
+  if (o.json) {
+    nlohmann::json cands = nlohmann::json::array();
+    for (const auto& r : results) {
+      nlohmann::json j = to_json(r.compiled, target.backend);
+      j["binary_format"] = r.format;
+      j["triton_metadata"] = r.metadata;
+      j["instruction_mix"] = r.disassembly_error.empty() ? kforge::cli::to_json(r.mix) : nlohmann::json(nullptr);
+      if (!r.disassembly_error.empty()) j["disassembly_error"] = r.disassembly_error;
+      cands.push_back(std::move(j));
+    }
+    print_json({{"target", c.target}, {"arch", target.arch}, {"compiler", compiler}, {"problem", problem.key()},
+                {"template_dir", c.triton_dir}, {"min_useful_occupancy", kMinUsefulOccupancy}, {"candidates", cands}});
+    return;
+  }
+  std::cout << problem.key() << " for " << c.target << " (" << target.resources.reference_part << "), " << compiler
+            << ": " << results.size() << " candidate(s)\n";
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& r : results) {
+    const CompiledCandidate& k = r.compiled;
+    rows.push_back({k.config, k.status, num(k.res.registers), num(k.res.local_mem_bytes),
+                    num(k.res.spill_stores) + "/" + num(k.res.spill_loads), std::to_string(k.threads),
+                    k.status == "compile_error" ? "-" : fmt(100.0 * k.occ.occupancy, 3) + "% (" + k.occ.limiter + ")",
+                    r.disassembly_error.empty() ? mix_summary(r.mix) : "-", k.reason});
+  }
+  print_table({"config", "status", "regs", "smem B", "spill st/ld", "threads", "occupancy", "instructions", "why"}, rows);
+}
+
 }  // namespace
 
 void add_compile_command(CLI::App& app, CommonOptions& o) {
@@ -71,9 +127,15 @@ void add_compile_command(CLI::App& app, CommonOptions& o) {
                   "HIP targets: hiprtc, clang (offline clang-22, compile-only) or auto: hipRTC where it reaches the "
                   "architecture, clang where not (gfx942, gfx950)")
       ->check(CLI::IsMember({"auto", "hiprtc", "clang"}));
+  cmd->add_option("--triton", c->triton_dir,
+                  "A Triton template directory (manifest.json + kernel.py, docs/triton.md): compiled by Triton's "
+                  "compiler through the Triton helpers, each binary read by kforge's readers");
+  cmd->add_option("--timeout", c->timeout_s, "With --triton: seconds per compile before it is stopped")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--out", c->out_dir, "Write each instance's source, binary (cubin + PTX, or code object) and log here");
   cmd->callback([&o, c] {
     const Target target = unwrap(parse_target(c->target));
+    if (!c->triton_dir.empty()) return compile_triton(*c, o, target);
     const bool offline = uses_offline_hip(target, c->compiler);
     const std::string compiler = unwrap(compiler_name(target, offline));
     TemplateCatalog catalog = make_catalog(o);  // first: it registers declared operators
