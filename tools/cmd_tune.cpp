@@ -10,6 +10,7 @@
 #include "progress_printer.hpp"
 #include "runner_options.hpp"
 #include "strategy.hpp"
+#include "strategy_default.hpp"
 #include "tune_setup.hpp"
 #include "tuner.hpp"
 #include "winner_profiling.hpp"
@@ -19,7 +20,7 @@ namespace kforge::cli {
 namespace {
 
 struct TuneOptions {
-  std::string strategy = "random";
+  std::string strategy;  ///< empty: default_strategy for the budget
   int max_evals = 0;
   int no_improvement = 0;
   double time_budget = 0;
@@ -36,6 +37,8 @@ struct TuneOptions {
   bool profile = false;  ///< run the counter collectors on the winner and finalists
 };
 
+/// One line per profiled result and collector that read counters; a
+/// collector that could not read says why once per run, not once per
 /// One line per profiled result: what each collector read or why not.
 void print_profiled(const std::vector<ProfiledResult>& profiled) {
   for (const ProfiledResult& p : profiled) {
@@ -52,7 +55,8 @@ void print_profiled(const std::vector<ProfiledResult>& profiled) {
 
 /// The search's flags: strategy, budget, seed, warm start, what to tune.
 void add_search_flags(CLI::App* cmd, TuneOptions* t) {
-  cmd->add_option("--strategy", t->strategy, "Search strategy: exhaustive, random, annealing or model")
+  cmd->add_option("--strategy", t->strategy,
+                  "Search strategy: exhaustive, random, annealing or model (default: model with --max-evals, else random)")
       ->check(CLI::IsMember(strategy_names()))
       ->capture_default_str();
   cmd->add_option("--max-evals", t->max_evals, "Stop after this many candidates (0: whole space)")
@@ -110,7 +114,8 @@ TuneRequest tune_request(const TuneOptions* t, RunnerOptions& runner, const Temp
       throw ErrorException(Error::bad_input("no template for " + problem.op + " on " + device.info().backend +
                                             (t->only_template.empty() ? "" : " named '" + t->only_template + "'")));
     }
-    req.strategy = t->strategy;
+    req.strategy_defaulted = t->strategy.empty();
+    req.strategy = req.strategy_defaulted ? default_strategy(t->max_evals) : t->strategy;
     if (!t->config.empty()) req.only_config = t->config;
     req.max_evals = t->max_evals;
     req.time_budget_s = t->time_budget;
@@ -235,6 +240,7 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
                           {"device_selector", device->info().selector},
                           {"problem", problem.key()}};
       j.update(to_json(s, flops));
+      j.update(strategy_record(req));
       j["profiled"] = to_json(profiled);
       print_json(j);
       if (!s.winner) throw ExitStatus{kExitNoCandidatePassed};
