@@ -39,17 +39,25 @@ struct TuneOptions {
 
 /// One line per profiled result and collector that read counters; a
 /// collector that could not read says why once per run, not once per
-/// One line per profiled result: what each collector read or why not.
+/// finalist, since the reason (no PMU, no profiler) is the host's.
 void print_profiled(const std::vector<ProfiledResult>& profiled) {
+  std::map<std::pair<std::string, std::string>, int> unavailable;  // (collector, why) -> results
+  std::vector<std::pair<std::string, std::string>> order;          // first seen first
   for (const ProfiledResult& p : profiled) {
     for (const CounterCollection& c : p.collections) {
       if (c.collector == "model") continue;
-      std::cout << "counters of " << p.role << " " << p.template_name << " " << p.config << ": "
-                << c.collector
-                << (c.available() ? " read " + std::to_string(c.readings.size()) + " counters"
-                                  : " " + c.unavailable)
-                << "\n";
+      if (!c.available()) {
+        if (unavailable[{c.collector, c.unavailable}]++ == 0) order.emplace_back(c.collector, c.unavailable);
+        continue;
+      }
+      std::cout << "counters of " << p.role << " " << p.template_name << " " << p.config << ": " << c.collector
+                << " read " << c.readings.size() << " counters\n";
     }
+  }
+  for (const auto& key : order) {
+    const int n = unavailable[key];
+    std::cout << "counters: " << key.first << " " << key.second << " (" << n << (n == 1 ? " result" : " results")
+              << ")\n";
   }
 }
 
