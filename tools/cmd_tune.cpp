@@ -64,7 +64,7 @@ void print_profiled(const std::vector<ProfiledResult>& profiled) {
 /// The search's flags: strategy, budget, seed, warm start, what to tune.
 void add_search_flags(CLI::App* cmd, TuneOptions* t) {
   cmd->add_option("--strategy", t->strategy,
-                  "Search strategy: exhaustive, random, annealing or model (default: model with --max-evals, else random)")
+                  "Search strategy: exhaustive, random, annealing or model (default: the best measured at the --max-evals budget, else random)")
       ->check(CLI::IsMember(strategy_names()))
       ->capture_default_str();
   cmd->add_option("--max-evals", t->max_evals, "Stop after this many candidates (0: whole space)")
