@@ -19,7 +19,8 @@ time table.
    configurations a file holds are the valid space, passed as a
    restriction. Kernel Tuner is installed into bench/.venv (pip,
    --system-site-packages) on first use; a strategy whose package is
-   missing (skopt, pyatf) is reported as skipped.
+   missing (skopt, pyatf) is reported as skipped. --no-kernel-tuner skips
+   this step (no install, no run): kforge's strategies alone.
 4. Scores both on one table: each configuration's time is the median of
    its recorded samples; fraction of the optimum after B evaluations =
    optimum / best time among the first B distinct configurations
@@ -33,8 +34,8 @@ Kernel Tuner's results are kept in --work (default build/search_replay) per
 landscape, strategy, budget and seed, so an interrupted run resumes.
 
     bench/search_replay.py [--replay build/bench/kforge_bench_strategy_replay] [--kforge build/kforge]
-                           [--landscapes DIR] [--seeds 20] [--budgets 25,50,100,200]
-                           [--kt-strategies a,b,...] [--kforge-strategies random,annealing,model]
+                           [--landscapes DIR] [--seeds 20] [--budgets 10,15,25,50,100,200]
+                           [--no-kernel-tuner] [--kt-strategies a,b,...] [--kforge-strategies random,annealing,model]
                            [--only NAME,...] [--prefix] [--work DIR]
 """
 import argparse
@@ -197,11 +198,16 @@ def kforge_scores(replay, landscape, strategies, budgets, seeds, work, name, ext
 
 
 def markdown(receipt, budgets):
+    if receipt.get("no_kernel_tuner"):
+        kt_runs = "none (--no-kernel-tuner)"
+    elif receipt["prefix"]:
+        kt_runs = "one per seed at the largest budget, scored on its prefixes"
+    else:
+        kt_runs = "one per budget and seed"
     lines = [f"# search_replay ({receipt['context']['date']})", "",
              f"Command: `{receipt['context']['command']}`", "",
              f"{receipt['seeds']} seeds; fraction of the optimum (median over seeds) after B evaluations; "
-             "Kernel Tuner runs: " + ("one per seed at the largest budget, scored on its prefixes"
-                                      if receipt["prefix"] else "one per budget and seed") + ".", ""]
+             f"Kernel Tuner runs: {kt_runs}.", ""]
     for name, land in receipt["landscapes"].items():
         lines += [f"## {name} ({land['configurations']} configurations)", "",
                   "| strategy | " + " | ".join(f"B={b}" for b in budgets) + " | overhead ms/eval |",
@@ -211,13 +217,16 @@ def markdown(receipt, budgets):
         for label, r in rows:
             lines.append(f"| {label} | " + " | ".join(f"{r['median'][str(b)]:.3f}" for b in budgets) +
                          f" | {r['overhead_ms_per_eval']:.3f} |")
-        lines.append("| best KT | " + " | ".join(f"{land['best_kt'][str(b)]['fraction']:.3f} ({land['best_kt'][str(b)]['strategy']})"
-                                               for b in budgets) + " | |")
+        if land["best_kt"]:
+            lines.append("| best KT | " + " | ".join(f"{land['best_kt'][str(b)]['fraction']:.3f} ({land['best_kt'][str(b)]['strategy']})"
+                                                   for b in budgets) + " | |")
         lines.append("")
     skipped = {s: r["skipped"] for land in receipt["landscapes"].values() for s, r in land["kernel_tuner"].items()
                if "skipped" in r}
     if skipped:
         lines += ["Kernel Tuner strategies skipped: " + "; ".join(f"{s} ({why})" for s, why in skipped.items()), ""]
+    if not receipt["verdict"]:
+        return "\n".join(lines)
     lines += ["Verdict (kforge " + receipt["default_strategy"] + " at or above the best Kernel Tuner strategy): " +
               ", ".join(f"{n} B={b}: {'yes' if v else 'no'}" for n, per in receipt["verdict"].items()
                         for b, v in per.items()), ""]
@@ -230,8 +239,10 @@ def main():
     ap.add_argument("--kforge", default=os.path.join(ROOT, "build", "kforge"))
     ap.add_argument("--landscapes", default=os.path.join(os.path.dirname(ROOT), "shared", "landscapes"))
     ap.add_argument("--seeds", type=int, default=20)
-    ap.add_argument("--budgets", default="25,50,100,200")
+    ap.add_argument("--budgets", default="10,15,25,50,100,200")
     ap.add_argument("--kt-strategies", default=",".join(KT_STRATEGIES))
+    ap.add_argument("--no-kernel-tuner", action="store_true",
+                    help="replay kforge's strategies only: no Kernel Tuner install, no Kernel Tuner runs")
     ap.add_argument("--kforge-strategies", default="random,annealing,model")
     ap.add_argument("--default-strategy", default="model", help="the kforge strategy the verdict is about")
     ap.add_argument("--only", default="", help="landscape names (file names without .json.gz)")
@@ -254,15 +265,17 @@ def main():
             raise SystemExit(f"{tool}: not built (cmake --build build)")
     os.makedirs(args.work, exist_ok=True)
     ctx = context(args.kforge, "search_replay")
-    py = venv_python()
+    kt_strategies = [] if args.no_kernel_tuner else args.kt_strategies.split(",")
+    py = venv_python() if kt_strategies else None
     ctx["kernel_tuner"] = subprocess.run([py, "-c", "import kernel_tuner; print(kernel_tuner.__version__)"],
-                                         capture_output=True, text=True).stdout.strip()
+                                         capture_output=True, text=True).stdout.strip() if py else None
     files = sorted(glob.glob(os.path.join(args.landscapes, "*.json.gz")))
     if args.only:
         files = [f for f in files if os.path.basename(f)[:-len(".json.gz")] in args.only.split(",")]
     if not files:
         raise SystemExit(f"{args.landscapes}: no *.json.gz landscapes")
     receipt = {"context": ctx, "seeds": args.seeds, "budgets": budgets, "prefix": args.prefix,
+               "no_kernel_tuner": args.no_kernel_tuner,
                "default_strategy": args.default_strategy, "landscapes": {}, "verdict": {}}
     for path in files:
         name = os.path.basename(path)[:-len(".json.gz")]
@@ -280,18 +293,18 @@ def main():
                                   args.work, name):
             land["kforge"][s] = r
             print(f"{name} kforge {s}: {r['median']}", file=sys.stderr)
-        for s in args.kt_strategies.split(","):
+        for s in kt_strategies:
             land["kernel_tuner"][s] = kt_scores(py, name, cache_json, table, s, budgets, args.seeds, args.prefix,
                                                 args.work)
             print(f"{name} KT {s}: {land['kernel_tuner'][s].get('median', land['kernel_tuner'][s].get('skipped'))}",
                   file=sys.stderr)
         ran = {s: r for s, r in land["kernel_tuner"].items() if "skipped" not in r}
         land["best_kt"] = {}
-        for b in budgets:
+        for b in (budgets if ran else []):
             s = max(ran, key=lambda s: ran[s]["median"][str(b)])
             land["best_kt"][str(b)] = {"strategy": s, "fraction": ran[s]["median"][str(b)]}
         mine = land["kforge"].get(args.default_strategy)
-        if mine:
+        if mine and ran:
             receipt["verdict"][name] = {str(b): mine["median"][str(b)] >= land["best_kt"][str(b)]["fraction"]
                                         for b in budgets}
         receipt["landscapes"][name] = land

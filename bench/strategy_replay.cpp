@@ -32,6 +32,8 @@
 // --match-orders exits 1, naming the strategy and seed, when a replayed
 // strategy proposes otherwise than the receipt's own run of it recorded
 // (noise 0 and no warm start only): the check that the replay is the tuner.
+// --strategy default replays what `kforge tune` runs when no strategy is
+// named, with an evaluation budget of the largest of --budgets.
 // --require F exits 1, naming the strategy, when a strategy's median at 10%
 // is below F: ctest replays the recorded landscapes on which the model
 // meets the search goal (F = 0.95, 10 seeds) so that a change to a strategy
@@ -50,6 +52,7 @@
 #include "config.hpp"
 #include "hash.hpp"
 #include "strategy.hpp"
+#include "strategy_default.hpp"
 #include "timing_stats.hpp"
 
 using namespace kforge;
@@ -221,6 +224,10 @@ int main(int argc, char** argv) {
   if (!budgets.empty()) {
     counts.clear();
     for (double b : budgets) counts.push_back(static_cast<std::size_t>(std::max(1.0, b)));
+  }
+  // "default": the strategy `kforge tune` runs at the largest budget.
+  for (auto& s : strategies) {
+    if (s == "default") s = default_strategy(budgets.empty() ? 0 : static_cast<int>(*std::max_element(counts.begin(), counts.end())));
   }
   const std::size_t scored_at = budgets.empty() ? 1 : 0;  // the 10% column, or every budget
   if (!require.empty() && require.size() != 1 && require.size() != counts.size()) {

@@ -10,6 +10,7 @@
 #include "progress_printer.hpp"
 #include "runner_options.hpp"
 #include "strategy.hpp"
+#include "strategy_default.hpp"
 #include "tune_setup.hpp"
 #include "tuner.hpp"
 #include "winner_profiling.hpp"
@@ -19,7 +20,7 @@ namespace kforge::cli {
 namespace {
 
 struct TuneOptions {
-  std::string strategy = "random";
+  std::string strategy;  ///< empty: default_strategy for the budget
   int max_evals = 0;
   int no_improvement = 0;
   double time_budget = 0;
@@ -36,23 +37,34 @@ struct TuneOptions {
   bool profile = false;  ///< run the counter collectors on the winner and finalists
 };
 
-/// One line per profiled result: what each collector read or why not.
+/// One line per profiled result and collector that read counters; a
+/// collector that could not read says why once per run, not once per
+/// finalist, since the reason (no PMU, no profiler) is the host's.
 void print_profiled(const std::vector<ProfiledResult>& profiled) {
+  std::map<std::pair<std::string, std::string>, int> unavailable;  // (collector, why) -> results
+  std::vector<std::pair<std::string, std::string>> order;          // first seen first
   for (const ProfiledResult& p : profiled) {
     for (const CounterCollection& c : p.collections) {
       if (c.collector == "model") continue;
-      std::cout << "counters of " << p.role << " " << p.template_name << " " << p.config << ": "
-                << c.collector
-                << (c.available() ? " read " + std::to_string(c.readings.size()) + " counters"
-                                  : " " + c.unavailable)
-                << "\n";
+      if (!c.available()) {
+        if (unavailable[{c.collector, c.unavailable}]++ == 0) order.emplace_back(c.collector, c.unavailable);
+        continue;
+      }
+      std::cout << "counters of " << p.role << " " << p.template_name << " " << p.config << ": " << c.collector
+                << " read " << c.readings.size() << " counters\n";
     }
+  }
+  for (const auto& key : order) {
+    const int n = unavailable[key];
+    std::cout << "counters: " << key.first << " " << key.second << " (" << n << (n == 1 ? " result" : " results")
+              << ")\n";
   }
 }
 
 /// The search's flags: strategy, budget, seed, warm start, what to tune.
 void add_search_flags(CLI::App* cmd, TuneOptions* t) {
-  cmd->add_option("--strategy", t->strategy, "Search strategy: exhaustive, random, annealing or model")
+  cmd->add_option("--strategy", t->strategy,
+                  "Search strategy: exhaustive, random, annealing or model (default: the best measured at the --max-evals budget, else random)")
       ->check(CLI::IsMember(strategy_names()))
       ->capture_default_str();
   cmd->add_option("--max-evals", t->max_evals, "Stop after this many candidates (0: whole space)")
@@ -110,7 +122,8 @@ TuneRequest tune_request(const TuneOptions* t, RunnerOptions& runner, const Temp
       throw ErrorException(Error::bad_input("no template for " + problem.op + " on " + device.info().backend +
                                             (t->only_template.empty() ? "" : " named '" + t->only_template + "'")));
     }
-    req.strategy = t->strategy;
+    req.strategy_defaulted = t->strategy.empty();
+    req.strategy = req.strategy_defaulted ? default_strategy(t->max_evals) : t->strategy;
     if (!t->config.empty()) req.only_config = t->config;
     req.max_evals = t->max_evals;
     req.time_budget_s = t->time_budget;
@@ -235,6 +248,7 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
                           {"device_selector", device->info().selector},
                           {"problem", problem.key()}};
       j.update(to_json(s, flops));
+      j.update(strategy_record(req));
       j["profiled"] = to_json(profiled);
       print_json(j);
       if (!s.winner) throw ExitStatus{kExitNoCandidatePassed};

@@ -28,6 +28,7 @@ struct TuneRequest {
   Problem problem;
   std::vector<const TemplateSource*> templates;  ///< candidates; the first is the primary
   std::string strategy = "random";
+  bool strategy_defaulted = false;         ///< `strategy` is default_strategy's choice, not named by the user
   std::optional<std::string> only_config;  ///< evaluate just this configuration (rerun a failure)
   int max_evals = 0;                       ///< 0: no limit; candidates already stored count
   double time_budget_s = 0;                ///< 0: no limit
@@ -96,6 +97,12 @@ struct TuneEvent {
 };
 
 /// Runs tuning sessions (tuner/tuning_session.hpp) on one device into one database.
+/// Which strategy a run of `request` runs, whether it was named or the
+/// default for the budget, the run's seed and each template's seed for its
+/// strategy (what bench/strategy_replay.cpp needs to replay the search):
+/// the sweep row's settings_json and `kforge tune --json` both carry it.
+nlohmann::json strategy_record(const TuneRequest& request);
+
 class Tuner {
  public:
   Tuner(Device& device, Database& db, const Operator& op);

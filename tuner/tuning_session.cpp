@@ -130,6 +130,17 @@ std::uint64_t template_seed(std::uint64_t seed, const std::string& template_name
 
 }  // namespace
 
+nlohmann::json strategy_record(const TuneRequest& request) {
+  nlohmann::json seeds = nlohmann::json::object();
+  for (const TemplateSource* t : request.templates) {
+    seeds[t->manifest.name] = template_seed(request.seed, t->manifest.name);
+  }
+  return {{"strategy", request.strategy},
+          {"strategy_chosen_by", request.strategy_defaulted ? "default for the budget" : "--strategy"},
+          {"seed", request.seed},
+          {"strategy_seeds", seeds}};
+}
+
 TuningSession::TuningSession(Device& device, Database& db, const Operator& op, const TuneRequest& request,
                              const std::function<void(const TuneEvent&)>& on_event)
     : device_(device), db_(db), op_(op), request_(request), on_event_(on_event) {}
@@ -201,6 +212,7 @@ nlohmann::json TuningSession::sweep_settings() const {
                              {"workload_seed", workload_seed_},
                              {"protocol", request_.protocol.to_json()},
                              {"problem", problem_.key()}};
+  settings.update(strategy_record(request_));
   // What a flush wrote depends on the device (runtime/cache_flush.hpp): kept
   // beside the protocol, which sweeps compare across devices' runs.
   if (request_.protocol.flush_cache) {

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "strategy.hpp"
+#include "strategy_default.hpp"
 #include "strategy_features.hpp"
 
 using namespace kforge;
@@ -462,4 +463,12 @@ TEST_CASE("adaptive strategies' guesses start with the rest of their design, in 
       history.push_back({*i, l.time_ms[*i] > 0, l.time_ms[*i] > 0 ? l.time_ms[*i] : 0.0});
     }
   }
+}
+
+TEST_CASE("without a named strategy, tune runs the one measured best at its budget", "[strategy]") {
+  CHECK(default_strategy(0) == "random");  // the whole space: the order only
+  CHECK(default_strategy(25) == "model");
+  CHECK(default_strategy(20) == "model");
+  CHECK(default_strategy(100) == "annealing");
+  CHECK(default_strategy(1000) == "model");
 }
