@@ -571,3 +571,118 @@ def test_a_database_that_cannot_be_opened_is_bad_input(tmp_path, capsys, monkeyp
     db = tmp_path / "absent.db"
     status, _, err = run_main(capsys, write(tmp_path, cuda_trace()), "--db", db)
     assert status == 2 and err == f"kforge.workload: {db}: cannot open {db}\n"
+
+
+# ---------------------------------------------------------------------------
+# The receipt (compare): two traces of one workload, before and after.
+#
+# The hand-written pair: after is the CUDA trace with the linear's kernel 200 -> 100 us and the step
+# 1000 -> 900 us, the conv2d gone and a relu (30 us kernel) added. Per step (one step each): linear
+# 200 -> 100 (2x), softmax 50 -> 50, mm 100 -> 100; conv2d only before, relu only after.
+
+
+def after_trace():
+    doc = cuda_trace()
+    events = [e for e in doc["traceEvents"] if e["name"] not in ("aten::conv2d", "conv_kernel")
+              and (e.get("args") or {}).get("correlation") != 3]
+    for e in events:
+        if e["name"] == "gemm_kernel":
+            e["dur"] = 100
+        if e["name"] == "ProfilerStep#1" and e["cat"] == "user_annotation":
+            e["dur"] = 900
+    events += [op("aten::relu", 400, 20, [[8, 128]], ["float"]), launch(405, 5, 5), kernel("relu_kernel", 420, 30, 5)]
+    doc["traceEvents"] = events
+    doc["host_name"], doc["torch_version"] = "gpu-host", "2.5.0"
+    return doc
+
+
+def receipt_of(tmp_path, speedups=None):
+    before, after = write(tmp_path, cuda_trace(), "before.json"), write(tmp_path, after_trace(), "after.json")
+    return wl.compare(wl.load_trace(before), before, wl.load_trace(after), after, speedups)
+
+
+def test_the_receipt_gives_each_operator_its_time_per_step_before_and_after(tmp_path):
+    r = receipt_of(tmp_path)
+    got = {x["key"]: (x["before_us"], x["after_us"], x["measured_speedup"], x["expected_speedup"])
+           for x in r["operators"]}
+    assert got == {"gemm/K=64,M=8,N=128,batch=1/f32/NT/bias": (200, 100, 2.0, None),
+                   "softmax/cols=128,rows=8/f32/NN": (50, 50, 1.0, None),
+                   "gemm/K=64,M=8,N=32,batch=1/f32/NN": (100, 100, 1.0, None)}
+    assert [x["key"] for x in r["operators"]][0] == "gemm/K=64,M=8,N=128,batch=1/f32/NT/bias"
+
+
+def test_the_receipt_names_what_only_one_trace_has(tmp_path):
+    r = receipt_of(tmp_path)
+    assert [(x["key"], x["time_us"]) for x in r["only_before"]] == [
+        ("aten::conv2d (float[2, 3, 8, 8], float[8, 3, 3, 3], float[8], -, -, -, -)", 100)]
+    assert [(x["key"], x["time_us"]) for x in r["only_after"]] == [("aten::relu (float[8, 128])", 30)]
+
+
+def test_end_to_end_the_receipt_sets_the_measured_gain_against_the_amdahl_expectation(tmp_path):
+    e = receipt_of(tmp_path)["end_to_end"]
+    assert (e["step_before_us"], e["step_after_us"]) == (1000, 900)
+    assert e["measured_speedup"] == pytest.approx(1000 / 900) and e["expected_speedup"] is None
+    e = receipt_of(tmp_path, {"softmax/cols=128,rows=8/f32/NN": 4.0})["end_to_end"]
+    assert e["expected_step_after_us"] == pytest.approx(1000 - (50 - 50 / 4))
+    assert e["expected_speedup"] == pytest.approx(1000 / 962.5) and e["from_database"] == 1
+
+
+def test_the_receipt_records_each_traces_environment(tmp_path):
+    env = receipt_of(tmp_path)["environment"]
+    assert env["before"] == {"host": None, "torch": None, "devices": ["cpu only"]}
+    assert env["after"] == {"host": "gpu-host", "torch": "2.5.0", "devices": ["cpu only"]}
+
+
+def test_the_receipt_command_prints_expected_speedups_from_the_database(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "kforge", FakeKforge)
+    db = write(tmp_path, "", "kforge.db")
+    before, after = write(tmp_path, cuda_trace(), "before.json"), write(tmp_path, after_trace(), "after.json")
+    status, out, err = run_main(capsys, "compare", before, after, "--db", db)
+    assert status == 0 and err == ""
+    assert "softmax/cols=128,rows=8/f32/NN" in out and "1.00x     4.00x" in out
+    assert "only in before: aten::conv2d" in out and "only in after: aten::relu (float[8, 128])" in out
+    assert "torch: not recorded -> 2.5.0 (the traces differ)" in out
+    assert "the step 1.000 ms -> 0.900 ms, measured 1.11x; expected 1.04x (-> 0.963 ms" in out
+    status, out, _ = run_main(capsys, "compare", before, after, "--json")
+    assert status == 0 and json.loads(out)["end_to_end"]["expected_speedup"] is None
+
+
+def test_the_committed_pair_compares_the_fused_and_the_separate_swiglu_projections(capsys):
+    status, out, _ = run_main(capsys, "compare", DATA / "decoder_block.json", DATA / "decoder_block_llama.json",
+                              "--json")
+    r = json.loads(out)
+    assert status == 0 and r["environment"]["before"]["torch"] == r["environment"]["after"]["torch"]
+    assert {x["key"] for x in r["only_before"]} == {"gemm/K=64,M=16,N=256,batch=1/f32/NT",
+                                                    "aten::chunk (float[16, 256], Scalar, Scalar)"}
+    assert [x["key"] for x in r["only_after"]] == ["gemm/K=64,M=16,N=128,batch=1/f32/NT"]
+    keys = {x["key"] for x in r["operators"]}
+    assert {"rope/head_dim=16,heads=4,tokens=16/f32/NN/pairing=half", "swiglu/cols=128,rows=16/f32/NN"} <= keys
+    before = analyse_file(DATA / "decoder_block.json")
+    swiglu = [x for x in r["operators"] if x["key"].startswith("swiglu/")][0]
+    assert swiglu["before_us"] == pytest.approx(rows_of(before, "swiglu (silu * mul)")[0]["time_us"] / 2)
+    assert r["end_to_end"]["step_before_us"] == pytest.approx(before["wall_us"] / 2)
+
+
+@pytest.mark.parametrize("side", [0, 1])
+def test_the_receipt_refuses_bad_input_on_either_side_naming_the_file(tmp_path, capsys, side):
+    good = write(tmp_path, cuda_trace(), "good.json")
+    text = json.dumps(cuda_trace())
+    no_shapes = cuda_trace()
+    for e in no_shapes["traceEvents"]:
+        e.get("args", {}).pop("Input Dims", None)
+    other_tool = {"traceEvents": [{"ph": "X", "cat": "blink", "name": "Paint", "ts": 0, "dur": 5}]}
+    cases = [("<html/>", "not JSON: Expecting value"), (text[: len(text) // 2], "not JSON (truncated?)"),
+             ({"benchmarks": []}, "no 'traceEvents' array"), (other_tool, "no 'cpu_op' events"),
+             (no_shapes, "record with torch.profiler.profile(record_shapes=True)")]
+    for i, (doc, message) in enumerate(cases):
+        bad = write(tmp_path, doc, f"bad{i}.json")
+        pair = [good, bad] if side else [bad, good]
+        status, out, err = run_main(capsys, "compare", *pair)
+        assert status == 2 and out == "" and err.count("\n") == 1
+        assert err.startswith(f"kforge.workload: {bad}: ") and message in err
+
+
+def test_the_receipt_refuses_a_cpu_trace_against_a_cuda_trace(tmp_path, capsys):
+    cuda = write(tmp_path, cuda_trace(), "cuda.json")
+    status, _, err = run_main(capsys, "compare", DATA / "mlp.json", cuda)
+    assert status == 2 and f"{DATA / 'mlp.json'}: a CPU-only trace (no kernels), and {cuda} has kernels" in err
