@@ -336,21 +336,123 @@ def problems_by_calls(report):
 def test_the_decoder_block_maps_its_projections_norms_and_attention():
     report = analyse_file(DATA / "decoder_block.json")
     assert report["steps"] == 2 and not report["device_trace"]
-    # Per step: q, k, v, o (64 -> 64), gate_up (64 -> 256), down (128 -> 64), two RMSNorms, one attention.
+    # Per step: q, k, v, o (64 -> 64), gate_up (64 -> 256), down (128 -> 64), two RMSNorms, rotary on q
+    # and on k, one attention, one SwiGLU gate.
     assert problems_by_calls(report) == {
         "gemm/K=64,M=16,N=64,batch=1/f32/NT": 8,
         "gemm/K=64,M=16,N=256,batch=1/f32/NT": 2,
         "gemm/K=128,M=16,N=64,batch=1/f32/NT": 2,
         "rmsnorm/cols=64,rows=16/f32/NN": 4,
+        "rope/head_dim=16,heads=4,tokens=16/f32/NN/pairing=half": 4,
         "attention/B=1,D=16,H=4,S=16,SK=16/f32/NN/mask=causal": 2,
+        "swiglu/cols=128,rows=16/f32/NN": 2,
     }
-    assert {"aten::silu", "aten::mul", "aten::add", "aten::chunk"} <= set(report["not_covered"])
+    assert set(report["not_covered"]) == {"aten::add", "aten::chunk", "aten::view", "aten::transpose",
+                                          "aten::reshape"}
 
 
 def test_the_covered_operators_inner_calls_are_not_counted_again():
     report = analyse_file(DATA / "decoder_block.json")
     names = {r["operator"] for r in report["operators"]}
     assert not names & {"aten::matmul", "aten::mm", "aten::t", "aten::_scaled_dot_product_flash_attention_for_cpu"}
+
+
+def top_level_ops(name):
+    """The step's outermost cpu_op events of a committed trace, in time order."""
+    ops = sorted((e for e in raw_events(name) if e.get("cat") == "cpu_op"), key=lambda e: (e["ts"], -e["dur"]))
+    out, end = [], -1.0
+    for e in ops:
+        if e["ts"] >= end:
+            out.append(e)
+            end = e["ts"] + e["dur"]
+    return out
+
+
+def test_the_rotary_pattern_is_one_rope_call_timed_as_its_seven_operators():
+    report = analyse_file(DATA / "decoder_block.json")
+    rope = rows_of(report, "rope (rotate_half)")[0]
+    assert rope["calls"] == 4 and rope["inputs"] == "x float[1, 4, 16, 16], cos float[16, 16]"
+    assert rope["members"] == ["aten::slice", "aten::slice", "aten::mul", "aten::neg", "aten::cat", "aten::mul",
+                               "aten::add"]
+    ops = top_level_ops("decoder_block.json")
+    negs = [i for i, e in enumerate(ops) if e["name"] == "aten::neg"]
+    assert len(negs) == 4  # two steps (and no warm-up in the trace), q and k
+    assert rope["time_us"] == pytest.approx(sum(ops[j]["dur"] for i in negs for j in range(i - 3, i + 4)))
+
+
+def test_the_swiglu_gate_is_its_silu_and_mul_and_the_fused_projection_stays_a_gemm():
+    report = analyse_file(DATA / "decoder_block.json")
+    swiglu = rows_of(report, "swiglu (silu * mul)")[0]
+    ops = top_level_ops("decoder_block.json")
+    silu_mul = [e["dur"] for e in ops if e["name"] in ("aten::silu", "aten::mul")
+                and e["args"]["Input Dims"][0] == [16, 128]]
+    assert swiglu["calls"] == 2 and len(silu_mul) == 4
+    assert swiglu["time_us"] == pytest.approx(sum(silu_mul))
+    assert not rows_of(report, "aten::silu") and not rows_of(report, "aten::mul")
+
+
+def test_a_swiglu_with_separate_gate_and_up_projections_keeps_the_up_projection_a_gemm():
+    report = analyse_file(DATA / "decoder_block_llama.json")
+    calls = problems_by_calls(report)
+    assert calls["swiglu/cols=128,rows=16/f32/NN"] == 2
+    assert calls["gemm/K=64,M=16,N=128,batch=1/f32/NT"] == 4  # gate and up, two steps
+    assert rows_of(report, "swiglu (silu * mul)")[0]["members"] == ["aten::silu", "aten::mul"]
+
+
+def seq_op(name, ts, dims, types=None, concrete=None, tid=1):
+    return op(name, ts, 1, dims, types or ["float"] * len(dims), concrete=concrete, tid=tid)
+
+
+def rotary_events(x, cos, t0=0, order="slices first", dtype="float"):
+    d = x[-1]
+    half = x[:-1] + [d // 2]
+    slices = [seq_op("aten::slice", 0, [x, [], [], [], []], [dtype] + ["Scalar"] * 4, ["", "-1", "0", str(d // 2), "1"]),
+              seq_op("aten::slice", 0, [x, [], [], [], []], [dtype] + ["Scalar"] * 4,
+                     ["", "-1", str(d // 2), "9223372036854775807", "1"])]
+    mul_cos = seq_op("aten::mul", 0, [x, cos], [dtype, dtype])
+    head = slices + [mul_cos] if order == "slices first" else [mul_cos] + slices
+    events = head + [seq_op("aten::neg", 0, [half], [dtype]),
+                     seq_op("aten::cat", 0, [[half, half], []], ["TensorList", "Scalar"], ["", "-1"]),
+                     seq_op("aten::mul", 0, [x, cos], [dtype, dtype]),
+                     seq_op("aten::add", 0, [x, x, []], [dtype, dtype, "Scalar"])]
+    for i, e in enumerate(events):
+        e["ts"], e["dur"] = t0 + 10 * i, 5
+    return events
+
+
+def test_rotary_as_hugging_face_writes_it_is_rope_whatever_the_order_of_its_first_three_operators(tmp_path):
+    for order in ("slices first", "mul first"):
+        report = analyse_file(write(tmp_path, {"traceEvents": rotary_events([2, 8, 32, 64], [1, 1, 32, 64],
+                                                                            order=order, dtype="c10::BFloat16")}))
+        (row,) = report["operators"]
+        assert row["problem"]["key"] == "rope/head_dim=64,heads=16,tokens=32/bf16/NN/pairing=half"
+        assert row["calls"] == 1 and row["time_us"] == 35
+
+
+def test_rotary_with_positions_per_batch_row_is_a_rope_pattern_left_uncovered(tmp_path):
+    report = analyse_file(write(tmp_path, {"traceEvents": rotary_events([2, 8, 32, 64], [2, 1, 32, 64])}))
+    (row,) = report["operators"]
+    assert row["operator"] == "rope (rotate_half)" and row["problem"] is None
+    assert "positions vary along 2 dims" in row["not_covered"]
+
+
+def test_an_incomplete_rotary_sequence_stays_separate_operators(tmp_path):
+    events = rotary_events([1, 4, 16, 16], [16, 16])
+    del events[-1]  # no add
+    report = analyse_file(write(tmp_path, {"traceEvents": events}))
+    assert not rows_of(report, "rope (rotate_half)") and all(r["problem"] is None for r in report["operators"])
+
+
+def test_a_silu_not_followed_by_a_mul_of_its_shape_is_not_a_swiglu(tmp_path):
+    events = [seq_op("aten::silu", 0, [[16, 128]]), seq_op("aten::mul", 10, [[16, 128], []], ["float", "Scalar"])]
+    report = analyse_file(write(tmp_path, {"traceEvents": events}))
+    assert not rows_of(report, "swiglu (silu * mul)")
+    assert "its swiglu is silu(gate) * up" in rows_of(report, "aten::silu")[0]["not_covered"]
+
+
+def test_a_silu_and_mul_on_different_threads_are_not_a_swiglu(tmp_path):
+    events = [seq_op("aten::silu", 0, [[16, 128]]), seq_op("aten::mul", 10, [[16, 128], [16, 128]], tid=2)]
+    assert not rows_of(analyse_file(write(tmp_path, {"traceEvents": events})), "swiglu (silu * mul)")
 
 
 def test_a_cpu_traces_times_are_its_outermost_operators_host_times():
@@ -397,7 +499,7 @@ def test_the_decoder_blocks_plan_orders_its_problems_by_share_of_time():
     for r in report["operators"]:
         if r["problem"]:
             times[r["problem"]["key"]] = times.get(r["problem"]["key"], 0.0) + r["time_us"]
-    assert len(plan["entries"]) == 5
+    assert len(plan["entries"]) == 7
     ordered = sorted(times, key=lambda k: -times[k])
     assert [e["op"] for e in plan["entries"]] == [k.split("/")[0] for k in ordered]
     attention = [e for e in plan["entries"] if e["op"] == "attention"][0]
@@ -406,7 +508,7 @@ def test_the_decoder_blocks_plan_orders_its_problems_by_share_of_time():
 
 
 def test_the_committed_traces_are_small():
-    for name in ("decoder_block.json", "mlp.json", "conv.json"):
+    for name in ("decoder_block.json", "decoder_block_llama.json", "mlp.json", "conv.json"):
         assert (DATA / name).stat().st_size < 300_000
 
 
@@ -469,3 +571,118 @@ def test_a_database_that_cannot_be_opened_is_bad_input(tmp_path, capsys, monkeyp
     db = tmp_path / "absent.db"
     status, _, err = run_main(capsys, write(tmp_path, cuda_trace()), "--db", db)
     assert status == 2 and err == f"kforge.workload: {db}: cannot open {db}\n"
+
+
+# ---------------------------------------------------------------------------
+# The receipt (compare): two traces of one workload, before and after.
+#
+# The hand-written pair: after is the CUDA trace with the linear's kernel 200 -> 100 us and the step
+# 1000 -> 900 us, the conv2d gone and a relu (30 us kernel) added. Per step (one step each): linear
+# 200 -> 100 (2x), softmax 50 -> 50, mm 100 -> 100; conv2d only before, relu only after.
+
+
+def after_trace():
+    doc = cuda_trace()
+    events = [e for e in doc["traceEvents"] if e["name"] not in ("aten::conv2d", "conv_kernel")
+              and (e.get("args") or {}).get("correlation") != 3]
+    for e in events:
+        if e["name"] == "gemm_kernel":
+            e["dur"] = 100
+        if e["name"] == "ProfilerStep#1" and e["cat"] == "user_annotation":
+            e["dur"] = 900
+    events += [op("aten::relu", 400, 20, [[8, 128]], ["float"]), launch(405, 5, 5), kernel("relu_kernel", 420, 30, 5)]
+    doc["traceEvents"] = events
+    doc["host_name"], doc["torch_version"] = "gpu-host", "2.5.0"
+    return doc
+
+
+def receipt_of(tmp_path, speedups=None):
+    before, after = write(tmp_path, cuda_trace(), "before.json"), write(tmp_path, after_trace(), "after.json")
+    return wl.compare(wl.load_trace(before), before, wl.load_trace(after), after, speedups)
+
+
+def test_the_receipt_gives_each_operator_its_time_per_step_before_and_after(tmp_path):
+    r = receipt_of(tmp_path)
+    got = {x["key"]: (x["before_us"], x["after_us"], x["measured_speedup"], x["expected_speedup"])
+           for x in r["operators"]}
+    assert got == {"gemm/K=64,M=8,N=128,batch=1/f32/NT/bias": (200, 100, 2.0, None),
+                   "softmax/cols=128,rows=8/f32/NN": (50, 50, 1.0, None),
+                   "gemm/K=64,M=8,N=32,batch=1/f32/NN": (100, 100, 1.0, None)}
+    assert [x["key"] for x in r["operators"]][0] == "gemm/K=64,M=8,N=128,batch=1/f32/NT/bias"
+
+
+def test_the_receipt_names_what_only_one_trace_has(tmp_path):
+    r = receipt_of(tmp_path)
+    assert [(x["key"], x["time_us"]) for x in r["only_before"]] == [
+        ("aten::conv2d (float[2, 3, 8, 8], float[8, 3, 3, 3], float[8], -, -, -, -)", 100)]
+    assert [(x["key"], x["time_us"]) for x in r["only_after"]] == [("aten::relu (float[8, 128])", 30)]
+
+
+def test_end_to_end_the_receipt_sets_the_measured_gain_against_the_amdahl_expectation(tmp_path):
+    e = receipt_of(tmp_path)["end_to_end"]
+    assert (e["step_before_us"], e["step_after_us"]) == (1000, 900)
+    assert e["measured_speedup"] == pytest.approx(1000 / 900) and e["expected_speedup"] is None
+    e = receipt_of(tmp_path, {"softmax/cols=128,rows=8/f32/NN": 4.0})["end_to_end"]
+    assert e["expected_step_after_us"] == pytest.approx(1000 - (50 - 50 / 4))
+    assert e["expected_speedup"] == pytest.approx(1000 / 962.5) and e["from_database"] == 1
+
+
+def test_the_receipt_records_each_traces_environment(tmp_path):
+    env = receipt_of(tmp_path)["environment"]
+    assert env["before"] == {"host": None, "torch": None, "devices": ["cpu only"]}
+    assert env["after"] == {"host": "gpu-host", "torch": "2.5.0", "devices": ["cpu only"]}
+
+
+def test_the_receipt_command_prints_expected_speedups_from_the_database(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "kforge", FakeKforge)
+    db = write(tmp_path, "", "kforge.db")
+    before, after = write(tmp_path, cuda_trace(), "before.json"), write(tmp_path, after_trace(), "after.json")
+    status, out, err = run_main(capsys, "compare", before, after, "--db", db)
+    assert status == 0 and err == ""
+    assert "softmax/cols=128,rows=8/f32/NN" in out and "1.00x     4.00x" in out
+    assert "only in before: aten::conv2d" in out and "only in after: aten::relu (float[8, 128])" in out
+    assert "torch: not recorded -> 2.5.0 (the traces differ)" in out
+    assert "the step 1.000 ms -> 0.900 ms, measured 1.11x; expected 1.04x (-> 0.963 ms" in out
+    status, out, _ = run_main(capsys, "compare", before, after, "--json")
+    assert status == 0 and json.loads(out)["end_to_end"]["expected_speedup"] is None
+
+
+def test_the_committed_pair_compares_the_fused_and_the_separate_swiglu_projections(capsys):
+    status, out, _ = run_main(capsys, "compare", DATA / "decoder_block.json", DATA / "decoder_block_llama.json",
+                              "--json")
+    r = json.loads(out)
+    assert status == 0 and r["environment"]["before"]["torch"] == r["environment"]["after"]["torch"]
+    assert {x["key"] for x in r["only_before"]} == {"gemm/K=64,M=16,N=256,batch=1/f32/NT",
+                                                    "aten::chunk (float[16, 256], Scalar, Scalar)"}
+    assert [x["key"] for x in r["only_after"]] == ["gemm/K=64,M=16,N=128,batch=1/f32/NT"]
+    keys = {x["key"] for x in r["operators"]}
+    assert {"rope/head_dim=16,heads=4,tokens=16/f32/NN/pairing=half", "swiglu/cols=128,rows=16/f32/NN"} <= keys
+    before = analyse_file(DATA / "decoder_block.json")
+    swiglu = [x for x in r["operators"] if x["key"].startswith("swiglu/")][0]
+    assert swiglu["before_us"] == pytest.approx(rows_of(before, "swiglu (silu * mul)")[0]["time_us"] / 2)
+    assert r["end_to_end"]["step_before_us"] == pytest.approx(before["wall_us"] / 2)
+
+
+@pytest.mark.parametrize("side", [0, 1])
+def test_the_receipt_refuses_bad_input_on_either_side_naming_the_file(tmp_path, capsys, side):
+    good = write(tmp_path, cuda_trace(), "good.json")
+    text = json.dumps(cuda_trace())
+    no_shapes = cuda_trace()
+    for e in no_shapes["traceEvents"]:
+        e.get("args", {}).pop("Input Dims", None)
+    other_tool = {"traceEvents": [{"ph": "X", "cat": "blink", "name": "Paint", "ts": 0, "dur": 5}]}
+    cases = [("<html/>", "not JSON: Expecting value"), (text[: len(text) // 2], "not JSON (truncated?)"),
+             ({"benchmarks": []}, "no 'traceEvents' array"), (other_tool, "no 'cpu_op' events"),
+             (no_shapes, "record with torch.profiler.profile(record_shapes=True)")]
+    for i, (doc, message) in enumerate(cases):
+        bad = write(tmp_path, doc, f"bad{i}.json")
+        pair = [good, bad] if side else [bad, good]
+        status, out, err = run_main(capsys, "compare", *pair)
+        assert status == 2 and out == "" and err.count("\n") == 1
+        assert err.startswith(f"kforge.workload: {bad}: ") and message in err
+
+
+def test_the_receipt_refuses_a_cpu_trace_against_a_cuda_trace(tmp_path, capsys):
+    cuda = write(tmp_path, cuda_trace(), "cuda.json")
+    status, _, err = run_main(capsys, "compare", DATA / "mlp.json", cuda)
+    assert status == 2 and f"{DATA / 'mlp.json'}: a CPU-only trace (no kernels), and {cuda} has kernels" in err

@@ -3,6 +3,16 @@ most the step can gain, and a sweep plan (docs/workload.md, "Reading a trace").
 
     python -m kforge.workload TRACE.json [--db kforge.db] [--plan out.json] [--json]
                               [--assumed-speedup X]
+    python -m kforge.workload compare BEFORE.json AFTER.json [--db kforge.db] [--json]
+
+The second form is the receipt: two traces of one workload (before: without
+kforge; after: with its selections), per operator and shape the time per step
+before and after, the measured and the expected speedup, and end to end
+(docs/workload.md, "The receipt").
+
+Rotary embeddings and SwiGLU are composite in PyTorch; match_rope and
+match_swiglu state the operator sequences recognised as kforge's rope and
+swiglu.
 
 The trace is the Chrome-trace JSON that torch.profiler exports
 (`prof.export_chrome_trace(path)`), recorded with `record_shapes=True`, on
@@ -190,16 +200,201 @@ def in_steps(op, steps):
 
 
 def contains_covered(op):
-    return any(n.name in COVERED_OPS for n in op.walk())
+    return any(n.name in COVERED_OPS for n in op.walk()) or \
+        any(isinstance(item, Pattern) for n in op.walk() for item in grouped(n.children))
+
+
+def is_covered_unit(op):
+    return isinstance(op, Pattern) or op.name in COVERED_OPS
 
 
 def units(op):
-    """(op, excluded ops) pairs: the outermost covered operators under op, and op itself for what
-    remains when it is not covered (its time less that of the covered ones inside it)."""
-    if op.name in COVERED_OPS or not contains_covered(op):
+    """(op, excluded ops) pairs: the outermost covered operators (and recognised patterns) under op,
+    and op itself for what remains when it is not covered (its time less that of the covered ones)."""
+    if is_covered_unit(op) or not contains_covered(op):
         return [(op, [])]
-    covered = [u for c in op.children for u, _ in units(c) if u.name in COVERED_OPS]
+    covered = [u for c in grouped(op.children) for u, _ in units(c) if is_covered_unit(u)]
     return [(op, covered)] + [(u, []) for u in covered]
+
+
+# ---------------------------------------------------------------------------
+# Patterns: composite PyTorch code that is one kforge operator
+
+
+class Pattern:
+    """Sibling operators on one thread recognised as one kforge operator (rope, swiglu): one unit of
+    work, its time the sum of its members' (members need not be adjacent: a SwiGLU's up projection
+    between its silu and mul stays a gemm of its own)."""
+
+    def __init__(self, name, members, inputs, problem=None, not_covered=None):
+        self.name = name
+        self.members = members
+        self.inputs = inputs
+        self.problem = problem
+        self.not_covered = not_covered
+        self.ts = members[0].ts
+        self.dur = sum(m.dur for m in members)
+        self.thread = members[0].thread
+        self.children = []
+
+    def walk(self):
+        for m in self.members:
+            yield from m.walk()
+
+    def device_us(self):
+        return sum(m.device_us() for m in self.members)
+
+
+ROPE_NAME = "rope (rotate_half)"
+SWIGLU_NAME = "swiglu (silu * mul)"
+SILU_OPS = {"aten::silu", "aten::silu_"}
+
+
+def grouped(ops):
+    """ops (siblings, in time order; several threads allowed) with the rope and SwiGLU patterns
+    among them replaced by Patterns, in time order."""
+    by_thread = {}
+    for o in ops:
+        by_thread.setdefault(o.thread, []).append(o)
+    out = []
+    for seq in by_thread.values():
+        out += group_thread(sorted(seq, key=lambda o: o.ts))
+    return sorted(out, key=lambda o: o.ts)
+
+
+def group_thread(seq):
+    taken, patterns = set(), []
+    for i, o in enumerate(seq):
+        if i in taken:
+            continue
+        found = match_rope(seq, i) if o.name == "aten::neg" else \
+            match_swiglu(seq, i) if o.name in SILU_OPS else None
+        if found and not taken & set(found[0]):
+            taken |= set(found[0])
+            patterns.append(found[1])
+    return patterns + [o for i, o in enumerate(seq) if i not in taken]
+
+
+def dims_at(op, i):
+    shapes = shape_list(op)
+    return shapes[i] if i < len(shapes) and isinstance(shapes[i], list) else None
+
+
+def last_dim(op, i, rank):
+    text = concrete(op, i)
+    return text.lstrip("-").isdigit() and int(text) in (-1, rank - 1)
+
+
+def match_rope(seq, n):
+    """The rotate-half rotary embedding around the aten::neg at seq[n] (Hugging Face Llama's
+    apply_rotary_pos_emb, x * cos + rotate_half(x) * sin): seven adjacent operators on one thread,
+    aten::slice, aten::slice and aten::mul(x, cos) in either order [slice, slice, mul] or
+    [mul, slice, slice], then aten::neg, aten::cat, aten::mul(rotated, sin), aten::add(., .); the
+    slices halve x [..., D] along its last axis (0..D/2 and D/2..end), neg and cat take the halves
+    (cat along the last axis), cos and sin have one shape. Returns (indices, Pattern) or None."""
+    if n < 3 or n + 3 >= len(seq):
+        return None
+    before, (neg, cat, mul_sin, add) = seq[n - 3:n], seq[n:n + 4]
+    names = [o.name for o in before]
+    if names == ["aten::slice", "aten::slice", "aten::mul"]:
+        slices, mul_cos = before[:2], before[2]
+    elif names == ["aten::mul", "aten::slice", "aten::slice"]:
+        slices, mul_cos = before[1:], before[0]
+    else:
+        return None
+    if (cat.name, mul_sin.name, add.name) != ("aten::cat", "aten::mul", "aten::add"):
+        return None
+    x, cos, sin = dims_at(mul_cos, 0), dims_at(mul_cos, 1), dims_at(mul_sin, 1)
+    if not x or len(x) < 2 or x[-1] % 2 or cos is None or cos != sin:
+        return None
+    half = x[:-1] + [x[-1] // 2]
+    starts = sorted(concrete(s, 2) for s in slices)
+    if any(dims_at(s, 0) != x or not last_dim(s, 1, len(x)) for s in slices) or \
+            starts != sorted(["0", str(x[-1] // 2)]):
+        return None
+    cat_inputs = dims_at(cat, 0)
+    if dims_at(neg, 0) != half or cat_inputs != [half, half] or not last_dim(cat, 1, len(x)):
+        return None
+    if dims_at(mul_sin, 0) != x or dims_at(add, 0) != x or dims_at(add, 1) != x:
+        return None
+    members = sorted(slices + [mul_cos, neg, cat, mul_sin, add], key=lambda o: o.ts)
+    inputs = f"x {shape_text_of(mul_cos, 0)}, cos {shape_text_of(mul_cos, 1)}"
+    indices = [seq.index(m) for m in members]
+    try:
+        problem = rope_problem(mul_cos, x, cos)
+        return indices, Pattern(ROPE_NAME, members, inputs, problem=problem)
+    except Uncovered as e:
+        return indices, Pattern(ROPE_NAME, members, inputs, not_covered=str(e))
+
+
+def rope_problem(op, x, cos):
+    """rope's tokens, heads, head_dim from x [..., D] and cos (broadcast against x): a dim where cos
+    has x's size is the sequence (tokens), one where cos has size 1 a head (or a batch sharing the
+    positions); more than one sequence dim (a batch with positions of its own) is not covered."""
+    d = x[-1]
+    if not cos or cos[-1] != d:
+        raise Uncovered(f"rotary with x {x} and cos {cos}: cos's last dim is not x's head_dim")
+    aligned = [1] * (len(x) - len(cos)) + list(cos)
+    if len(aligned) != len(x):
+        raise Uncovered(f"rotary with x {x} and cos {cos}: cos has more dims than x")
+    tokens, heads = [], []
+    for size, c in zip(x[:-1], aligned[:-1]):
+        if size == 1:
+            continue
+        if c == size:
+            tokens.append(size)
+        elif c == 1:
+            heads.append(size)
+        else:
+            raise Uncovered(f"rotary with x {x} and cos {cos}: cos does not broadcast against x")
+    if len(tokens) > 1:
+        raise Uncovered(f"rotary with x {x} and cos {cos}: positions vary along {len(tokens)} dims (a batch "
+                        "with positions of its own); kforge's rope numbers the tokens of one sequence")
+    dims = {"tokens": prod(tokens), "heads": prod(heads), "head_dim": d}
+    return make_problem("rope", dims, kforge_dtype(op, 0), "NN", "none", {"pairing": "half"})
+
+
+def output_dims(op):
+    """The output shape of a gemm operator, from its inputs (None when not a gemm)."""
+    shapes = shape_list(op)
+    if op.name == "aten::linear" and len(shapes) > 1 and shapes[0] and len(shapes[1]) == 2:
+        return shapes[0][:-1] + [shapes[1][0]]
+    if op.name in ("aten::mm", "aten::matmul", "aten::bmm") and len(shapes) > 1 and len(shapes[1]) >= 2:
+        return (shapes[0] or [])[:-1] + [shapes[1][-1]]
+    return None
+
+
+def match_swiglu(seq, n):
+    """SwiGLU around the aten::silu (or silu_) at seq[n] of g [..., C]: the next operator on the
+    thread is aten::mul of two [..., C] tensors (silu(gate) * up after a chunk of a fused gate|up
+    projection), or the next two are a gemm whose output is [..., C] (the up projection, which
+    stays a gemm row of its own) and that mul. Returns (indices, Pattern) or None."""
+    g = dims_at(seq[n], 0)
+    if not g:
+        return None
+    for mul_at in (n + 1, n + 2):
+        if mul_at >= len(seq) or seq[mul_at].name != "aten::mul":
+            continue
+        if mul_at == n + 2 and output_dims(seq[n + 1]) != g:
+            continue
+        mul = seq[mul_at]
+        if dims_at(mul, 0) != g or dims_at(mul, 1) != g:
+            return None
+        inputs = shape_text_of(seq[n], 0)
+        members = [seq[n], mul]
+        try:
+            dims = {"rows": prod(g[:-1]), "cols": g[-1]}
+            pattern = Pattern(SWIGLU_NAME, members, inputs,
+                              problem=make_problem("swiglu", dims, kforge_dtype(seq[n], 0), "NN", "none", {}))
+        except Uncovered as e:
+            pattern = Pattern(SWIGLU_NAME, members, inputs, not_covered=str(e))
+        return [n, mul_at], pattern
+    return None
+
+
+def shape_text_of(op, i):
+    types = type_list(op)
+    return f"{types[i] if i < len(types) else '?'}{dims_at(op, i)}"
 
 
 def shape_list(op):
@@ -344,6 +539,10 @@ def problem_of(op):
         raise Uncovered(uncovered_reason(op))
     dims, dtype, layout, epilogue = parts[:4]
     attrs = parts[4] if len(parts) > 4 else {}
+    return make_problem(kind, dims, dtype, layout, epilogue, attrs)
+
+
+def make_problem(kind, dims, dtype, layout, epilogue, attrs):
     return {"op": kind, "dims": dims, "dtype": dtype, "layout": layout, "epilogue": epilogue, "attrs": attrs,
             "key": problem_key(kind, dims, dtype, layout, epilogue, attrs)}
 
@@ -351,6 +550,9 @@ def problem_of(op):
 def uncovered_reason(op):
     if not shape_list(op) and not type_list(op):
         return "no recorded inputs"
+    if op.name in SILU_OPS:
+        return (f"kforge has no operator for {op.name} alone (its swiglu is silu(gate) * up: an aten::mul "
+                "of the silu's shape right after it, or after the up projection)")
     return f"kforge has no operator for {op.name}"
 
 
@@ -377,26 +579,29 @@ def operator_rows(roots, steps, device_trace):
     """One row per (operator, inputs): calls, time (device time on a CUDA trace, else the host time
     of the operator less the covered operators inside it), and its problem or why not covered."""
     rows = {}
-    for root in roots:
-        if not in_steps(root, steps):
-            continue
+    for root in grouped([r for r in roots if in_steps(r, steps)]):
         for op, excluded in units(root):
             time_us = op.device_us() - sum(x.device_us() for x in excluded) if device_trace else \
                 op.dur - sum(x.dur for x in excluded)
             host_us = op.dur - sum(x.dur for x in excluded)
             label = op.name + (" (rest)" if excluded else "")
-            row = rows.get((label, shape_text(op)))
+            inputs = op.inputs if isinstance(op, Pattern) else shape_text(op)
+            row = rows.get((label, inputs))
             if row is None:
-                row = rows[(label, shape_text(op))] = new_row(op, label)
+                row = rows[(label, inputs)] = new_row(op, label, inputs)
             row["calls"] += 1
             row["time_us"] += time_us
             row["host_us"] += host_us
     return sorted(rows.values(), key=lambda r: (-r["time_us"], r["operator"], r["inputs"]))
 
 
-def new_row(op, label):
-    row = {"operator": label, "inputs": shape_text(op), "calls": 0, "time_us": 0.0, "host_us": 0.0,
+def new_row(op, label, inputs):
+    row = {"operator": label, "inputs": inputs, "calls": 0, "time_us": 0.0, "host_us": 0.0,
            "problem": None, "not_covered": None}
+    if isinstance(op, Pattern):
+        row["problem"], row["not_covered"] = op.problem, op.not_covered
+        row["members"] = [m.name for m in op.members]
+        return row
     if label != op.name:
         row["not_covered"] = "the operator's own work around the covered operators inside it"
         return row
@@ -656,7 +861,136 @@ def json_ready(value):
     return value
 
 
+# ---------------------------------------------------------------------------
+# The receipt: two traces of one workload, before and after
+
+
+def environment(doc):
+    """What the trace says of where it ran: host, torch version (a top-level torch_version, as
+    prof.add_metadata("torch_version", torch.__version__) writes it), devices."""
+    devices = [d.get("name") for d in doc.get("deviceProperties") or [] if isinstance(d, dict) and d.get("name")]
+    return {"host": doc.get("host_name") or doc.get("hostname"),
+            "torch": doc.get("torch_version") or doc.get("pytorch_version"),
+            "devices": devices or ["cpu only"]}
+
+
+def per_problem(report):
+    """The report's rows by what they are: the problem key of a covered row, else operator and inputs;
+    time per step."""
+    out = {}
+    for r in report["operators"]:
+        key = r["problem"]["key"] if r["problem"] else f"{r['operator']} ({r['inputs']})"
+        e = out.setdefault(key, {"key": key, "operators": [], "covered": bool(r["problem"]), "calls": 0,
+                                 "time_us": 0.0})
+        if r["operator"] not in e["operators"]:
+            e["operators"].append(r["operator"])
+        e["calls"] += r["calls"]
+        e["time_us"] += r["time_us"] / report["steps"]
+    return out
+
+
+def ratio(before, after):
+    return before / after if after > 0 else math.inf
+
+
+def compare(before_doc, before_path, after_doc, after_path, speedups=None):
+    """The receipt (a dict; the same as compare --json prints): per operator and shape, the time per
+    step before and after, the measured speedup and the expected one (the database's speedup over
+    default, or None); end to end, the step time before and after, measured against the Amdahl
+    expectation from the before trace's covered time at the database's speedups."""
+    speedups = speedups or {}
+    before, after = analyse(before_doc, before_path), analyse(after_doc, after_path)
+    if before["device_trace"] != after["device_trace"]:
+        cuda, cpu = (before_path, after_path) if before["device_trace"] else (after_path, before_path)
+        raise WorkloadError(f"{cpu}: a CPU-only trace (no kernels), and {cuda} has kernels: their times "
+                            "(host against device) do not compare")
+    b, a = per_problem(before), per_problem(after)
+    rows = []
+    for key in sorted(set(b) & set(a), key=lambda k: (-b[k]["time_us"], k)):
+        rows.append({"key": key, "operators": b[key]["operators"], "covered": b[key]["covered"],
+                     "calls_before": b[key]["calls"], "calls_after": a[key]["calls"],
+                     "before_us": b[key]["time_us"], "after_us": a[key]["time_us"],
+                     "measured_speedup": ratio(b[key]["time_us"], a[key]["time_us"]),
+                     "expected_speedup": speedups.get(key) if b[key]["covered"] else None})
+    step_before, step_after = before["wall_us"] / before["steps"], after["wall_us"] / after["steps"]
+    expected_after = None
+    if speedups:
+        saved = sum(e["time_us"] - e["time_us"] / speedups[k] for k, e in b.items()
+                    if e["covered"] and speedups.get(k))
+        expected_after = step_before - saved
+    only = lambda x, y: [{"key": k, "operators": x[k]["operators"], "time_us": x[k]["time_us"]}
+                         for k in sorted(set(x) - set(y), key=lambda k: (-x[k]["time_us"], k))]
+    return {"before": str(before_path), "after": str(after_path), "time_basis": before["time_basis"],
+            "steps": {"before": before["steps"], "after": after["steps"]},
+            "environment": {"before": environment(before_doc), "after": environment(after_doc)},
+            "operators": rows, "only_before": only(b, a), "only_after": only(a, b),
+            "end_to_end": {"step_before_us": step_before, "step_after_us": step_after,
+                           "measured_speedup": ratio(step_before, step_after),
+                           "expected_step_after_us": expected_after,
+                           "expected_speedup": ratio(step_before, expected_after) if expected_after is not None
+                           else None,
+                           "from_database": sum(1 for k, e in b.items() if e["covered"] and speedups.get(k))}}
+
+
+def factor(x):
+    return "-" if x is None else ("inf" if not math.isfinite(x) else f"{x:.2f}x")
+
+
+def format_receipt(receipt, top=25):
+    env_b, env_a = receipt["environment"]["before"], receipt["environment"]["after"]
+    lines = [f"receipt: {receipt['before']} (before) -> {receipt['after']} (after); "
+             f"{receipt['time_basis']} per step ({receipt['steps']['before']} and {receipt['steps']['after']} steps)"]
+    for what in ("host", "torch", "devices"):
+        vb, va = env_b[what], env_a[what]
+        text = lambda v: ", ".join(v) if isinstance(v, list) else (v or "not recorded")
+        lines.append(f"  {what}: {text(vb)}" + ("" if vb == va else f" -> {text(va)} (the traces differ)"))
+    lines.append(f"{'operator / problem':<60} {'before':>10} {'after':>10} {'measured':>9} {'expected':>9}")
+    for r in receipt["operators"][:top]:
+        key = r["key"] if len(r["key"]) <= 60 else r["key"][:57] + "..."
+        lines.append(f"{key:<60} {ms(r['before_us']):>10} {ms(r['after_us']):>10} "
+                     f"{factor(r['measured_speedup']):>9} {factor(r['expected_speedup']):>9}")
+    if len(receipt["operators"]) > top:
+        lines.append(f"... {len(receipt['operators']) - top} more rows (--json lists them)")
+    for side in ("before", "after"):
+        for r in receipt["only_" + side]:
+            lines.append(f"only in {side}: {r['key']} ({ms(r['time_us'])} per step)")
+    e = receipt["end_to_end"]
+    expected = (f"expected {factor(e['expected_speedup'])} (-> {ms(e['expected_step_after_us'])}; Amdahl over "
+                f"the before trace, {e['from_database']} problem(s) at the database's speedups)"
+                if e["expected_speedup"] is not None else "expected: none (no --db, or it knows none of them)")
+    lines.append(f"end to end: the step {ms(e['step_before_us'])} -> {ms(e['step_after_us'])}, measured "
+                 f"{factor(e['measured_speedup'])}; {expected}")
+    return "\n".join(lines)
+
+
+def compare_main(argv):
+    parser = argparse.ArgumentParser(prog="python -m kforge.workload compare",
+                                     description="A receipt: two torch.profiler traces of one workload, before "
+                                                 "and after kforge's selections, per operator and end to end.")
+    parser.add_argument("before", help="trace without kforge (record_shapes=True)")
+    parser.add_argument("after", help="trace with kforge's selections")
+    parser.add_argument("--db", help="a kforge database: the expected speedups over default of its winners")
+    parser.add_argument("--json", action="store_true", help="print the receipt as JSON")
+    parser.add_argument("--top", type=int, default=25, help="rows printed (default %(default)s)")
+    args = parser.parse_args(argv)
+    try:
+        before, after = load_trace(args.before), load_trace(args.after)
+        speedups = {}
+        if args.db:
+            keys = {r["problem"]["key"] for r in analyse(before, args.before)["operators"] if r["problem"]}
+            speedups = speedups_from_database(args.db, keys)
+        receipt = compare(before, args.before, after, args.after, speedups)
+    except WorkloadError as e:
+        print(f"kforge.workload: {e}", file=sys.stderr)
+        return 2
+    print(json.dumps(json_ready(receipt), indent=1) if args.json else format_receipt(receipt, args.top))
+    return 0
+
+
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["compare"]:
+        return compare_main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m kforge.workload",
                                      description="Where a torch.profiler trace's time goes, what kforge covers, "
                                                  "the Amdahl ceiling, and a sweep plan.")
