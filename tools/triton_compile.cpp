@@ -8,9 +8,11 @@
 #include <fstream>
 
 #include "artifact_inspect.hpp"
+#include "backend_traits.hpp"
 #include "cuda_ptxas_log.hpp"
 #include "hip_backend.hpp"
 #include "occupancy.hpp"
+#include "sass_disassembler.hpp"
 #include "subprocess.hpp"
 
 namespace kforge::cli {
@@ -47,7 +49,9 @@ Status run_sweep(const std::string& dir, const Target& target, const Problem& pr
   const std::string pythonpath = helpers + (std::getenv("PYTHONPATH") ? ":" + std::string(std::getenv("PYTHONPATH")) : "");
   std::vector<std::string> argv = {"env", "PYTHONPATH=" + pythonpath,
                                    // ptxas' -v log (registers, spills, wgmma remarks) into the compile's log
-                                   "TRITON_DUMP_PTXAS_LOG=1", triton_python(), "-m", "kforge_triton.sweep",
+                                   "TRITON_DUMP_PTXAS_LOG=1",
+                                   // past Triton's own cache, or a cached kernel comes back without its log
+                                   "TRITON_ALWAYS_COMPILE=1", triton_python(), "-m", "kforge_triton.sweep",
                                    "--manifest", (std::filesystem::path(dir) / "manifest.json").string(),
                                    "--target", target.backend + ":" + target.arch,
                                    "--dtype", std::string(dtype_name(problem.dtype)),
@@ -86,7 +90,8 @@ TritonCandidate read_candidate(const nlohmann::json& c, const Target& target, co
   t.metadata = c.value("metadata", nlohmann::json::object());
   const std::string kernel = t.metadata.value("name", "");
   const std::int64_t warps = t.metadata.value("num_warps", 4);
-  t.compiled.threads = warps * (target.backend == "hip" ? 64 : 32);
+  // Triton's warps are CDNA's 64-wide wavefronts on HIP.
+  t.compiled.threads = warps * (is_backend(target.backend, BackendId::kHip) ? 64 : 32);
   auto report = inspect_artifact(t.binary_path, kernel);
   if (!report.ok()) {
     t.compiled.status = "compile_error";
@@ -154,6 +159,9 @@ Result<std::vector<TritonCandidate>> compile_triton_template(const std::string& 
                      sweep["unmet_envelope"].dump(),
                  {}};
   }
+  // Triton's wheel carries the nvdisasm its cubins need, where the CUDA toolkit has none.
+  if (const auto& wheel = sweep["nvdisasm"]; wheel.is_string() && !find_nvdisasm().ok())
+    ::setenv("KFORGE_NVDISASM", wheel.get<std::string>().c_str(), 0);
   std::vector<TritonCandidate> out;
   for (const auto& c : sweep["candidates"]) out.push_back(read_candidate(c, target, sweep.value("template", "")));
   if (o.out_dir.empty()) std::filesystem::remove_all(out_dir, ec);

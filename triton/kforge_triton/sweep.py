@@ -10,7 +10,8 @@ The configurations whose parameters apply to the target, those breaking a
 constraint (evaluated with --limits) left out, spread evenly down to
 --max-configs; each compiled by the compile helper (a forked child with a
 timeout). Writes one JSON object to --json: {template, target, dtype,
-layout, unmet_envelope, candidates: [{name (kforge's canonical form:
+layout, unmet_envelope, nvdisasm (the one in Triton's wheel, or null),
+candidates: [{name (kforge's canonical form:
 parameters in sorted order, NAME then value, joined by '_'), config,
 status ("ok" | "compile_error"), reason, binary_path, format, metadata,
 options_used, cache_key, seconds, log (ptxas' -v output among it when
@@ -25,6 +26,16 @@ import sys
 
 from .compile import compile_request
 from .manifest import ManifestError, load_manifest
+
+
+def wheel_nvdisasm():
+    """The nvdisasm Triton's wheel carries, for readers of its cubins; None where absent."""
+    try:
+        import triton
+    except ImportError:
+        return None
+    path = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "nvdisasm")
+    return path if os.access(path, os.X_OK) else None
 
 
 def canonical_name(config):
@@ -85,7 +96,8 @@ def main(argv=None):
         unmet = manifest.unmet(manifest.default_config(args.target), problem, args.layout, args.dtype,
                                field="envelope")
         result = {"template": manifest["name"], "operator": manifest["operator"], "target": args.target,
-                  "dtype": args.dtype, "layout": args.layout, "unmet_envelope": unmet, "candidates": []}
+                  "dtype": args.dtype, "layout": args.layout, "unmet_envelope": unmet,
+                  "nvdisasm": wheel_nvdisasm(), "candidates": []}
         if not unmet:
             result["candidates"] = list(candidates(manifest, args, problem, limits))
     except (ManifestError, ValueError) as e:
