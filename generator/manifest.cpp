@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "backend_traits.hpp"
 #include "bounded_json.hpp"
 #include "device_limits.hpp"
 #include "operator.hpp"
@@ -39,7 +40,6 @@ constexpr const char* kTopFields[] = {"schema_version",
                                       "kind"};
 constexpr const char* kParameterFields[] = {"name", "values", "default", "doc"};
 constexpr const char* kLaunchFields[] = {"block", "grid"};
-constexpr const char* kTargets[] = {"opencl", "cuda", "hip"};
 constexpr const char* kLibraries[] = {"clblast", "cublaslt", "hipblaslt"};
 
 std::string join_ints(const std::vector<std::int64_t>& v) {
@@ -52,6 +52,12 @@ template <typename Range>
 std::string join_names(const Range& names) {
   std::string s;
   for (const auto& n : names) s += (s.empty() ? "" : ", ") + std::string(n);
+  return s;
+}
+
+std::string join_backend_names() {
+  std::string s;
+  for (const BackendTraits& b : all_backends()) s += (s.empty() ? "" : ", ") + std::string(b.name);
   return s;
 }
 
@@ -321,9 +327,9 @@ Status parse_identity(const Checker& c, const json& root, TemplateManifest& m) {
 Status parse_support(const Checker& c, const json& root, TemplateManifest& m) {
   KF_TRY_ASSIGN(targets, c.string_array(root, "targets", true, true));
   for (std::size_t i = 0; i < targets.size(); ++i) {
-    if (std::find(std::begin(kTargets), std::end(kTargets), targets[i]) == std::end(kTargets)) {
+    if (!find_backend(targets[i])) {
       return c.fail("targets[" + std::to_string(i) + "]",
-                    "unknown target '" + printable(targets[i]) + "' (known: " + join_names(kTargets) + ")");
+                    "unknown target '" + printable(targets[i]) + "' (known: " + join_backend_names() + ")");
     }
   }
   KF_TRY_ASSIGN(guard, c.string_array(root, "arch_guard", false, false));

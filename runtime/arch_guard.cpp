@@ -4,6 +4,8 @@
 #include <cctype>
 #include <optional>
 
+#include "backend_traits.hpp"
+
 namespace kforge {
 
 namespace {
@@ -39,15 +41,16 @@ bool entry_matches(const std::string& entry, const std::string& backend, const s
   const std::string arch = arch_in.substr(0, arch_in.find(':'));
   const bool plus = !entry.empty() && entry.back() == '+';
   const std::string base = plus ? entry.substr(0, entry.size() - 1) : entry;
-  if (base.rfind("sm_", 0) == 0) {
-    if (backend != "cuda") return false;
+  const std::string_view cuda_prefix = backend_traits(BackendId::kCuda).arch_prefix;
+  if (base.rfind(cuda_prefix, 0) == 0) {
+    if (!is_backend(backend, BackendId::kCuda)) return false;
     auto want = parse_sm(base);
     auto have = parse_sm(arch);
     if (!want || !have) return false;
     if (plus) return have->number >= want->number;
     return have->number == want->number && have->a_suffix == want->a_suffix;
   }
-  if (backend != "hip" || !is_gfx(arch)) return false;
+  if (!is_backend(backend, BackendId::kHip) || !is_gfx(arch)) return false;
   if (plus) return arch.rfind(base, 0) == 0;  // "gfx9+" matches gfx900 .. gfx9xx
   return arch == base;
 }
@@ -78,7 +81,7 @@ Status check_arch_guard(const TemplateManifest& m, const std::string& backend, c
   }
   return Error{ErrorCode::kUnsupported,
                m.name + " requires " + list + " (device is " + (arch.empty() ? backend : arch) +
-                   (backend == "cuda" || backend == "hip" ? "" : ", backend " + backend) + ")",
+                   (is_backend(backend, BackendId::kCuda) || is_backend(backend, BackendId::kHip) ? "" : ", backend " + backend) + ")",
                {}};
 }
 

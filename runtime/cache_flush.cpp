@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <string>
 
+#include "backend_traits.hpp"
 #include "target.hpp"
 
 namespace kforge {
@@ -12,7 +13,7 @@ namespace {
 
 bool is_amd_gpu(const DeviceInfo& info) {
   if (info.device_type != DeviceType::kGpu) return false;  // an AMD CPU under PoCL reports its own L3
-  return info.backend == "hip" || info.vendor.find("Advanced Micro Devices") != std::string::npos ||
+  return is_backend(info.backend, BackendId::kHip) || info.vendor.find("Advanced Micro Devices") != std::string::npos ||
          info.vendor == "AMD";
 }
 
@@ -24,7 +25,7 @@ std::string_view flush_method_name(CacheFlushMethod m) {
 
 std::int64_t memory_side_cache_bytes(const DeviceInfo& info) {
   if (!is_amd_gpu(info)) return 0;
-  if (auto r = arch_resources("hip", info.arch)) return r->memory_side_cache_bytes;
+  if (auto r = arch_resources(name(BackendId::kHip), info.arch)) return r->memory_side_cache_bytes;
   return std::int64_t{256} << 20;
 }
 

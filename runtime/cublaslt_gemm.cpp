@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "backend_traits.hpp"
 #include "column_major_gemm.hpp"
 #include "cublaslt_api.hpp"
 #include "cuda_backend.hpp"
@@ -321,7 +322,7 @@ Status choose_algo(CublasLtGemm& gemm, const LtObjects& o, const LtShape& s, int
 Result<std::unique_ptr<Kernel>> bind_cublaslt_gemm(Device& device, const Problem& problem,
                                                    const Config& config, const std::string& name,
                                                    const nlohmann::json& stored) {
-  if (device.info().backend != "cuda")
+  if (!is_backend(device.info().backend, BackendId::kCuda))
     return Error{ErrorCode::kUnsupported, "cublaslt: " + device.info().name + " is not a CUDA device", {}};
   const auto& api = cublaslt::load();
   if (!api.ok()) return Error{ErrorCode::kUnsupported, "unavailable: " + api.error().message, {}};

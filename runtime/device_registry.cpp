@@ -12,6 +12,7 @@
 #include <optional>
 #include <string_view>
 
+#include "backend_traits.hpp"
 #include "cuda_backend.hpp"
 #include "device_match.hpp"
 #include "hip_backend.hpp"
@@ -36,7 +37,7 @@ constexpr BackendEntry kBackends[] = {
 /// GPU through its native backend (CUDA, HIP), then a GPU through OpenCL,
 /// then an accelerator, then a CPU.
 int type_rank(const DeviceInfo& d) {
-  if (d.device_type == DeviceType::kGpu) return d.backend == "opencl" ? 2 : 3;
+  if (d.device_type == DeviceType::kGpu) return is_backend(d.backend, BackendId::kOpenCL) ? 2 : 3;
   if (d.device_type == DeviceType::kAccelerator) return 1;
   return 0;
 }

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "backend_traits.hpp"
 #include "column_major_gemm.hpp"
 #include "hip_backend.hpp"
 #include "hipblaslt_api.hpp"
@@ -248,7 +249,7 @@ Status choose_algo(HipblasLtGemm& gemm, const HlObjects& o, int index, const nlo
 Result<std::unique_ptr<Kernel>> bind_hipblaslt_gemm(Device& device, const Problem& problem,
                                                     const Config& config, const std::string& name,
                                                     const nlohmann::json& stored) {
-  if (device.info().backend != "hip")
+  if (!is_backend(device.info().backend, BackendId::kHip))
     return Error{ErrorCode::kUnsupported, "hipblaslt: " + device.info().name + " is not a HIP device", {}};
   if (!problem.epilogue.plain())
     return Error{ErrorCode::kUnsupported, "hipblaslt: kforge binds no epilogue of hipBLASLt", {}};

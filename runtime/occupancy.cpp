@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "backend_traits.hpp"
+
 namespace kforge {
 
 namespace {
@@ -40,7 +42,7 @@ OccupancyDetail occupancy_detail(const ResourceReport& r, std::int64_t threads_p
   limit(a.max_blocks_per_unit, "blocks");
   limit(d.max_warps_per_unit / d.warps_per_block, "threads");
   if (r.registers > 0) {
-    if (a.backend == "hip") {
+    if (is_backend(a.backend, BackendId::kHip)) {
       // Each SIMD holds its own VGPR file; a block's waves spread over the SIMDs.
       const std::int64_t per_wave = round_up(r.registers, a.register_alloc_unit);
       const std::int64_t waves_per_simd =
@@ -69,6 +71,12 @@ double occupancy(const ResourceReport& r, std::int64_t threads_per_block, const 
   return occupancy_detail(r, threads_per_block, *a).occupancy;
 }
 
+/// "SM", "CU": what the backend calls the unit blocks are placed on.
+static std::string_view unit_word(std::string_view backend) {
+  const BackendTraits* b = find_backend(backend);
+  return b ? b->compute_unit_word : "compute unit";
+}
+
 std::optional<std::string> prune_reason(const ResourceReport& r, const DeviceInfo& target,
                                         std::int64_t threads_per_block) {
   for (const auto& d : r.diagnostics) {
@@ -79,7 +87,7 @@ std::optional<std::string> prune_reason(const ResourceReport& r, const DeviceInf
   }
   if (r.spill_stores > 0 || r.spill_loads > 0) {
     // hipRTC's code object counts spilled registers; ptxas reports bytes.
-    if (target.backend == "hip") {
+    if (is_backend(target.backend, BackendId::kHip)) {
       return "spills registers on " + target.arch + ": " + std::to_string(std::max<std::int64_t>(r.spill_stores, 0)) +
              " registers spilled (VGPRs + SGPRs)";
     }
@@ -98,7 +106,7 @@ std::optional<std::string> prune_reason(const ResourceReport& r, const DeviceInf
   const OccupancyDetail d = occupancy_detail(r, threads, *a);
   if (d.occupancy < kMinUsefulOccupancy) {
     return "occupancy " + percent(d.occupancy) + " on " + target.arch + " (" + std::to_string(d.blocks_per_unit) +
-           " block(s) of " + std::to_string(threads) + " threads per " + (a->backend == "hip" ? "CU" : "SM") +
+           " block(s) of " + std::to_string(threads) + " threads per " + std::string(unit_word(a->backend)) +
            ", limited by " + d.limiter + ", " + std::to_string(r.registers) + " registers/thread, " +
            std::to_string(std::max<std::int64_t>(r.local_mem_bytes, 0)) + " B shared) is below the useful minimum " +
            percent(kMinUsefulOccupancy);

@@ -1,6 +1,8 @@
 // Per-architecture resources for compile-only targets and occupancy.
 #include "target.hpp"
 
+#include "backend_traits.hpp"
+
 namespace kforge {
 
 namespace {
@@ -113,7 +115,8 @@ Result<Target> parse_target(const std::string& text) {
   Target t;
   t.backend = text.substr(0, colon);
   t.arch = text.substr(colon + 1);
-  if (t.backend != "cuda" && t.backend != "hip") {
+  const BackendTraits* backend = find_backend(t.backend);
+  if (!backend || backend->gpu_vendor.empty()) {
     return Error::bad_input("--target: unknown backend '" + t.backend + "' in '" + text +
                             "' (compile-only targets: cuda, hip)");
   }
@@ -128,7 +131,7 @@ Result<Target> parse_target(const std::string& text) {
   DeviceInfo& d = t.info;
   d.selector = text;
   d.backend = t.backend;
-  d.vendor = t.backend == "cuda" ? "NVIDIA" : "AMD";
+  d.vendor = backend->gpu_vendor;
   d.name = t.arch + " (compile-only target, " + r->reference_part + ")";
   d.arch = t.arch;
   d.device_type = DeviceType::kGpu;

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "backend_traits.hpp"
+
 namespace kforge {
 
 static std::string_view find_file(std::string_view path) {
@@ -15,26 +17,16 @@ static std::string_view find_file(std::string_view path) {
   return {};
 }
 
-/// Each backend's prelude, in order: its own file, then what it shares
-/// (CUDA and HIP: gpu.h; every backend: the row helpers and the epilogue).
-static const std::map<std::string, std::vector<std::string_view>, std::less<>>& prelude_parts() {
-  static const std::map<std::string, std::vector<std::string_view>, std::less<>> parts = {
-      {"cuda", {"prelude/cuda.h", "prelude/gpu.h", "prelude/rows.h", "prelude/epilogue.h"}},
-      {"hip", {"prelude/hip.h", "prelude/gpu.h", "prelude/rows.h", "prelude/epilogue.h"}},
-      {"opencl", {"prelude/opencl.h", "prelude/rows.h", "prelude/epilogue.h"}}};
-  return parts;
-}
-
-/// The composed prelude of every backend, by backend.
+/// The composed prelude of every backend (BackendTraits::prelude_files), by backend.
 static std::map<std::string, std::string, std::less<>> composed_preludes() {
   std::map<std::string, std::string, std::less<>> out;
-  for (const auto& [backend, files] : prelude_parts()) {
+  for (const BackendTraits& backend : all_backends()) {
     std::string text;
-    for (std::string_view file : files) {
+    for (std::string_view file : backend.prelude_files) {
       text += find_file(file);
       if (!text.empty() && text.back() != '\n') text += '\n';
     }
-    out.emplace(backend, std::move(text));
+    out.emplace(backend.name, std::move(text));
   }
   return out;
 }

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "arch_guard.hpp"
+#include "backend_traits.hpp"
 #include "bounded_json.hpp"
 #include "builtin_templates.hpp"
 #include "compile_check.hpp"
@@ -23,14 +24,23 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-int backend_rank(const std::string& b) { return b == "cuda" ? 0 : b == "hip" ? 1 : b == "opencl" ? 2 : 3; }
+/// Native GPU backends first (CUDA, HIP), then OpenCL.
+int backend_rank(const std::string& b) {
+  if (is_backend(b, BackendId::kCuda)) return 0;
+  if (is_backend(b, BackendId::kHip)) return 1;
+  return is_backend(b, BackendId::kOpenCL) ? 2 : 3;
+}
 
 /// The concrete architecture a guard entry names: "sm_80+" -> sm_80, "gfx90a" -> gfx90a; "" for families ("gfx9+").
 std::pair<std::string, std::string> guard_target(const std::string& entry) {
   const bool plus = !entry.empty() && entry.back() == '+';
   const std::string base = plus ? entry.substr(0, entry.size() - 1) : entry;
-  if (base.rfind("sm_", 0) == 0) return {"cuda", base};
-  if (base.rfind("gfx", 0) == 0 && !plus) return {"hip", base};
+  for (const BackendTraits& b : all_backends()) {
+    if (b.arch_prefix.empty() || base.rfind(b.arch_prefix, 0) != 0) continue;
+    // A CUDA entry names its lowest architecture; an AMD family ("gfx9+") none.
+    if (plus && b.id == BackendId::kHip) break;
+    return {std::string(b.name), base};
+  }
   return {"", ""};
 }
 
@@ -169,13 +179,13 @@ Result<CapabilityTarget> parse_target(const std::string& text) {
   t.backend = text.substr(0, colon);
   t.arch = colon == std::string::npos ? "" : text.substr(colon + 1);
   t.origins = {"--target"};
-  if (t.backend != "cuda" && t.backend != "hip" && t.backend != "opencl") {
+  if (!find_backend(t.backend)) {
     return Error::bad_input("--target: unknown backend in '" + text + "' (cuda:sm_NN, hip:gfxNNN, opencl[:ARCH])");
   }
-  if (t.backend == "cuda" && !t.arch.empty() && t.arch.rfind("sm_", 0) != 0) {
+  if (is_backend(t.backend, BackendId::kCuda) && !t.arch.empty() && t.arch.rfind("sm_", 0) != 0) {
     return Error::bad_input("--target: '" + text + "': a cuda architecture is sm_NN (e.g. cuda:sm_90)");
   }
-  if (t.backend == "hip" && !t.arch.empty() && t.arch.rfind("gfx", 0) != 0) {
+  if (is_backend(t.backend, BackendId::kHip) && !t.arch.empty() && t.arch.rfind("gfx", 0) != 0) {
     return Error::bad_input("--target: '" + text + "': a hip architecture is gfxNNN (e.g. hip:gfx90a)");
   }
   return t;

@@ -7,6 +7,7 @@
 
 #include "arch_guard.hpp"
 #include "artifact_inspect.hpp"
+#include "backend_traits.hpp"
 #include "commands.hpp"
 #include "compile_candidate.hpp"
 #include "operator.hpp"
@@ -45,7 +46,7 @@ nlohmann::json to_json(const CompiledCandidate& c, const std::string& backend) {
                       {"blocks_per_unit", c.occ.blocks_per_unit}, {"pruned", c.prune.has_value()},
                       {"compile_ms", c.compile_ms}};
   if (!c.reason.empty()) j["reason"] = c.reason;
-  if (backend == "hip" && !c.amd.name.empty()) {
+  if (is_backend(backend, BackendId::kHip) && !c.amd.name.empty()) {
     j["amdgpu"] = {{"vgprs", c.amd.vgpr_count}, {"agprs", c.amd.agpr_count}, {"sgprs", c.amd.sgpr_count},
                    {"lds_bytes", c.amd.lds_bytes}, {"scratch_bytes", c.amd.scratch_bytes},
                    {"wavefront_size", c.amd.wavefront_size}, {"vgpr_spills", c.amd.vgpr_spill_count},

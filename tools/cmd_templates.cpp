@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "backend_traits.hpp"
 #include "builtin_templates.hpp"
 #include "cartesian_size.hpp"
 #include "manifest.hpp"
@@ -14,8 +15,10 @@ namespace {
 /// Template hash per backend that has a prelude (the hash covers the prelude).
 nlohmann::json hashes(const TemplateSource& t) {
   nlohmann::json h = nlohmann::json::object();
-  for (const char* backend : {"opencl", "cuda", "hip"}) {
-    if (!prelude_text(backend).empty() && t.manifest.supports_target(backend)) h[backend] = t.hash(prelude_text(backend));
+  for (const BackendTraits& b : all_backends()) {
+    const std::string_view backend = b.name;
+    if (!prelude_text(backend).empty() && t.manifest.supports_target(backend))
+      h[std::string(backend)] = t.hash(prelude_text(backend));
   }
   return h;
 }

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "backend_traits.hpp"
 #include "builtin_templates.hpp"
 #include "cuda_backend.hpp"
 #include "hip_backend.hpp"
@@ -26,7 +27,7 @@ Status write_file(const std::filesystem::path& p, const void* data, std::size_t 
 Status write_outputs(const std::string& out_dir, const Target& target, const Instance& inst,
                      const Result<CompiledKernel>& compiled, const std::string& ptx) {
   const std::string base = (std::filesystem::path(out_dir) / inst.kernel_name).string();
-  const bool cuda = target.backend == "cuda";
+  const bool cuda = is_backend(target.backend, BackendId::kCuda);
   KF_TRY(write_file(base + (cuda ? ".cu" : ".hip"), inst.source.data(), inst.source.size()));
   if (!compiled.ok()) {
     const std::string text = compiled.error().message + "\n" + compiled.error().context;
@@ -40,12 +41,12 @@ Status write_outputs(const std::string& out_dir, const Target& target, const Ins
 }  // namespace
 
 bool uses_offline_hip(const Target& target, const std::string& compiler) {
-  return target.backend == "hip" &&
+  return is_backend(target.backend, BackendId::kHip) &&
          (compiler == "clang" || (compiler == "auto" && hiprtc_refuses(target.arch)));
 }
 
 Result<std::string> compiler_name(const Target& target, bool offline) {
-  if (target.backend == "cuda") {
+  if (is_backend(target.backend, BackendId::kCuda)) {
     KF_TRY_ASSIGN(v, nvrtc_version());
     return "nvrtc " + v;
   }
@@ -69,7 +70,7 @@ Result<CompiledCandidate> compile_candidate(const Target& target, bool offline, 
   c.threads = inst->geometry.block[0] * inst->geometry.block[1] * inst->geometry.block[2];
   std::string ptx;
   Result<CompiledKernel> compiled = Error::internal("unset");
-  if (target.backend == "cuda") {
+  if (is_backend(target.backend, BackendId::kCuda)) {
     auto r = nvrtc_compile(inst->source, inst->kernel_name, target.arch, "");
     if (r.ok()) ptx = r->ptx;
     compiled = r.ok() ? Result<CompiledKernel>(std::move(r->kernel)) : Result<CompiledKernel>(r.error());

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "backend_traits.hpp"
 #include "compile_candidate.hpp"
 #include "hip_backend.hpp"
 
@@ -11,7 +12,7 @@ namespace kforge::cli {
 bool compile_checked(const CapabilityTarget& target) {
   const bool named =
       std::find(target.origins.begin(), target.origins.end(), "--target") != target.origins.end();
-  return named && target.backend == "hip" && arch_resources("hip", target.arch) &&
+  return named && is_backend(target.backend, BackendId::kHip) && arch_resources(target.backend, target.arch) &&
          hiprtc_refuses(target.arch);
 }
 

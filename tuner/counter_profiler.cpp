@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "backend_traits.hpp"
 #include "child_command.hpp"
 #include "ncu_collector.hpp"
 #include "perf_counters.hpp"
@@ -98,11 +99,12 @@ CounterCollection rocprofiler_collection(const ProfileSetup& s) {
 
 std::vector<std::string> collectors_for(const DeviceInfo& device) {
   if (device.device_type == DeviceType::kCpu) return {"perf"};
-  if (device.backend == "cuda" || contains_word(device.vendor, "nvidia")) return {"ncu"};
-  if (device.backend == "hip" || contains_word(device.vendor, "amd") ||
-      contains_word(device.vendor, "advanced micro devices")) {
-    return {"rocprofiler"};
-  }
+  if (const BackendTraits* b = find_backend(device.backend); b && !b->profiler.empty())
+    return {std::string(b->profiler)};
+  // A GPU through a backend of many vendors (OpenCL): its vendor's profiler.
+  if (contains_word(device.vendor, "nvidia")) return {std::string(backend_traits(BackendId::kCuda).profiler)};
+  if (contains_word(device.vendor, "amd") || contains_word(device.vendor, "advanced micro devices"))
+    return {std::string(backend_traits(BackendId::kHip).profiler)};
   return {};
 }
 

@@ -7,6 +7,7 @@
 #include <limits>
 #include <memory>
 
+#include "backend_traits.hpp"
 #include "builtin_templates.hpp"
 #include "instance.hpp"
 #include "template_source.hpp"
@@ -77,7 +78,7 @@ Dtype reference_dtype(const DeviceInfo& info) {
 std::string reference_prelude(const DeviceInfo& info) {
   std::string s = "/* A reference template computes and stores its outputs in kf_ref_t. */\n";
   if (!info.fp64) return s + "#define KF_REF_F64 0\ntypedef float kf_ref_t;\n";
-  if (info.backend == "opencl") s += "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n";
+  if (is_backend(info.backend, BackendId::kOpenCL)) s += "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n";
   return s + "#define KF_REF_F64 1\ntypedef double kf_ref_t;\n";
 }
 

@@ -3,6 +3,7 @@
 
 #include <vector>
 
+#include "backend_traits.hpp"
 #include "python_errors.hpp"
 
 namespace nb = nanobind;
@@ -100,13 +101,13 @@ bool on_host(const AnyTensor& t) {
 /// GPU memory the backend launches on in place: CUDA memory on CUDA, ROCm
 /// memory on HIP.
 bool in_backend_memory(const AnyTensor& t, const std::string& backend) {
-  return (t.device_type() == nb::device::cuda::value && backend == "cuda") ||
-         (t.device_type() == nb::device::rocm::value && backend == "hip");
+  return (t.device_type() == nb::device::cuda::value && is_backend(backend, BackendId::kCuda)) ||
+         (t.device_type() == nb::device::rocm::value && is_backend(backend, BackendId::kHip));
 }
 
 void check_placement(const std::string& label, const AnyTensor& t, const std::string& backend) {
   if (on_host(t) || in_backend_memory(t, backend)) return;
-  if (backend == "cuda" || backend == "hip") {
+  if (is_backend(backend, BackendId::kCuda) || is_backend(backend, BackendId::kHip)) {
     throw_bad_input(label + ": the tensor is in " + device_text(t) + " memory, which the " + backend +
                     " backend cannot launch on; move it to the CPU or to the " + backend + " device");
   }
