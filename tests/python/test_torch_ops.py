@@ -62,3 +62,26 @@ def test_fake_implementations_give_shapes():
         out = torch.ops.kforge.gemm(torch.empty(3, 4), torch.empty(4, 5))
         assert out.shape == (3, 5) and out.dtype == torch.float32
         assert torch.ops.kforge.attention(*(torch.empty(1, 2, 3, 4),) * 3, True).shape == (1, 2, 3, 4)
+
+
+_EXIT_SCRIPT = """
+import sys, torch, kforge
+from kforge import torch_ops
+torch_ops.use(kforge.Lookup(kforge.open_device(sys.argv[1]), db=sys.argv[2]))
+torch.ops.kforge.softmax(torch.randn(2, 8))
+"""
+
+
+def test_no_leaked_instances_at_exit(device, tmp_path):
+    """A script that registers a lookup with the ops exits without nanobind's
+    'leaked instances' report: the ops' module state outlives the interpreter's
+    teardown (torch.library keeps its functions), so it must let go at exit."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "ops_then_exit.py"
+    script.write_text(_EXIT_SCRIPT)
+    done = subprocess.run([sys.executable, str(script), device.selector, str(tmp_path / "none.db")],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "leaked" not in done.stderr, done.stderr

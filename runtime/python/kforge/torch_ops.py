@@ -7,6 +7,7 @@ kernels) and launches on the lookup's device: ``use(lookup)`` chooses it;
 by default the first op opens ``Lookup(open_device("auto"), db=$KFORGE_DB
 or "kforge.db")``. Outputs are float32, as every kforge operator writes.
 """
+import atexit
 import os
 
 import torch
@@ -17,6 +18,17 @@ from kforge._kforge import BadInputError
 _DTYPES = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"}
 _SOFTMAX_MAX_SPLIT = 64  # kSoftmaxMaxSplit (generator/softmax_operator.hpp)
 _state = {"lookup": None}
+
+
+@atexit.register
+def _release_lookup():
+    """Drops the lookup before the interpreter tears the extension down.
+
+    torch.library keeps the ops' functions, and through them this module's
+    globals, alive past interpreter shutdown, so a lookup held in _state would
+    never be freed: nanobind would report it (and its device) as leaked.
+    atexit hooks run first, while the extension can still free it."""
+    _state["lookup"] = None
 
 
 def use(lookup):
