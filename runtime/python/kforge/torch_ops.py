@@ -6,8 +6,16 @@ Each op selects once per shape (the lookup caches selections and compiled
 kernels) and launches on the lookup's device: ``use(lookup)`` chooses it;
 by default the first op opens ``Lookup(open_device("auto"), db=$KFORGE_DB
 or "kforge.db")``. Outputs are float32, as every kforge operator writes.
+
+Contiguity follows the package's one rule (docs/python.md, "Contiguity"): no
+tensor is copied silently and no output is ever copied. The kernel call
+refuses a tensor that is not C-contiguous; these ops allocate their outputs
+(contiguous) and make the contiguous copy of an input themselves, saying so
+once per op and input with a ContiguousCopyWarning.
 """
+import atexit
 import os
+import warnings
 
 import torch
 
@@ -17,6 +25,23 @@ from kforge._kforge import BadInputError
 _DTYPES = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"}
 _SOFTMAX_MAX_SPLIT = 64  # kSoftmaxMaxSplit (generator/softmax_operator.hpp)
 _state = {"lookup": None}
+_warned = set()  # (op, input) pairs already reported by a ContiguousCopyWarning
+
+
+class ContiguousCopyWarning(UserWarning):
+    """An input of a torch.ops.kforge op was not contiguous: it was copied for
+    the launch, as it will be on every call with such strides."""
+
+
+@atexit.register
+def _release_lookup():
+    """Drops the lookup before the interpreter tears the extension down.
+
+    torch.library keeps the ops' functions, and through them this module's
+    globals, alive past interpreter shutdown, so a lookup held in _state would
+    never be freed: nanobind would report it (and its device) as leaked.
+    atexit hooks run first, while the extension can still free it."""
+    _state["lookup"] = None
 
 
 def use(lookup):
@@ -43,6 +68,23 @@ def _dtype_of(op, **tensors):
     return _DTYPES[dtype]
 
 
+def _contiguous(op, **tensors):
+    """The inputs, each contiguous: one that is not is copied, with a
+    ContiguousCopyWarning the first time for this op and input."""
+    out = []
+    for name, t in tensors.items():
+        if not t.is_contiguous():
+            if (op, name) not in _warned:
+                _warned.add((op, name))
+                warnings.warn(f"kforge::{op}: input '{name}' of shape {tuple(t.shape)} has strides {t.stride()}, "
+                              "not contiguous; it is copied to a contiguous tensor for the launch, on every call "
+                              "(pass a contiguous tensor to avoid the copy; this warning is shown once per op and "
+                              "input)", ContiguousCopyWarning, stacklevel=3)
+            t = t.contiguous()
+        out.append(t)
+    return out
+
+
 def _launch(op, dims, dtype, attrs=None, **args):
     lookup = current_lookup()
     selection = lookup.select(op, dims, dtype, attrs=attrs or {})
@@ -66,9 +108,9 @@ def gemm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     dtype = _dtype_of("gemm", a=a, b=b)
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
     batch = a.shape[0] if a.dim() == 3 else 1
+    a, b = _contiguous("gemm", a=a, b=b)
     c = torch.empty(a.shape[:-2] + (m, n), dtype=torch.float32, device=a.device)
-    _launch("gemm", {"M": m, "N": n, "K": k, "batch": batch}, dtype, A=a.contiguous(), B=b.contiguous(), C=c,
-            alpha=1.0, beta=0.0)
+    _launch("gemm", {"M": m, "N": n, "K": k, "batch": batch}, dtype, A=a, B=b, C=c, alpha=1.0, beta=0.0)
     return c
 
 
@@ -84,9 +126,9 @@ def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
         raise BadInputError(f"kforge::rms_norm: weight of shape {tuple(weight.shape)} for x of {tuple(x.shape)}")
     dtype = _dtype_of("rms_norm", x=x, weight=weight)
     cols = x.shape[-1]
+    x, weight = _contiguous("rms_norm", x=x, weight=weight)
     y = torch.empty(x.shape, dtype=torch.float32, device=x.device)
-    _launch("rmsnorm", {"rows": x.numel() // cols, "cols": cols}, dtype, X=x.contiguous(), W=weight.contiguous(),
-            Y=y, eps=eps)
+    _launch("rmsnorm", {"rows": x.numel() // cols, "cols": cols}, dtype, X=x, W=weight, Y=y, eps=eps)
     return y
 
 
@@ -101,11 +143,12 @@ def softmax(x: torch.Tensor) -> torch.Tensor:
     dtype = _dtype_of("softmax", x=x)
     cols = x.shape[-1]
     rows = x.numel() // cols
+    x, = _contiguous("softmax", x=x)
     y = torch.empty(x.shape, dtype=torch.float32, device=x.device)
     # Scratch of the split-row templates; counters must be zero (float zeros are int zeros).
     partials = torch.empty(rows * 2 * _SOFTMAX_MAX_SPLIT, dtype=torch.float32, device=x.device)
     counters = torch.zeros(rows, dtype=torch.float32, device=x.device)
-    _launch("softmax", {"rows": rows, "cols": cols}, dtype, X=x.contiguous(), Y=y, partials=partials,
+    _launch("softmax", {"rows": rows, "cols": cols}, dtype, X=x, Y=y, partials=partials,
             counters=counters)
     return y
 
@@ -123,9 +166,10 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = 
                             "must be (B, H, S, D), (B, H, SK, D), (B, H, SK, D)")
     dtype = _dtype_of("attention", q=q, k=k, v=v)
     b, h, s, d = q.shape
+    q, k, v = _contiguous("attention", q=q, k=k, v=v)
     o = torch.empty(q.shape, dtype=torch.float32, device=q.device)
     _launch("attention", {"B": b, "H": h, "S": s, "SK": k.shape[2], "D": d}, dtype,
-            {"mask": "causal" if causal else "none"}, Q=q.contiguous(), K=k.contiguous(), V=v.contiguous(), O=o,
+            {"mask": "causal" if causal else "none"}, Q=q, K=k, V=v, O=o,
             scale=float(d) ** -0.5)
     return o
 
