@@ -25,7 +25,7 @@ std::string_view flush_method_name(CacheFlushMethod m) {
 
 std::int64_t memory_side_cache_bytes(const DeviceInfo& info) {
   if (!is_amd_gpu(info)) return 0;
-  if (auto r = arch_resources(name(BackendId::kHip), info.arch)) return r->memory_side_cache_bytes;
+  if (auto r = arch_resources(std::string(name(BackendId::kHip)), info.arch)) return r->memory_side_cache_bytes;
   return std::int64_t{256} << 20;
 }
 
