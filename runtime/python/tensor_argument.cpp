@@ -137,8 +137,11 @@ CheckedTensor check_tensor(const std::string& op, std::size_t index, const Argum
                     " (the same elements in another shape, as a transposed operand, would be read wrongly)");
   }
   if (!c_contiguous(tensor)) {
-    throw_bad_input(label + ": the tensor of shape " + shape_text(tensor) +
-                    " is not C-contiguous (make a contiguous copy first)");
+    // A copy of an output would take the kernel's result, not the caller's tensor.
+    throw_bad_input(label + ": the tensor of shape " + shape_text(tensor) + " is not C-contiguous " +
+                    (spec.is_output ? "(an output is written in place: pass a contiguous tensor and copy it into "
+                                      "the view afterwards)"
+                                    : "(make a contiguous copy first)"));
   }
   check_placement(label, tensor, backend);
   if (spec.is_output && !writable) throw_bad_input(label + ": an output, but the array is read-only");

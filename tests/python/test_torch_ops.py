@@ -86,7 +86,7 @@ def test_kernel_call_refuses_a_non_contiguous_output_and_leaves_it(gemm_kernel):
     a, b = torch.randn(8, 16), torch.randn(16, 12)
     c = torch.full((12, 8), 7.0).t()
     with pytest.raises(kforge.BadInputError, match=r"argument 7 'C' of gemm: the tensor of shape \(8, 12\) is not "
-                                                   r"C-contiguous"):
+                                                   r"C-contiguous \(an output is written in place"):
         gemm_kernel(A=a, B=b, C=c, alpha=1.0, beta=0.0)
     assert torch.equal(c, torch.full((8, 12), 7.0))
 
