@@ -1,4 +1,5 @@
-// Which library each library template calls, and binding its calls.
+// Which library each library template calls, and binding its calls: one
+// table of (library, operator) bindings; a new vendor library is a row.
 #include "library_candidates.hpp"
 
 #include "clblast_api.hpp"
@@ -10,22 +11,38 @@
 
 namespace kforge {
 
+namespace {
+
+/// What a loaded library API says of itself: its identity, or why it is unavailable.
+template <typename Loaded>
+LibraryAvailability availability_of(const Loaded& api) {
+  if (!api.ok()) return {"", "unavailable: " + api.error().message};
+  return {(*api)->identity, ""};
+}
+
+/// One vendor library's binding of one operator: a row per (library, operator).
+struct LibraryBinding {
+  std::string_view library;  ///< the manifest's `library`
+  std::string_view op;
+  LibraryAvailability (*availability)();
+  Result<std::unique_ptr<Kernel>> (*bind)(Device& device, const Problem& problem, const Config& config,
+                                          const std::string& name, const nlohmann::json& stored);
+};
+
+constexpr LibraryBinding kBindings[] = {
+    {"clblast", "gemm", [] { return availability_of(clblast::load()); },
+     [](Device& d, const Problem& p, const Config& c, const std::string& n, const nlohmann::json&) {
+       return bind_clblast_gemm(d, p, c, n);  // CLBlast leaves no choice to replay
+     }},
+    {"cublaslt", "gemm", [] { return availability_of(cublaslt::load()); }, &bind_cublaslt_gemm},
+    {"hipblaslt", "gemm", [] { return availability_of(hipblaslt::load()); }, &bind_hipblaslt_gemm},
+};
+
+}  // namespace
+
 LibraryAvailability library_availability(std::string_view library) {
-  if (library == "clblast") {
-    const auto& api = clblast::load();
-    if (!api.ok()) return {"", "unavailable: " + api.error().message};
-    return {(*api)->identity, ""};
-  }
-  if (library == "cublaslt") {
-    const auto& api = cublaslt::load();
-    if (!api.ok()) return {"", "unavailable: " + api.error().message};
-    return {(*api)->identity, ""};
-  }
-  if (library == "hipblaslt") {
-    const auto& api = hipblaslt::load();
-    if (!api.ok()) return {"", "unavailable: " + api.error().message};
-    return {(*api)->identity, ""};
-  }
+  for (const LibraryBinding& b : kBindings)
+    if (b.library == library) return b.availability();
   return {"", "unavailable: this kforge has no binding for library '" + std::string(library) + "'"};
 }
 
@@ -41,12 +58,8 @@ Result<std::unique_ptr<Kernel>> bind_library_call(Device& device, const Template
                                                   const Config& config, const nlohmann::json& stored) {
   if (!tpl.library_unavailable.empty()) return Error{ErrorCode::kUnsupported, tpl.library_unavailable, {}};
   const TemplateManifest& m = tpl.manifest;
-  if (m.library == "clblast" && m.op == "gemm")
-    return bind_clblast_gemm(device, problem, config, inst.kernel_name);
-  if (m.library == "cublaslt" && m.op == "gemm")
-    return bind_cublaslt_gemm(device, problem, config, inst.kernel_name, stored);
-  if (m.library == "hipblaslt" && m.op == "gemm")
-    return bind_hipblaslt_gemm(device, problem, config, inst.kernel_name, stored);
+  for (const LibraryBinding& b : kBindings)
+    if (b.library == m.library && b.op == m.op) return b.bind(device, problem, config, inst.kernel_name, stored);
   return Error{ErrorCode::kUnsupported, m.name + ": no " + m.library + " binding for operator " + m.op, {}};
 }
 
