@@ -160,8 +160,10 @@ Result<std::vector<TritonCandidate>> compile_triton_template(const std::string& 
                  {}};
   }
   // Triton's wheel carries the nvdisasm its cubins need, where the CUDA toolkit has none.
-  if (const auto& wheel = sweep["nvdisasm"]; wheel.is_string() && !find_nvdisasm().ok())
-    ::setenv("KFORGE_NVDISASM", wheel.get<std::string>().c_str(), 0);
+  // A KFORGE_NVDISASM the user set stays, to be reported if it is wrong.
+  const char* chosen = std::getenv("KFORGE_NVDISASM");
+  if (const auto& wheel = sweep["nvdisasm"]; wheel.is_string() && !(chosen && *chosen) && !find_nvdisasm().ok())
+    ::setenv("KFORGE_NVDISASM", wheel.get<std::string>().c_str(), 1);
   std::vector<TritonCandidate> out;
   for (const auto& c : sweep["candidates"]) out.push_back(read_candidate(c, target, sweep.value("template", "")));
   if (o.out_dir.empty()) std::filesystem::remove_all(out_dir, ec);
