@@ -15,12 +15,14 @@
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "device_registry.hpp"
 #include "mpi_session.hpp"
 #include "rank_databases.hpp"
 #include "sweep_coordinator.hpp"
+#include "sweep_lock.hpp"
 
 namespace kforge::cli {
 
@@ -394,8 +396,10 @@ void run_mpi_sweep(const CommonOptions& o, const SweepOptions& s) {
   std::unique_ptr<PlanState> state;
   std::vector<MergedRankDatabase> leftovers;
   std::vector<std::pair<std::int64_t, const RankIdentity*>> finished;
+  std::optional<SweepLock> lock;  // held by rank 0 until the job ends
   mpi.on_every_rank([&] {
     if (mpi.rank() != 0) return;
+    lock.emplace(unwrap(SweepLock::acquire(o.db)));
     for (const auto& text : identities) ranks.push_back(RankIdentity::from_json(nlohmann::json::parse(text)));
     plan_db = unwrap(Database::open(o.db, Database::Mode::kReadWrite));
     leftovers = merge_rank_databases(*plan_db, o.db);

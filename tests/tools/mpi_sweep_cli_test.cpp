@@ -6,8 +6,11 @@
 // run; with --profile the counters reach the merged database; a kforge built
 // without MPI refuses --mpi with exit status 2.
 #include <catch2/catch.hpp>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sqlite3.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -259,6 +262,32 @@ TEST_CASE("mpi sweep: --profile is accepted and every winner's counters reach th
                   "w.result_id WHERE c.collector = 'perf'") == static_cast<long>(kTasks));
   CHECK(count(db, "SELECT count(DISTINCT w.problem_id) FROM winners w JOIN counters c ON c.result_id = "
                   "w.result_id WHERE c.source = 'model'") == static_cast<long>(kTasks));
+}
+
+TEST_CASE("mpi sweep: a second job on a database another job is sweeping is refused, naming the holder",
+          "[cli][opencl][mpi]") {
+  allow_mpirun();
+  test::TempDir dir;
+  const std::string plan = dir.file("plan.json"), db = dir.file("mpi.db");
+  test::write_file(plan, kPlan);
+  // The first job, stood for by a process holding the lock as rank 0 does.
+  const int held = ::open((db + ".ranks.lock").c_str(), O_RDWR | O_CREAT, 0644);
+  REQUIRE(held >= 0);
+  REQUIRE(::flock(held, LOCK_EX | LOCK_NB) == 0);
+  const std::string note = "pid 4242 on node7 since 2026-12-05T16:02:11Z\n";
+  REQUIRE(::write(held, note.data(), note.size()) == static_cast<ssize_t>(note.size()));
+  auto refused = run_shell(mpirun(2) + " sweep " + plan + " --quiet --mpi --db " + db + " --cache-dir " +
+                           dir.file("cache"));
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.err.find(db + ": another distributed sweep is using it (pid 4242 on node7 since "
+                               "2026-12-05T16:02:11Z, lock " + db + ".ranks.lock)") != std::string::npos);
+  CHECK(count(db, "SELECT count(*) FROM results") <= 0);  // nothing stored, nothing merged
+  ::close(held);  // the first job ends: the lock is free again
+  auto after = run_shell(mpirun(2) + " sweep " + plan + " --quiet --mpi --db " + db + " --cache-dir " +
+                         dir.file("cache"));
+  INFO(after.err);
+  CHECK(after.exit_code == 0);
+  CHECK(count(db, "SELECT count(*) FROM results") == static_cast<long>(kRows));
 }
 
 TEST_CASE("mpi sweep: bad input on every rank is one error line and exit status 2", "[cli][mpi]") {
