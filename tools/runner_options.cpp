@@ -51,6 +51,11 @@ void add_runner_flags(CLI::App& cmd, RunnerOptions& r) {
   cmd.add_option("--compile-timeout", r.compile_timeout_s, "Seconds one candidate's compile may take")
       ->check(finite_at_least(0, false))
       ->capture_default_str();
+  cmd.add_option("--reference-timeout", r.reference_timeout_s,
+                 "Seconds a declared operator's reference library may take to compute the references "
+                 "(docs/user-operators.md)")
+      ->check(finite_at_least(0, false))
+      ->capture_default_str();
   cmd.add_option("--cache-dir", r.cache_dir,
                  "On-disk binary cache shared with later runs and the runtime (default: $KFORGE_CACHE_DIR, "
                  "else ~/.cache/kforge/binaries)");
@@ -75,6 +80,7 @@ void apply_runner_options(const RunnerOptions& r, TuneRequest& request) {
   if (!r.in_process) request.worker_command = {self_executable(), "__worker"};
   request.timeouts.launch_floor_s = r.launch_timeout_s;
   request.timeouts.compile_s = r.compile_timeout_s;
+  request.timeouts.reference_s = r.reference_timeout_s;
   request.compile_threads = r.compile_threads;
   request.compile_overlap = r.compile_overlap == "on"    ? TuneRequest::CompileOverlap::kOn
                             : r.compile_overlap == "off" ? TuneRequest::CompileOverlap::kOff

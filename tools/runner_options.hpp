@@ -15,6 +15,7 @@ struct RunnerOptions {
   bool in_process = false;  ///< --in-process: no worker, a crashing candidate ends the run
   double launch_timeout_s = WorkerTimeouts{}.launch_floor_s;
   double compile_timeout_s = WorkerTimeouts{}.compile_s;
+  double reference_timeout_s = WorkerTimeouts{}.reference_s;
   std::string cache_dir;    ///< empty: BinaryCache::default_dir()
   bool no_cache = false;
   int compile_threads = 0;  ///< 0: from cores and memory; -1: no compiling ahead

@@ -310,7 +310,7 @@ Status WorkerRunner::start(std::unique_ptr<Worker>& w, const RunnerSetup& setup_
   std::string reference;
   while (wait == MessageChannel::Wait::kMessage && reply.value("type", "") == "phase") {
     reference = reply.value("reference", "");
-    wait = w->channel->receive(after(timeouts_.setup_s), reply);
+    wait = w->channel->receive(after(reference.empty() ? timeouts_.setup_s : timeouts_.reference_s), reply);
   }
   if (wait == MessageChannel::Wait::kMessage && reply.value("type", "") == "ready") {
     references_reused_ += reply.value("references_loaded", 0);
@@ -319,6 +319,8 @@ Status WorkerRunner::start(std::unique_ptr<Worker>& w, const RunnerSetup& setup_
   std::string why;
   if (wait == MessageChannel::Wait::kMessage) {
     why = reply.value("message", reply.dump());
+  } else if (wait == MessageChannel::Wait::kTimedOut && !reference.empty()) {
+    why = "the reference (" + reference + ") did not return within " + seconds_text(timeouts_.reference_s);
   } else if (wait == MessageChannel::Wait::kTimedOut) {
     why = "no answer within " + seconds_text(timeouts_.setup_s);
   }

@@ -10,6 +10,10 @@ namespace kforge {
 /// Timeouts of the worker's phases, seconds.
 struct WorkerTimeouts {
   double setup_s = 600;    ///< open the device, upload inputs, compute the references
+  /// From the moment a declared operator's worker names the user reference
+  /// it is about to run until it is ready: a reference that never returns
+  /// fails the tune naming its library and symbol, rather than the setup.
+  double reference_s = 300;
   double compile_s = 300;  ///< generate and compile one candidate
   /// Launch phase (validation and timing), after the binary is ready:
   /// launch_floor_s + the protocol's timing budget + launch_factor x the run

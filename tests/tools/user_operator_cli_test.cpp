@@ -6,6 +6,8 @@
 #include <sqlite3.h>
 
 #include <catch2/catch.hpp>
+
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -239,6 +241,26 @@ TEST_CASE("the rerun line of a user operator's failure reproduces it when pasted
   REQUIRE(fresh_results.size() == 1);
   CHECK(fresh_results[0]["status"] == "wrong_result");
   CHECK(fresh_results[0]["reason"].get<std::string>().find(reason.substr(0, reason.find(" rerun:"))) == 0);
+}
+
+TEST_CASE("a reference that never returns fails its tune within --reference-timeout, named", "[cli][declared]") {
+  test::TempDir dir;
+  const std::string hang = staged(dir, "saxpy", KFORGE_SAXPY_REFERENCE, "hang");
+  edit_json(hang, "operator.json", [](json& j) {
+    j["name"] = "saxpy_hang";
+    j["reference"]["symbol"] = "hanging_reference";
+  });
+  edit_json(hang, "manifest.json", [](json& j) {
+    j["name"] = "saxpy_hang_blocked";
+    j["operator"] = "saxpy_hang";
+  });
+  // Unbounded, this would wait out the 600 s setup limit (the test's own timeout catches that).
+  auto r = test::run_kforge("tune --template " + hang + " --shape n=64 --reference-timeout 2 --db " +
+                            dir.file("h.db") + kFast);
+  INFO(r.err);
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("the reference (") != std::string::npos);
+  CHECK(r.err.find("hanging_reference) did not return within 2 s") != std::string::npos);
 }
 
 TEST_CASE("a reference library that crashes is named, and a sweep goes on past it", "[cli][declared]") {

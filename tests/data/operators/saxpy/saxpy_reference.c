@@ -26,3 +26,13 @@ int crashing_reference(kforge_ref_problem* p) {
   (void)p;
   return *nowhere;
 }
+
+/* A reference that never returns: the tests' operator with reference.symbol
+ * "hanging_reference" must fail its tune within --reference-timeout. */
+int hanging_reference(kforge_ref_problem* p) {
+  volatile int forever = 1;
+  (void)p;
+  while (forever) {
+  }
+  return 0;
+}
