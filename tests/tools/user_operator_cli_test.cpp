@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -241,6 +242,30 @@ TEST_CASE("the rerun line of a user operator's failure reproduces it when pasted
   REQUIRE(fresh_results.size() == 1);
   CHECK(fresh_results[0]["status"] == "wrong_result");
   CHECK(fresh_results[0]["reason"].get<std::string>().find(reason.substr(0, reason.find(" rerun:"))) == 0);
+}
+
+TEST_CASE("a reference library's constructor runs only in a process of its own", "[cli][declared]") {
+  test::TempDir dir;
+  const std::string tpl = staged(dir, "saxpy", KFORGE_HOSTILE_REFERENCE);
+  edit_json(tpl, "operator.json", [](json& j) { j["reference"]["library"] = "hostile_reference.so"; });
+  // Unprovoked, the library is an ordinary reference: the template loads.
+  auto plain = test::run_kforge("templates --template " + tpl);
+  INFO(plain.err);
+  CHECK(plain.exit_code == 0);
+  // A constructor that crashes kills the probe, not kforge: exit 2 naming the field.
+  ::setenv("KFORGE_TEST_HOSTILE", "crash", 1);
+  auto crash = test::run_kforge("templates --template " + tpl);
+  INFO(crash.err);
+  CHECK(crash.exit_code == 2);
+  CHECK(crash.err.find("reference.library: '") != std::string::npos);
+  CHECK(crash.err.find("loading it was killed by signal 11") != std::string::npos);
+  // One that calls exit(0) does not make kforge exit 0 having done nothing.
+  ::setenv("KFORGE_TEST_HOSTILE", "exit", 1);
+  auto quit = test::run_kforge("templates --template " + tpl);
+  ::unsetenv("KFORGE_TEST_HOSTILE");
+  INFO(quit.err);
+  CHECK(quit.exit_code == 2);
+  CHECK(quit.err.find("loading it ended the process (exit status 0) before it could be used") != std::string::npos);
 }
 
 TEST_CASE("a reference that never returns fails its tune within --reference-timeout, named", "[cli][declared]") {
