@@ -124,8 +124,9 @@ Problem make_problem(const CommonOptions& o) {
   if (!op) {
     std::vector<std::string> known;
     for (const auto* x : all_operators()) known.emplace_back(x->name());
-    throw ErrorException(
-        Error::bad_input("--op: unknown operator '" + p.op + "' (known: " + join_names(known) + ")"));
+    // A declared operator is known once its template directory is loaded.
+    throw ErrorException(Error::bad_input("--op: unknown operator '" + p.op + "' (known: " + join_names(known) +
+                                          "; an operator declared in a template directory needs --template DIR)"));
   }
   p.dims = o.shape.empty() ? op->default_dims() : unwrap(parse_dims(o.shape));
   auto d = parse_dtype(o.dtype);

@@ -113,6 +113,14 @@ TEST_CASE("tune, show and lookup through the CLI", "[cli]") {
   CHECK(def["rule"] == "default");
 }
 
+TEST_CASE("an unknown operator says a declared one needs its template directory", "[cli]") {
+  test::TempDir dir;
+  auto r = test::run_kforge("lookup --op convolution --shape w=256,h=256 --db " + dir.file("k.db"));
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--op: unknown operator 'convolution' (known: gemm") != std::string::npos);
+  CHECK(r.err.find("an operator declared in a template directory needs --template DIR)") != std::string::npos);
+}
+
 TEST_CASE("tune --warm-start tries the nearest tuned problems' winners right after the default", "[cli]") {
   test::TempDir dir;
   const std::string db = " --db " + dir.file("w.db");
