@@ -700,3 +700,16 @@ TEST_CASE("integer and f16 outputs are checked exactly and in f16 ulps, against 
   CHECK(bad.err.find(tpl + "/operator.json: reference.template: quantize_simple") != std::string::npos);
   CHECK(bad.err.find("never names kf_ref_t") != std::string::npos);
 }
+
+TEST_CASE("the convolution example loads and tunes as its README says", "[cli][declared]") {
+  test::TempDir dir;
+  const std::string example = std::string(KFORGE_TEST_DATA_DIR) + "/../../examples/convolution";
+  auto listed = test::run_kforge("templates --template " + example);
+  INFO(listed.err);
+  CHECK(listed.exit_code == 0);
+  CHECK(listed.out.find("convolution_kernel") != std::string::npos);
+  auto tuned = test::run_kforge("tune --template " + example + " --shape w=64,h=64,fw=17,fh=17 --max-evals 3 --db " +
+                                dir.file("c.db") + kFast);
+  INFO(tuned.err);
+  CHECK(tuned.exit_code == 0);
+}
