@@ -269,12 +269,30 @@ Status TuningSession::prepare_template(const TemplateSource& tpl, const std::vec
   st.template_id = template_id;
   KF_TRY_ASSIGN(space, template_space(m, near));
   st.space = std::move(space);
+  if (st.space.empty()) summary_.search.skipped_templates.emplace_back(m.name, why_no_configuration(m));
   KF_TRY_ASSIGN(strategy, template_strategy(m, st.space, near));
   st.strategy = std::move(strategy);
   KF_TRY(load_stored(st));
   total_ += st.space.size();
   states_.push_back(std::move(st));
   return ok_status();
+}
+
+std::string TuningSession::why_no_configuration(const TemplateManifest& m) const {
+  // The default configuration's first failing envelope or constraint entry
+  // says why: a problem its envelope excludes ("filter_width == fw") for
+  // every declared value, most often.
+  const SearchSpace space(m, op_, problem_, limits_);
+  const Env env = space.env_for(m.default_config());
+  std::string failed;
+  for (const auto* list : {&m.envelope, &m.constraints}) {
+    for (const FieldExpr& f : *list) {
+      auto v = f.expr.eval(env);
+      if (failed.empty() && (!v.ok() || *v == 0)) failed = f.field + " '" + f.expr.text() + "'";
+    }
+  }
+  return "no configuration is valid for " + problem_.key() + " (the default fails " +
+         (failed.empty() ? std::string("a check") : failed) + "): nothing to tune";
 }
 
 Result<std::vector<Config>> TuningSession::template_space(const TemplateManifest& m,

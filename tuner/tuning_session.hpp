@@ -63,6 +63,9 @@ class TuningSession {
   nlohmann::json sweep_settings() const;
   Status prepare_templates();
   Status prepare_template(const TemplateSource& tpl, const std::vector<WarmStart>& near);
+  /// Why `m` has no valid configuration for the problem: the default's
+  /// first failing envelope or constraint entry.
+  std::string why_no_configuration(const TemplateManifest& m) const;
   Result<std::vector<Config>> template_space(const TemplateManifest& m, const std::vector<WarmStart>& near);
   Result<std::unique_ptr<Strategy>> template_strategy(const TemplateManifest& m,
                                                       const std::vector<Config>& space,

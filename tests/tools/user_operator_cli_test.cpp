@@ -712,4 +712,13 @@ TEST_CASE("the convolution example loads and tunes as its README says", "[cli][d
                                 dir.file("c.db") + kFast);
   INFO(tuned.err);
   CHECK(tuned.exit_code == 0);
+  // A filter size the template was not compiled for: its envelope excludes every configuration, and says so.
+  auto excluded = test::run_kforge("tune --template " + example + " --shape w=64,h=64,fw=5,fh=5 --db " +
+                                   dir.file("c.db") + kFast);
+  INFO(excluded.out << excluded.err);
+  CHECK(excluded.exit_code == 4);
+  CHECK(excluded.out.find("skipped convolution_kernel: no configuration is valid for convolution/") !=
+        std::string::npos);
+  CHECK(excluded.out.find("(the default fails envelope[0] 'filter_width == fw'): nothing to tune") !=
+        std::string::npos);
 }
