@@ -4,6 +4,7 @@ counts. Reads committed traces (tests/data/workload/, recorded by record_fixture
 hand-written CUDA trace; needs neither PyTorch nor the kforge extension."""
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,9 +14,12 @@ DATA = ROOT / "tests" / "data" / "workload"
 
 
 def load_module():
-    spec = importlib.util.spec_from_file_location("kforge_workload",
-                                                  ROOT / "runtime" / "python" / "kforge" / "workload.py")
+    # The package alone (its modules import one another relatively), not kforge's extension.
+    package = ROOT / "runtime" / "python" / "kforge" / "workload"
+    spec = importlib.util.spec_from_file_location("kforge_workload", package / "__init__.py",
+                                                  submodule_search_locations=[str(package)])
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
 
