@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 
 #include "artifact_inspect.hpp"
 #include "backend_traits.hpp"
@@ -148,6 +149,12 @@ Result<std::vector<TritonCandidate>> compile_triton_template(const std::string& 
   std::filesystem::create_directories(out_dir, ec);
   if (ec) return Error::bad_input("--out: cannot create '" + out_dir + "': " + ec.message());
   const std::string json_path = (std::filesystem::path(out_dir) / "sweep.json").string();
+  // A temporary directory goes on every path out, failures included.
+  std::unique_ptr<const std::string, void (*)(const std::string*)> temporary(
+      o.out_dir.empty() ? &out_dir : nullptr, [](const std::string* d) {
+        std::error_code ignored;
+        std::filesystem::remove_all(*d, ignored);
+      });
   KF_TRY(run_sweep(dir, target, problem, o, out_dir, json_path));
   std::ifstream in(json_path);
   nlohmann::json sweep = nlohmann::json::parse(in, nullptr, false);
@@ -166,7 +173,6 @@ Result<std::vector<TritonCandidate>> compile_triton_template(const std::string& 
     ::setenv("KFORGE_NVDISASM", wheel.get<std::string>().c_str(), 1);
   std::vector<TritonCandidate> out;
   for (const auto& c : sweep["candidates"]) out.push_back(read_candidate(c, target, sweep.value("template", "")));
-  if (o.out_dir.empty()) std::filesystem::remove_all(out_dir, ec);
   return out;
 }
 
