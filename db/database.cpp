@@ -617,10 +617,15 @@ Result<std::vector<WinnerRecord>> Database::winners(const WinnerFilter& f) {
       "WHEN r.template_id <> w.template_id OR r.problem_id <> w.problem_id OR r.device_id <> w.device_id "
       "THEN 'its result row ' || r.id || ' is for another template, problem or device' "
       "WHEN r.median_ms IS NOT w.median_ms THEN 'its median ' || w.median_ms || ' ms differs from its result "
-      "row ' || r.id || ' (' || ifnull(r.median_ms, 'NULL') || ')' ELSE '' END "
+      "row ' || r.id || ' (' || ifnull(r.median_ms, 'NULL') || ')' ELSE '' END, "
+      "CASE WHEN json_valid(s.settings_json) THEN json_extract(s.settings_json, '$.online') END, "
+      // Cut short: its run never finished, and no later run of the problem did.
+      "s.id IS NOT NULL AND s.finished_at IS NULL AND NOT EXISTS (SELECT 1 FROM sweeps f WHERE f.id > s.id "
+      "AND f.finished_at IS NOT NULL AND json_valid(f.settings_json) AND "
+      "json_extract(f.settings_json, '$.problem') = p.key) "
       "FROM winners w JOIN devices d ON d.id = w.device_id "
       "JOIN problems p ON p.id = w.problem_id JOIN templates t ON t.id = w.template_id "
-      "LEFT JOIN results r ON r.id = w.result_id WHERE 1";
+      "LEFT JOIN results r ON r.id = w.result_id LEFT JOIN sweeps s ON s.id = r.sweep_id WHERE 1";
   if (f.device_key) sql += " AND d.key = ?";
   if (f.op) sql += " AND p.op = ?";
   if (f.dtype) sql += " AND p.dtype = ?";
@@ -651,6 +656,8 @@ Result<std::vector<WinnerRecord>> Database::winners(const WinnerFilter& f) {
     w.result_id = st.int64(c++);
     w.library_call = st.text(c++);
     w.disagreement = st.text(c++);
+    w.online = st.text(c++);
+    w.sweep_unfinished = st.int64(c++) != 0;
   }
 }
 

@@ -121,6 +121,14 @@ struct WinnerRecord {
   /// configuration, template, problem, device or median); "" when it agrees.
   /// A winner is served only when it agrees.
   std::string disagreement;
+  /// How the result was tuned when an online tune inside a program stored
+  /// it ("background" or "blocking", its sweep's settings); "" for a sweep
+  /// or `kforge tune`.
+  std::string online;
+  /// The run that stored the result never finished (it was stopped or
+  /// killed) and no later run of the problem did: an online tune's such
+  /// winner is resumed at the next miss.
+  bool sweep_unfinished = false;
 };
 
 }  // namespace kforge

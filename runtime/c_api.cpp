@@ -429,4 +429,34 @@ kforge_status kforge_use_stream(kforge_lookup* lookup, uintptr_t stream) {
   });
 }
 
+kforge_status kforge_set_online_tuning(kforge_lookup* lookup, const char* mode, int max_evals,
+                                      double time_budget_s) {
+  return guarded([&] {
+    if (!lookup || !mode) return fail(KFORGE_ERROR_BAD_INPUT, "kforge_set_online_tuning: NULL argument");
+    const auto parsed = kforge::parse_online_mode(mode);
+    if (!parsed) {
+      return fail(KFORGE_ERROR_BAD_INPUT, std::string("kforge_set_online_tuning: mode '") + mode +
+                                              "': expected off, background or blocking");
+    }
+    if (max_evals < 0 || !(time_budget_s >= 0)) {
+      return fail(KFORGE_ERROR_BAD_INPUT, "kforge_set_online_tuning: a negative budget");
+    }
+    kforge::OnlineTuningOptions options;
+    options.mode = *parsed;
+    options.max_evals = max_evals;
+    options.time_budget_s = time_budget_s;
+    auto set = lookup->lookup->set_online_tuning(options);
+    return set.ok() ? KFORGE_OK : fail(set.error());
+  });
+}
+
+kforge_status kforge_wait_online_tuning(kforge_lookup* lookup, double timeout_s) {
+  return guarded([&] {
+    if (!lookup) return fail(KFORGE_ERROR_BAD_INPUT, "kforge_wait_online_tuning: NULL argument");
+    if (lookup->lookup->wait_online_idle(timeout_s)) return KFORGE_OK;
+    return fail(KFORGE_ERROR_LAUNCH, "kforge_wait_online_tuning: online tunes still running after " +
+                                         std::to_string(timeout_s) + " s");
+  });
+}
+
 }  // extern "C"

@@ -27,7 +27,8 @@ extern "C" {
 
 /* Bumped when a declaration below is added or changes. */
 #define KFORGE_C_API_VERSION                                                                     \
-  5 /* 5: kforge_launch enqueues without device_ms, kforge_synchronize, kforge_use_stream;        \
+  6 /* 6: kforge_set_online_tuning, kforge_wait_online_tuning;                                  \
+       5: kforge_launch enqueues without device_ms, kforge_synchronize, kforge_use_stream;        \
        4: kforge_launch_named; 3: kforge_problem_ext, kforge_select_ext; 2: binary cache options */
 
 typedef enum kforge_status {
@@ -196,6 +197,20 @@ KFORGE_API kforge_status kforge_synchronize(kforge_lookup* lookup);
  * OpenCL, which launches on its own in-order queue. */
 #define KFORGE_OWN_STREAM ((uintptr_t)-1)
 KFORGE_API kforge_status kforge_use_stream(kforge_lookup* lookup, uintptr_t stream);
+
+/* Online tuning (docs/runtime.md): mode "background" (a miss answers at once
+ * and is tuned in a tuner process; a later select answers "exact"),
+ * "blocking" (the first select of a problem tunes it, then answers) or
+ * "off". Each problem gets up to max_evals candidates and time_budget_s
+ * seconds (0: no limit; not both 0). The tuner is $KFORGE_TUNER, else
+ * `kforge` on PATH. Needs options.user_db, where the results land.
+ * KFORGE_ONLINE_TUNING, KFORGE_ONLINE_MAX_EVALS and
+ * KFORGE_ONLINE_TIME_BUDGET set the same at kforge_open. */
+KFORGE_API kforge_status kforge_set_online_tuning(kforge_lookup* lookup, const char* mode, int max_evals,
+                                                  double time_budget_s);
+/* Waits until no online tune is queued or running, up to timeout_s seconds;
+ * KFORGE_ERROR_LAUNCH when they had not ended by then. */
+KFORGE_API kforge_status kforge_wait_online_tuning(kforge_lookup* lookup, double timeout_s);
 
 #ifdef __cplusplus
 }

@@ -59,10 +59,14 @@ Result<std::unique_ptr<Lookup>> Lookup::open(const LookupOptions& options, Devic
   }
   std::unique_ptr<Lookup> lookup(
       new Lookup(std::move(sources), device, std::move(catalog), options.on_warning));
+  OnlineTuningOptions online = options.online;
   if (options.env_overrides) {
     lookup->read_env_overrides();
     lookup->read_env_policies();
+    KF_TRY_ASSIGN(from_env, online_options_from_env(online));
+    online = std::move(from_env);
   }
+  if (online.mode != OnlineMode::kOff) KF_TRY(lookup->set_online_tuning(online));
   if (options.use_binary_cache) {
     // Opened (and created) at the first prepare: a lookup that only selects
     // touches no cache directory.
@@ -159,6 +163,10 @@ Result<const Selection*> Lookup::select_ref(const Problem& problem) {
   std::lock_guard lock(select_mutex_);
   if (const Selection* hit = cache_.find(problem, hash)) return hit;
   KF_TRY_ASSIGN(sel, select_uncached(problem));
+  if (online_) {
+    KF_TRY_ASSIGN(answered, answer_online(problem, std::move(sel)));
+    return cache_.insert(problem, std::move(answered));
+  }
   return cache_.insert(problem, std::move(sel));
 }
 

@@ -55,6 +55,7 @@
 #include "entry_check.hpp"
 #include "library_policy.hpp"
 #include "named_arguments.hpp"
+#include "online_tuning.hpp"
 #include "operator.hpp"
 #include "problem.hpp"
 #include "selection_cache.hpp"
@@ -84,6 +85,12 @@ struct Selection {
   /// (JSON text, LibraryKernel::call_identity), which prepare() replays;
   /// "" where nothing was stored.
   std::string library_call;
+  /// Database rules: "background" or "blocking" when the entry was tuned
+  /// online by a program's lookup; "" otherwise.
+  std::string online;
+  /// Database rules: the run that tuned the entry never finished (stopped
+  /// or killed); with online tuning on, an exact one is resumed.
+  bool tune_unfinished = false;
   std::string explanation;     ///< every step tried, one per line
 };
 
@@ -107,6 +114,10 @@ struct LookupOptions {
   /// false: the disk cache is neither read nor written; each kernel is
   /// compiled once per lookup.
   bool use_binary_cache = true;
+  /// Tuning on a miss (online_tuning.hpp); off unless set here or by
+  /// KFORGE_ONLINE_TUNING (read with the other variables when
+  /// env_overrides is on). Needs user_db, where the results land.
+  OnlineTuningOptions online;
 };
 
 /// A kernel ready to launch: owned by the lookup, valid while it lives.
@@ -196,6 +207,14 @@ class Lookup {
   /// launch with the arguments given by name (as enqueue_named).
   Result<double> launch_named(const Selection& selection, const std::vector<NamedArg>& args);
 
+  /// Switches online tuning on (or off: OnlineMode::kOff) for this lookup
+  /// and forgets cached selections; a tune running under the previous
+  /// options is stopped. kBadInput without a user database.
+  Status set_online_tuning(const OnlineTuningOptions& options);
+  /// Waits until no online tune is queued or running; false after
+  /// `timeout_s` (true at once when online tuning is off).
+  bool wait_online_idle(double timeout_s);
+
   Device& device() { return device_; }
   /// Kernels loaded by this lookup so far, compiled or from the disk cache
   /// (for tests and benchmarks).
@@ -223,6 +242,12 @@ class Lookup {
   void read_env_overrides();
   void read_env_policies();
   Result<Selection> select_uncached(const Problem& requested);  // lookup_chain.cpp
+  /// `sel` for a miss with online tuning on: tuned first (blocking) or
+  /// queued (background), its explanation saying which. Under select_mutex_.
+  Result<Selection> answer_online(const Problem& requested, Selection sel);
+  /// Opens the user database where it did not exist when the lookup opened
+  /// (an online tune created it). Under select_mutex_.
+  void refresh_user_source();
   /// Sends `message` to on_warning unless the same `key` was warned before.
   void warn_once(const std::string& key, const std::string& message);
 
@@ -251,6 +276,8 @@ class Lookup {
   bool binary_cache_tried_ = false;          ///< under compile_mutex_
   std::string binary_cache_dir_;             ///< under kernel_mutex_
   KernelStats kernel_stats_;  ///< under kernel_mutex_
+  /// Last: destroyed first, so a running tune is stopped before the rest goes.
+  std::shared_ptr<OnlineTuner> online_;  ///< null while off; replaced under select_mutex_
 };
 
 }  // namespace kforge

@@ -281,6 +281,8 @@ std::optional<Selection> ChainWalk::try_rule(const Rule& rule, const std::vector
     selection_.tuned_median_ms = w.median_ms;
     selection_.distance = c->distance;
     selection_.library_call = w.library_call;
+    selection_.online = w.online;
+    selection_.tune_unfinished = w.sweep_unfinished;
     why_ << rule.name << ": " << w.template_name << " " << w.config << " tuned on "
          << (c->device->key == my_key_ ? "this device (" + info_.name + ")"
                                        : c->device->name + " (" + c->device->arch + ")")
@@ -288,6 +290,8 @@ std::optional<Selection> ChainWalk::try_rule(const Rule& rule, const std::vector
     if (c->distance > 0) why_ << " (log2 distance " << c->distance << ")";
     why_ << ", median " << fmt_ms(w.median_ms) << ", from the " << c->tuned->source->role << " database "
          << origin << "\n";
+    if (!w.online.empty()) why_ << "  tuned online (" << w.online << ") by a program's lookup\n";
+    if (w.sweep_unfinished) why_ << "  its tuning run has not finished (running, stopped or killed)\n";
     return chosen(rule.name, w.template_name, w.template_hash, w.config);
   }
   if (notes > kMaxNotesPerRule) why_ << "  ... and " << notes - kMaxNotesPerRule << " more skipped\n";

@@ -67,6 +67,7 @@ Status TemplateCatalog::add_dir(const std::string& dir) {
   resolve_library(tpl);
   std::erase_if(templates_, [&](const TemplateSource& t) { return t.manifest.name == tpl.manifest.name; });
   templates_.push_back(std::move(tpl));
+  dirs_.push_back(dir);
   return ok_status();
 }
 

@@ -144,7 +144,8 @@ void add_show_command(CLI::App& app, CommonOptions& o) {
         nlohmann::json e = {{"device_key", w.device_key},  {"problem", w.problem_key},
                             {"template", w.template_name}, {"template_hash", w.template_hash},
                             {"config", w.config},          {"median_ms", w.median_ms},
-                            {"result_id", w.result_id}};
+                            {"result_id", w.result_id},    {"tuned_by", w.online.empty() ? "offline" : "online"}};
+        if (!w.online.empty()) e["online_mode"] = w.online;
         counters.add_json(e, w.result_id, w.device_key, w.median_ms, w.dtype);
         j["winners"].push_back(e);
       }
@@ -165,10 +166,12 @@ void add_show_command(CLI::App& app, CommonOptions& o) {
     std::map<std::string, std::string> device_names;
     for (const auto& d : devices) device_names[d.key] = d.name;
     std::vector<std::vector<std::string>> rows;
-    for (const auto& w : winners)
-      rows.push_back({device_names[w.device_key], w.problem_key, w.template_name, w.config, fmt(w.median_ms)});
+    for (const auto& w : winners) {
+      rows.push_back({device_names[w.device_key], w.problem_key, w.template_name, w.config, fmt(w.median_ms),
+                      w.online.empty() ? "offline" : "online (" + w.online + ")"});
+    }
     std::cout << "winners in " << o.db << ":\n";
-    print_table({"device", "problem", "template", "config", "median ms"}, rows);
+    print_table({"device", "problem", "template", "config", "median ms", "tuned by"}, rows);
     print_vendor_table(versus, device_names);
     std::vector<std::vector<std::string>> bounds;
     for (const auto& w : winners) {

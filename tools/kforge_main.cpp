@@ -7,12 +7,18 @@
 #include "build_version.hpp"
 #include "commands.hpp"
 #include "help_examples.hpp"
+#include "online_job_runner.hpp"
+#include "runner_options.hpp"
 #include "worker_main.hpp"
 
 int main(int argc, char** argv) {
   using namespace kforge;
   // The tuner's worker process (tuner/worker_runner.hpp), not a user command.
   if (argc == 3 && std::string_view(argv[1]) == "__worker") return run_tuner_worker(std::atoi(argv[2]));
+  // An online tune a program's lookup started (runtime/online_tuning.hpp).
+  if (argc == 3 && std::string_view(argv[1]) == "__online-tune") {
+    return run_online_job(argv[2], {cli::self_executable(), "__worker"});
+  }
   // One configuration launched for a counter collector (docs/profiling.md).
   if (argc >= 2 && std::string_view(argv[1]) == "__profile-launch") {
     return run_profile_launch(std::vector<std::string>(argv + 2, argv + argc));

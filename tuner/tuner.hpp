@@ -41,6 +41,10 @@ struct TuneRequest {
   int warm_start = 0;
   MeasurementProtocol protocol;
   std::string command_line;
+  /// "background" or "blocking" when a program's lookup asked for this run
+  /// (online tuning, runtime/online_tuning.hpp): the sweep's settings say
+  /// so, and the lookup and `kforge show` name its winners online-tuned.
+  std::string online_mode;
   /// Candidates run in a supervised worker process started with this argv
   /// (tuner/worker_runner.hpp); empty: in this process, unprotected.
   std::vector<std::string> worker_command;

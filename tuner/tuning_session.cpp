@@ -222,6 +222,7 @@ nlohmann::json TuningSession::sweep_settings() const {
   }
   if (request_.only_config) settings["only_config"] = *request_.only_config;
   if (request_.warm_start > 0) settings["warm_start"] = request_.warm_start;
+  if (!request_.online_mode.empty()) settings["online"] = request_.online_mode;
   return settings;
 }
 

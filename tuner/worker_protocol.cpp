@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "bounded_json.hpp"
+#include "problem_json.hpp"
 
 namespace kforge {
 
@@ -129,15 +130,8 @@ MeasurementProtocol protocol_from_json(const nlohmann::json& j) {
 }
 
 nlohmann::json to_json(const RunnerSetup& s) {
-  const Problem& p = s.problem;
   return {{"device", s.device_selector},
-          {"problem",
-           {{"op", p.op},
-            {"dims", p.dims},
-            {"dtype", dtype_name(p.dtype)},
-            {"layout", p.layout.name()},
-            {"epilogue", p.epilogue.name()},
-            {"attrs", p.attrs}}},
+          {"problem", problem_to_json(s.problem)},
           {"templates", s.template_origins},
           {"workload_seed", s.workload_seed},
           {"protocol", s.protocol.to_json()},
@@ -153,18 +147,8 @@ Result<RunnerSetup> setup_from_json(const nlohmann::json& j) {
   try {
     RunnerSetup s;
     s.device_selector = j.at("device").get<std::string>();
-    const auto& p = j.at("problem");
-    s.problem.op = p.at("op").get<std::string>();
-    s.problem.dims = p.at("dims").get<std::map<std::string, std::int64_t>>();
-    auto dtype = parse_dtype(p.at("dtype").get<std::string>());
-    if (!dtype) return Error::bad_input("worker setup: bad problem.dtype " + p.at("dtype").dump());
-    s.problem.dtype = *dtype;
-    auto layout = parse_layout(p.at("layout").get<std::string>());
-    if (!layout) return Error::bad_input("worker setup: bad problem.layout " + p.at("layout").dump());
-    s.problem.layout = *layout;
-    KF_TRY_ASSIGN(epilogue, parse_epilogue(p.at("epilogue").get<std::string>()));
-    s.problem.epilogue = epilogue;
-    s.problem.attrs = p.at("attrs").get<std::map<std::string, std::string>>();
+    KF_TRY_ASSIGN(problem, problem_from_json(j.at("problem"), "worker setup"));
+    s.problem = std::move(problem);
     s.template_origins = j.at("templates").get<std::vector<std::string>>();
     s.workload_seed = j.at("workload_seed").get<std::uint64_t>();
     s.protocol = protocol_from_json(j.at("protocol"));

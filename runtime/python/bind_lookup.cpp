@@ -19,6 +19,12 @@ namespace kforge::python {
 
 namespace {
 
+/// `python -m kforge._online_tune` in this interpreter.
+std::vector<std::string> python_online_command() {
+  const std::string python = nb::cast<std::string>(nb::module_::import_("sys").attr("executable"));
+  return {python, "-m", "kforge._online_tune"};
+}
+
 /// A lookup with the kernels Python asked for, one per selection.
 struct PyLookup {
   explicit PyLookup(std::unique_ptr<Lookup> l) : lookup(std::move(l)) {}
@@ -78,9 +84,24 @@ nb::dict problem_dict(const Problem& p) {
   return d;
 }
 
+/// Online tuning from Python: the tuner process is this interpreter's
+/// `python -m kforge._online_tune` (the package ships no kforge executable).
+OnlineTuningOptions online_options(const std::string& mode, int max_evals, double time_budget_s) {
+  const auto parsed = parse_online_mode(mode);
+  if (!parsed) throw_bad_input("online: '" + mode + "': expected off, background or blocking");
+  if (max_evals < 0 || !(time_budget_s >= 0)) throw_bad_input("online: a negative budget");
+  OnlineTuningOptions o;
+  o.mode = *parsed;
+  o.max_evals = max_evals;
+  o.time_budget_s = time_budget_s;
+  o.command = python_online_command();
+  return o;
+}
+
 PyLookup open_lookup(PyDevice& device, const std::string& db, const std::string& system_db,
                      const std::vector<std::string>& template_dirs, bool binary_cache,
-                     const std::string& cache_dir, nb::object on_warning) {
+                     const std::string& cache_dir, nb::object on_warning, std::optional<std::string> online,
+                     int online_max_evals, double online_time_budget_s) {
   TemplateCatalog catalog = unwrap(TemplateCatalog::builtin());
   for (const auto& dir : template_dirs) unwrap(catalog.add_dir(dir));
   LookupOptions o;
@@ -88,20 +109,25 @@ PyLookup open_lookup(PyDevice& device, const std::string& db, const std::string&
   o.system_db = system_db;
   o.use_binary_cache = binary_cache;
   o.binary_cache_dir = cache_dir;
+  o.online.command = python_online_command();  // where KFORGE_ONLINE_TUNING switches it on
   if (!on_warning.is_none()) {
     o.on_warning = [on_warning](const std::string& message) {
       nb::gil_scoped_acquire gil;
       on_warning(message);
     };
   }
-  return PyLookup(unwrap(Lookup::open(o, *device.device, std::move(catalog))));
+  PyLookup lookup(unwrap(Lookup::open(o, *device.device, std::move(catalog))));
+  if (online) unwrap(lookup.lookup->set_online_tuning(online_options(*online, online_max_evals, online_time_budget_s)));
+  return lookup;
 }
 
 Selection select(PyLookup& l, std::string op, std::map<std::string, std::int64_t> dims, std::string dtype,
                  std::string layout, std::string epilogue, std::map<std::string, std::string> attrs) {
   ProblemFields f{std::move(op),     std::move(dims),     std::move(dtype),
                   std::move(layout), std::move(epilogue), std::move(attrs)};
-  return unwrap(l.lookup->select(problem_from_fields(f)));
+  const Problem problem = problem_from_fields(f);
+  nb::gil_scoped_release release;  // a blocking online tune takes seconds
+  return unwrap(l.lookup->select(problem));
 }
 
 void bind_selection(nb::module_& m) {
@@ -116,6 +142,7 @@ void bind_selection(nb::module_& m) {
       .def_ro("tuned_median_ms", &Selection::tuned_median_ms)
       .def_ro("distance", &Selection::distance)
       .def_ro("explanation", &Selection::explanation)
+      .def_ro("online", &Selection::online, "'background' or 'blocking' when the entry was tuned online, else ''.")
       .def_ro("library_best", &Selection::library_best,
               "Where this problem was tuned with library candidates and kernels: the fastest library entry "
               "(\"gemm_clblast BATCHED0\"); \"\" otherwise.")
@@ -166,7 +193,9 @@ void bind_lookup(nb::module_& m) {
                        "Selects tuned kernels from databases, compiles them once, launches them.")
       .def(nb::new_(&open_lookup), nb::arg("device"), nb::arg("db") = "", nb::arg("system_db") = "",
            nb::arg("template_dirs") = std::vector<std::string>{}, nb::arg("binary_cache") = true,
-           nb::arg("cache_dir") = "", nb::arg("on_warning").none() = nb::none(), nb::keep_alive<1, 2>())
+           nb::arg("cache_dir") = "", nb::arg("on_warning").none() = nb::none(), nb::arg("online").none() = nb::none(),
+           nb::arg("online_max_evals") = OnlineTuningOptions{}.max_evals,
+           nb::arg("online_time_budget_s") = OnlineTuningOptions{}.time_budget_s, nb::keep_alive<1, 2>())
       .def("select", &select, nb::arg("op"), nb::arg("dims"), nb::arg("dtype") = "f32",
            nb::arg("layout") = "NN", nb::arg("epilogue") = "none",
            nb::arg("attrs") = std::map<std::string, std::string>{},
@@ -205,6 +234,23 @@ void bind_lookup(nb::module_& m) {
           },
           nb::arg("op"), nb::arg("template_name"), nb::arg("config"))
       .def("clear_override", [](PyLookup& l, const std::string& op) { l.lookup->clear_override(op); })
+      .def(
+          "set_online_tuning",
+          [](PyLookup& l, const std::string& mode, int max_evals, double time_budget_s) {
+            const OnlineTuningOptions o = online_options(mode, max_evals, time_budget_s);
+            nb::gil_scoped_release release;  // stopping a running tune waits for its thread
+            unwrap(l.lookup->set_online_tuning(o));
+          },
+          nb::arg("mode"), nb::arg("max_evals") = OnlineTuningOptions{}.max_evals,
+          nb::arg("time_budget_s") = OnlineTuningOptions{}.time_budget_s,
+          "Tuning on a miss: 'background', 'blocking' or 'off' (docs/python.md, \"Online tuning\").")
+      .def(
+          "wait_online",
+          [](PyLookup& l, double timeout_s) {
+            nb::gil_scoped_release release;
+            return l.lookup->wait_online_idle(timeout_s);
+          },
+          nb::arg("timeout_s") = 600.0, "Waits until no online tune is queued or running; False on timeout.")
       .def_prop_ro("binary_cache_dir", [](const PyLookup& l) { return l.lookup->binary_cache_dir(); })
       .def_prop_ro("kernel_stats", [](const PyLookup& l) {
         KernelStats s = l.lookup->kernel_stats();

@@ -17,6 +17,7 @@
 #include "python_errors.hpp"
 #include "template_catalog.hpp"
 #include "tuner.hpp"
+#include "online_job_runner.hpp"
 #include "worker_main.hpp"
 
 namespace nb = nanobind;
@@ -201,6 +202,13 @@ void bind_tune(nb::module_& m) {
       .def_rw("worker", &TuneFields::worker)
       .def_rw("binary_cache", &TuneFields::binary_cache)
       .def_rw("cache_dir", &TuneFields::cache_dir);
+  m.def(
+      "_run_online_job",
+      [](const std::string& job, const std::vector<std::string>& worker) {
+        nb::gil_scoped_release release;
+        return run_online_job(job, worker);
+      },
+      nb::arg("job"), nb::arg("worker"), "Internal: an online tune's process (python -m kforge._online_tune JOB).");
   m.def(
       "_run_tuner_worker", [](int fd) { return run_tuner_worker(fd); },
       nb::call_guard<nb::gil_scoped_release>(),

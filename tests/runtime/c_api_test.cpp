@@ -216,7 +216,7 @@ TEST_CASE("a C launch without device_ms is enqueued, and a read or synchronize w
   CHECK(kforge_use_stream(k.lookup, 0) == KFORGE_ERROR_BAD_INPUT);
   CHECK(std::string(kforge_last_error()) ==
         "kforge_use_stream: the opencl backend launches on its own queue; streams are for CUDA and HIP");
-  CHECK(kforge_api_version() == 5);
+  CHECK(kforge_api_version() == 6);
 }
 
 TEST_CASE("C callers select fused and attributed problems through kforge_problem_ext",
@@ -284,4 +284,21 @@ TEST_CASE("C callers select fused and attributed problems through kforge_problem
     CHECK(kforge_select_ext(k.lookup, &fused, &none) == KFORGE_ERROR_BAD_INPUT);
     CHECK_THAT(std::string(kforge_last_error()), Catch::Contains("struct_size is 8"));
   }
+}
+
+TEST_CASE("the C API switches online tuning on and a blocking select answers exact", "[c_api][online][opencl]") {
+  kforge::test::TempDir dir;
+  kforge::test::ScopedEnv tuner("KFORGE_TUNER", KFORGE_CLI);
+  kforge::test::ScopedEnv cache("KFORGE_CACHE_DIR", dir.file("binaries"));
+  Opened o(dir.file("user.db"));
+  CHECK(kforge_set_online_tuning(o.lookup, "sometimes", 2, 60) == KFORGE_ERROR_BAD_INPUT);
+  CHECK(std::string(kforge_last_error()).find("mode 'sometimes'") != std::string::npos);
+  CHECK(kforge_select(o.lookup, nullptr, nullptr) == KFORGE_ERROR_BAD_INPUT);  // still usable after
+  REQUIRE(kforge_set_online_tuning(o.lookup, "blocking", 2, 120) == KFORGE_OK);
+  const kforge_selection* sel = o.select(48);
+  INFO(kforge_selection_explain(sel));
+  CHECK(std::string(kforge_selection_rule(sel)) == "exact");
+  CHECK(std::string(kforge_selection_explain(sel)).find("tuned online (blocking)") != std::string::npos);
+  CHECK(kforge_wait_online_tuning(o.lookup, 10) == KFORGE_OK);
+  REQUIRE(kforge_set_online_tuning(o.lookup, "off", 0, 0) == KFORGE_OK);
 }

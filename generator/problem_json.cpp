@@ -1,0 +1,34 @@
+#include "problem_json.hpp"
+
+namespace kforge {
+
+nlohmann::json problem_to_json(const Problem& p) {
+  return {{"op", p.op},
+          {"dims", p.dims},
+          {"dtype", dtype_name(p.dtype)},
+          {"layout", p.layout.name()},
+          {"epilogue", p.epilogue.name()},
+          {"attrs", p.attrs}};
+}
+
+Result<Problem> problem_from_json(const nlohmann::json& j, const std::string& where) {
+  try {
+    Problem p;
+    p.op = j.at("op").get<std::string>();
+    p.dims = j.at("dims").get<std::map<std::string, std::int64_t>>();
+    auto dtype = parse_dtype(j.at("dtype").get<std::string>());
+    if (!dtype) return Error::bad_input(where + ": bad problem.dtype " + j.at("dtype").dump());
+    p.dtype = *dtype;
+    auto layout = parse_layout(j.at("layout").get<std::string>());
+    if (!layout) return Error::bad_input(where + ": bad problem.layout " + j.at("layout").dump());
+    p.layout = *layout;
+    KF_TRY_ASSIGN(epilogue, parse_epilogue(j.at("epilogue").get<std::string>()));
+    p.epilogue = epilogue;
+    p.attrs = j.at("attrs").get<std::map<std::string, std::string>>();
+    return p;
+  } catch (const nlohmann::json::exception& e) {
+    return Error::bad_input(where + ": malformed problem: " + e.what());
+  }
+}
+
+}  // namespace kforge
