@@ -242,6 +242,24 @@ def test_softmax_over_another_axis_is_not_covered():
                              concrete=["", "1", ""]))
 
 
+def test_kforges_torch_ops_map_to_the_problems_they_select():
+    """As torch.profiler records torch.ops.kforge.* (bench/workload_loop.py's after trace)."""
+    gemm = single("kforge::gemm", [[8, 16], [16, 4]], ["float", "float"])
+    norm = single("kforge::rms_norm", [[2, 8, 16], [16], []], ["float", "float", "Scalar"])
+    soft = single("kforge::softmax", [[2, 8, 16]], ["float"])
+    q = [1, 2, 4, 8]
+    attn = single("kforge::attention", [q, q, q, []], ["float"] * 3 + ["Scalar"], concrete=["", "", "", "True"])
+    assert [wl.problem_of(o)["key"] for o in (gemm, norm, soft, attn)] == [
+        "gemm/K=16,M=8,N=4,batch=1/f32/NN", "rmsnorm/cols=16,rows=16/f32/NN", "softmax/cols=16,rows=16/f32/NN",
+        "attention/B=1,D=8,H=2,S=4,SK=4/f32/NN/mask=causal"]
+
+
+def test_kforges_gemm_op_and_the_eager_matmul_it_replaces_are_one_problem():
+    eager = single("aten::matmul", [[8, 16], [16, 4]], ["float", "float"], strides=[[16, 1], [4, 1]])
+    kforge_op = single("kforge::gemm", [[8, 16], [16, 4]], ["float", "float"])
+    assert wl.problem_of(eager)["key"] == wl.problem_of(kforge_op)["key"]
+
+
 # ---------------------------------------------------------------------------
 # Bad input: one line naming the file and what is missing, exit status 2
 

@@ -1,5 +1,6 @@
 """Operators and their inputs mapped to kforge problems (gemm, rmsnorm, layernorm, softmax,
-attention), or why not: Uncovered."""
+attention), or why not: Uncovered. kforge's own torch ops (torch.ops.kforge.*) map to the
+problem each one selects, so a trace of a model run through them compares with its eager trace."""
 
 
 DTYPES = {"float": "f32", "c10::Half": "f16", "c10::BFloat16": "bf16"}
@@ -8,7 +9,8 @@ NORM_OPS = {"aten::rms_norm": "rmsnorm", "aten::layer_norm": "layernorm"}
 SOFTMAX_OPS = {"aten::softmax", "aten::_softmax"}
 ATTENTION_OPS = {"aten::scaled_dot_product_attention"}
 SILU_OPS = {"aten::silu", "aten::silu_"}
-COVERED_OPS = GEMM_OPS | set(NORM_OPS) | SOFTMAX_OPS | ATTENTION_OPS
+KFORGE_OPS = {"kforge::gemm", "kforge::rms_norm", "kforge::softmax", "kforge::attention"}
+COVERED_OPS = GEMM_OPS | set(NORM_OPS) | SOFTMAX_OPS | ATTENTION_OPS | KFORGE_OPS
 
 
 def shape_text_of(op, i):
@@ -149,6 +151,26 @@ def attention_problem(op):
     return dims, kforge_dtype(op, 0), "NN", "none", {"mask": "causal" if causal else "none"}
 
 
+def kforge_op_problem(op):
+    """The problem a torch.ops.kforge op selects (kforge/torch_ops.py): its gemm is a @ b with both
+    operands contiguous (layout NN), its norm, softmax and attention as the aten operators'."""
+    shapes = shape_list(op)
+    if op.name == "kforge::gemm":
+        a, b = shapes[0], shapes[1]
+        batch = a[0] if len(a) == 3 else 1
+        return "gemm", (gemm_dims(a[-2], b[-1], a[-1], batch), kforge_dtype(op, 0), "NN", "none")
+    if op.name == "kforge::rms_norm":
+        x, cols = shapes[0], shapes[1][0]
+        return "rmsnorm", ({"rows": prod(x) // cols, "cols": cols}, kforge_dtype(op, 0), "NN", "none")
+    if op.name == "kforge::softmax":
+        x = shapes[0]
+        return "softmax", ({"rows": prod(x) // x[-1], "cols": x[-1]}, kforge_dtype(op, 0), "NN", "none")
+    q, k = shapes[0], shapes[1]
+    dims = {"B": q[0], "H": q[1], "S": q[2], "SK": k[2], "D": q[3]}
+    mask = "causal" if concrete(op, 3) == "True" else "none"
+    return "attention", (dims, kforge_dtype(op, 0), "NN", "none", {"mask": mask})
+
+
 def problem_of(op):
     """The kforge problem an Op is ({op, dims, dtype, layout, epilogue, attrs, key}), or Uncovered."""
     if op.name in GEMM_OPS:
@@ -159,6 +181,8 @@ def problem_of(op):
         kind, parts = "softmax", softmax_problem(op)
     elif op.name in ATTENTION_OPS:
         kind, parts = "attention", attention_problem(op)
+    elif op.name in KFORGE_OPS:
+        kind, parts = kforge_op_problem(op)
     else:
         raise Uncovered(uncovered_reason(op))
     dims, dtype, layout, epilogue = parts[:4]
