@@ -34,7 +34,7 @@ void print_dry_run(const SweepPlan& plan, SweepShard shard, const std::vector<Sw
   std::vector<std::vector<std::string>> rows;
   for (const auto& t : tasks) {
     const auto& b = t.budget;
-    rows.push_back({std::to_string(t.index), t.key, b.strategy, std::to_string(b.max_evals),
+    rows.push_back({std::to_string(t.index), t.key, b.strategy_to_run(), std::to_string(b.max_evals),
                     fmt(b.time_budget_s), std::to_string(b.seed)});
   }
   std::cout << plan.file << ": shard " << shard.index << "/" << shard.count << ", " << tasks.size() << " of "

@@ -83,7 +83,7 @@ std::int64_t SweepHistory::finished_by(const SweepTask& t, const std::string& de
     if (!settings.is_object() || !device.is_object() || settings.contains("only_config")) continue;
     if (device.value("hardware_key", "") != device_key) continue;
     const auto& b = t.budget;
-    if (settings.value("problem", "") == t.key && settings.value("strategy", "") == b.strategy &&
+    if (settings.value("problem", "") == t.key && settings.value("strategy", "") == b.strategy_to_run() &&
         settings.value("max_evals", -1) == b.max_evals &&
         settings.value("no_improvement", -1) == b.no_improvement &&
         settings.value("time_budget_s", -1.0) == b.time_budget_s &&
@@ -122,7 +122,8 @@ TuneRequest task_request(const SweepTask& t, const std::vector<const TemplateSou
   TuneRequest req;
   req.problem = t.problem;
   req.templates = templates;
-  req.strategy = t.budget.strategy;
+  req.strategy = t.budget.strategy_to_run();
+  req.strategy_defaulted = t.budget.strategy.empty();
   req.max_evals = t.budget.max_evals;
   req.time_budget_s = t.budget.time_budget_s;
   req.no_improvement = t.budget.no_improvement;
@@ -183,7 +184,7 @@ std::string failures_text(const std::map<std::string, int>& failed) {
 }
 
 nlohmann::json budget_json(const SweepBudget& b) {
-  return {{"strategy", b.strategy},
+  return {{"strategy", b.strategy_to_run()},
           {"max_evals", b.max_evals},
           {"time_budget_s", b.time_budget_s},
           {"no_improvement", b.no_improvement},

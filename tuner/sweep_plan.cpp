@@ -15,6 +15,7 @@
 #include "bounded_json.hpp"
 #include "operator.hpp"
 #include "strategy.hpp"
+#include "strategy_default.hpp"
 
 namespace kforge {
 
@@ -360,6 +361,10 @@ std::vector<SweepTask> shard_tasks(const SweepPlan& plan, SweepShard shard) {
     if (in_shard(t, shard)) out.push_back(t);
   }
   return out;
+}
+
+std::string SweepBudget::strategy_to_run() const {
+  return strategy.empty() ? default_strategy(max_evals) : strategy;
 }
 
 }  // namespace kforge

@@ -22,7 +22,7 @@ inline constexpr int kSweepPlanVersion = 1;
 /// How hard one problem is tuned: the plan's `budget`, overridden field by
 /// field by an entry's `budget`. The defaults are `kforge tune`'s.
 struct SweepBudget {
-  std::string strategy = "random";
+  std::string strategy;        ///< empty: `kforge tune`'s default for max_evals (strategy_to_run)
   int max_evals = 0;           ///< 0: the whole space
   double time_budget_s = 0;    ///< 0: none
   int no_improvement = 0;      ///< 0: never stop for that
@@ -30,6 +30,8 @@ struct SweepBudget {
   int min_reps = 5, max_reps = 30;
   int warm_start = 0;  ///< TuneRequest::warm_start; 0: none
   bool operator==(const SweepBudget&) const = default;
+  /// The strategy named, else default_strategy(max_evals) (tuner/strategy_default.hpp).
+  std::string strategy_to_run() const;
 };
 
 struct SweepTask {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "operator.hpp"
+#include "strategy_default.hpp"
 #include "sweep_plan.hpp"
 
 using namespace kforge;
@@ -92,6 +93,22 @@ TEST_CASE("Defaults: f32, NN, no epilogue, the operator's attributes, tune's bud
   CHECK(plan->tasks[0].key == "softmax/cols=16,rows=2/f32/NN");
   CHECK(plan->tasks[0].budget == SweepBudget{});
   CHECK(plan->tasks[0].dtype_path == "entries[0]");
+}
+
+TEST_CASE("A budget without a strategy runs tune's default for its size", "[unit][sweep]") {
+  auto whole = parse_sweep_plan(plan_with(kGemm), "p.json");
+  REQUIRE(whole.ok());
+  CHECK(whole->tasks[0].budget.strategy.empty());
+  CHECK(whole->tasks[0].budget.strategy_to_run() == "random");  // the whole space: the order only
+  for (int evals : {10, 25, 100}) {
+    auto plan = parse_sweep_plan(plan_with(kGemm, R"({"max_evals": )" + std::to_string(evals) + "}"), "p.json");
+    REQUIRE(plan.ok());
+    CHECK(plan->tasks[0].budget.strategy_to_run() == default_strategy(evals));
+  }
+  CHECK(default_strategy(25) == "model");
+  auto named = parse_sweep_plan(plan_with(kGemm, R"({"max_evals": 25, "strategy": "random"})"), "p.json");
+  REQUIRE(named.ok());
+  CHECK(named->tasks[0].budget.strategy_to_run() == "random");
 }
 
 TEST_CASE("Every bad field is one line naming the file, the JSON path and the value", "[unit][sweep]") {
