@@ -34,6 +34,7 @@ class DeclaredOperator final : public Operator {
   Result<Problem> normalize(Problem p) const override;
   std::vector<std::string> extra_names() const override;
   std::vector<AttributeSpec> attributes() const override { return decl_.attributes; }
+  bool fixed_data() const override { return !arrays_.empty(); }
   void add_to(Env& env, const Problem& p) const override;
   double flops(const Problem& p) const override;
   double bytes(const Problem& p) const override;

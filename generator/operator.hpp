@@ -165,6 +165,10 @@ class Operator {
   /// Whether problems may carry a fused epilogue (Problem::epilogue); the
   /// operator's header says where it applies.
   virtual bool supports_epilogue() const { return false; }
+  /// Whether data files (.npy inputs or expected outputs) fix the sizes of
+  /// the problems it takes: only the problem the data are sized for is
+  /// valid, which need not be the default one.
+  virtual bool fixed_data() const { return false; }
 };
 
 /// For normalize(): fills default attribute values, and rejects unknown

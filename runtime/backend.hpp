@@ -117,6 +117,9 @@ class Kernel {
   virtual const std::string& name() const = 0;
   /// Limits the device reports for this loaded kernel (threads, local memory).
   virtual ResourceReport resources() const = 0;
+  /// Each parameter's type as the kernel declares it ("int", "float",
+  /// "float*"), where the backend reports it (OpenCL); empty elsewhere.
+  virtual std::vector<std::string> parameter_types() const { return {}; }
 };
 
 struct KernelArg {

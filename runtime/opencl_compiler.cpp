@@ -185,8 +185,14 @@ CodeGeneration OpenClCompiler::code_generation() const {
 }
 
 std::string OpenClCompiler::full_options(const std::string& options) {
-  if (contains(options, "-cl-std=")) return options;
-  return options.empty() ? "-cl-std=CL1.2" : options + " -cl-std=CL1.2";
+  std::string full = options;
+  const auto add = [&](const char* flag) {
+    if (!contains(full, flag)) full += full.empty() ? flag : std::string(" ") + flag;
+  };
+  if (!contains(full, "-cl-std=")) add("-cl-std=CL1.2");
+  // Parameter type names for the signature check (kernel_signature.hpp); metadata only.
+  add("-cl-kernel-arg-info");
+  return full;
 }
 
 }  // namespace kforge::opencl

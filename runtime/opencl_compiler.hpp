@@ -49,7 +49,8 @@ class OpenClCompiler final : public Compiler {
                                                        const std::vector<const Instance*>& instances,
                                                        const std::string& options) override;
 
-  /// Every build uses OpenCL C 1.2: the dialect the portable prelude targets.
+  /// Every build uses OpenCL C 1.2 (the dialect the portable prelude targets)
+  /// and keeps the kernels' parameter type names (-cl-kernel-arg-info).
   static std::string full_options(const std::string& options);
 
  private:

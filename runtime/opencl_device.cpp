@@ -94,6 +94,21 @@ Result<const OpenClBuffer*> OpenClDevice::checked_buffer(const Buffer& b, std::s
   return buf;
 }
 
+std::vector<std::string> OpenClKernel::parameter_types() const {
+  cl_uint count = 0;
+  if (clGetKernelInfo(kernel_.get(), CL_KERNEL_NUM_ARGS, sizeof count, &count, nullptr) != CL_SUCCESS) return {};
+  std::vector<std::string> types;
+  for (cl_uint i = 0; i < count; ++i) {
+    char name[256] = {};
+    // Needs -cl-kernel-arg-info (OpenClCompiler::full_options); without it: not available.
+    if (clGetKernelArgInfo(kernel_.get(), i, CL_KERNEL_ARG_TYPE_NAME, sizeof name - 1, name, nullptr) != CL_SUCCESS) {
+      return {};
+    }
+    types.emplace_back(name);
+  }
+  return types;
+}
+
 /// Rebuilds the program from the binary compile() returned (PoCL and GPU
 /// drivers accept their own binaries) and creates the kernel.
 Result<std::unique_ptr<Kernel>> OpenClDevice::load(const CompiledKernel& compiled) {

@@ -24,6 +24,7 @@ class OpenClKernel final : public Kernel {
       : name_(std::move(name)), program_(std::move(program)), kernel_(std::move(kernel)), resources_(res) {}
   const std::string& name() const override { return name_; }
   ResourceReport resources() const override { return resources_; }
+  std::vector<std::string> parameter_types() const override;
   cl_kernel handle() const { return kernel_.get(); }
 
  private:

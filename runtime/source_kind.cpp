@@ -2,6 +2,8 @@
 // (OpenCL, NVRTC, hipRTC or the offline HIP compiler), then loaded.
 #include "template_kind.hpp"
 
+#include "kernel_signature.hpp"
+
 namespace kforge {
 namespace {
 
@@ -28,6 +30,9 @@ class SourceKind final : public TemplateKind {
       kernel = input.device.load(binary);
     }
     if (!kernel.ok()) return kernel.error();
+    if (const Operator* op = find_operator(input.problem.op)) {
+      KF_TRY(check_signature(**kernel, op->arguments(input.problem)));
+    }
     out.kernel = std::move(*kernel);
     out.binary = std::move(binary);
     return out;

@@ -137,6 +137,24 @@ TEST_CASE("saxpy, declared in data, is tuned against its reference library", "[c
                      "; reference: library " + tpl + "/saxpy_reference.so symbol saxpy_reference; rerun: ");
 }
 
+TEST_CASE("a scalar declared f32 for the kernel's int fails every candidate, naming both", "[cli][declared]") {
+  test::TempDir dir;
+  const std::string tpl = staged(dir, "saxpy", KFORGE_SAXPY_REFERENCE);
+  edit_json(tpl, "operator.json", [](json& j) { j["arguments"][0]["type"] = "f32"; });
+  const std::string db = dir.file("u.db");
+  const auto r = test::run_kforge("tune --template " + tpl + " --shape n=1001 --strategy exhaustive --db " + db +
+                                  kFast + "--json");
+  CHECK(r.exit_code == 4);  // no candidate passed
+  const auto results = results_in(db);
+  REQUIRE(results.size() == 8);
+  for (const auto& row : results) {
+    INFO(row.dump());
+    CHECK(row["status"] == "launch_error");
+    CHECK(row["reason"].get<std::string>().find("argument 0 'n' is declared f32, but parameter 0 of kernel") !=
+          std::string::npos);
+  }
+}
+
 TEST_CASE("a 2-D stencil with a halo is checked against expected .npy outputs", "[cli][declared]") {
   test::TempDir dir;
   const std::string tpl = staged(dir, "stencil5");
@@ -149,6 +167,23 @@ TEST_CASE("a 2-D stencil with a halo is checked against expected .npy outputs", 
   CHECK(t["failed"] == 4);
   CHECK(t["winner"]["template"] == "stencil5_tiled");
   check_flaws_caught(results_in(db), "stencil5_tiled", "problem stencil5/H=13,W=21/f32/NN");
+}
+
+TEST_CASE("data sized for the tuned problem, not the default one, is checked against the tuned problem",
+          "[cli][declared]") {
+  test::TempDir dir;
+  const std::string tpl = staged(dir, "stencil5");
+  // The files hold 13 x 21; the default problem says 12 x 21.
+  edit_json(tpl, "operator.json", [](json& j) { j["default_problem"] = {{"H", 12}, {"W", 21}}; });
+  const std::string db = dir.file("s.db");
+  auto t = parse_json(test::run_kforge("tune --template " + tpl + " --shape H=13,W=21 --strategy exhaustive --db " +
+                                       db + kFast + "--json"));
+  CHECK(t["evaluated"] == 8);
+  CHECK(t["failed"] == 4);
+  const auto other = test::run_kforge("tune --template " + tpl + " --shape H=11,W=21 --db " + db + kFast);
+  CHECK(other.exit_code == 2);
+  CHECK_THAT(other.err, Catch::Contains("x.npy: shape (345,) holds 345 elements") &&
+                            Catch::Contains("is 299 for H=11,W=21"));
 }
 
 TEST_CASE("the stencil is checked as well against a reference library and a reference template",
