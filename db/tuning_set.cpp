@@ -12,6 +12,7 @@
 
 #include "device_match.hpp"
 #include "json_interchange.hpp"
+#include "printable.hpp"
 
 namespace kforge {
 
@@ -211,8 +212,9 @@ Result<TuningSet> load_tuning_set(const std::string& path, const TuningFilter& f
   }
   const auto first = magic.find_first_not_of(" \t\r\n");
   if (first == std::string::npos || magic[first] != '{') {
-    return Error::bad_input(path + ": neither a tuning database nor a JSON export (it starts with neither "
-                                   "a SQLite header nor '{')");
+    // The file's first bytes are the value at fault (a JSON error's "value").
+    return Error::bad_input(path + ": neither a tuning database nor a JSON export: it starts with '" +
+                            printable(magic) + "', neither the SQLite header nor an opening brace");
   }
   in.clear();
   in.seekg(0);

@@ -131,7 +131,9 @@ KFORGE_API const char* kforge_last_error(void);
 KFORGE_API void kforge_options_init(kforge_options* options);
 /* Opens the device and both databases (read-only). */
 KFORGE_API kforge_status kforge_open(const kforge_options* options, kforge_lookup** out);
-/* Frees the lookup, its selections and kernels. Destroy its buffers first. */
+/* Frees the lookup, its selections and kernels, and stops its online tunes.
+ * Destroy its buffers first. NULL is a no-op; closing a lookup twice, or
+ * using it after, is undefined behaviour, as free() twice is. */
 KFORGE_API void kforge_close(kforge_lookup* lookup);
 KFORGE_API const char* kforge_device_name(const kforge_lookup* lookup);
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <memory>
 #include <set>
@@ -222,11 +223,37 @@ class DeclaredCheck {
 
 }  // namespace
 
+namespace {
+
+/// Why a stored problem's dims cannot be a problem ("" when they can): an
+/// object of positive integers that fit a 32-bit kernel argument.
+std::string bad_dims(const ProblemRecord& p) {
+  const auto j = parse_json_bounded(p.dims_json, "problems.dims_json");
+  if (!j.ok()) return j.error().message;
+  if (!j->is_object()) return "problems.dims_json '" + printable(p.dims_json) + "' is not an object of dims";
+  for (const auto& kv : j->items()) {
+    const auto& v = kv.value();
+    if (!v.is_number_integer() || v.get<std::int64_t>() <= 0 ||
+        v.get<std::int64_t>() > std::numeric_limits<std::int32_t>::max()) {
+      return "problems.dims_json: dim " + printable(kv.key()) + " is '" + json_excerpt(v) +
+             "', not a positive 32-bit integer";
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
 TuningSet without_undeclared(TuningSet set, const TemplateCatalog& catalog, std::vector<std::string>& skipped) {
   DeclaredCheck check(set, catalog);
+  std::map<std::string, std::string> bad_problems;  // key -> why
+  for (const auto& p : set.problems) {
+    if (std::string why = bad_dims(p); !why.empty()) bad_problems.emplace(p.key, std::move(why));
+  }
   std::set<std::int64_t> bad;
   for (const auto& r : set.results) {
-    const std::string why = check.why_not(r.template_name, r.template_hash, r.config, r.device_key);
+    std::string why = check.why_not(r.template_name, r.template_hash, r.config, r.device_key);
+    if (auto p = bad_problems.find(r.problem_key); why.empty() && p != bad_problems.end()) why = p->second;
     if (why.empty()) continue;
     bad.insert(r.id);
     skipped.push_back("result " + std::to_string(r.id) + " (" + r.template_name + " " + printable(r.config) +
@@ -237,6 +264,7 @@ TuningSet without_undeclared(TuningSet set, const TemplateCatalog& catalog, std:
     if (bad.count(w.result_id)) continue;
     std::string why = check.why_not(w.template_name, w.template_hash, w.config, w.device_key);
     if (why.empty()) why = w.disagreement;  // served only when it agrees with its result row
+    if (auto p = bad_problems.find(w.problem_key); why.empty() && p != bad_problems.end()) why = p->second;
     if (!why.empty()) {
       skipped.push_back("winner " + w.template_name + " " + printable(w.config) + " (device " + w.device_key +
                         ", problem " + w.problem_key + "): " + why);
@@ -247,6 +275,10 @@ TuningSet without_undeclared(TuningSet set, const TemplateCatalog& catalog, std:
   std::vector<ResultRecord> results;
   for (auto& r : set.results)
     if (!bad.count(r.id)) results.push_back(std::move(r));
+  std::vector<ProblemRecord> problems;
+  for (auto& p : set.problems)
+    if (!bad_problems.count(p.key)) problems.push_back(std::move(p));
+  set.problems = std::move(problems);
   set.winners = std::move(winners);
   set.results = std::move(results);
   const TuningFilter filter = set.filter;

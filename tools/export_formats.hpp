@@ -37,8 +37,10 @@ TuningSet without_stale(TuningSet set, const TemplateCatalog& catalog, int& drop
 
 /// Drops the winners and results whose configuration their template
 /// version does not declare (a tampered or foreign row; the rule of the
-/// lookup and of the database's winner slot) and what only they referred
-/// to; `skipped` gets one line per row left out, naming it and why.
+/// lookup and of the database's winner slot), the problems whose stored
+/// dims are not positive 32-bit integers with their winners and results,
+/// and what only they referred to; `skipped` gets one line per row left
+/// out, naming it and why.
 TuningSet without_undeclared(TuningSet set, const TemplateCatalog& catalog, std::vector<std::string>& skipped);
 
 /// RFC 4180 CSV with a header row: one column per dimension and per

@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "finalist_retiming.hpp"
+
 namespace kforge::cli {
 
 ProgressPrinter::ProgressPrinter(bool quiet, Format format)
@@ -129,7 +131,8 @@ void ProgressPrinter::operator()(const TuneEvent& e) {
     return;
   }
   if (e.kind == TuneEvent::Kind::kLeaderChanged) {
-    print_line("re-timing changed the leader to " + e.best->config + " from " + e.replaced->config + ": " + e.note);
+    print_line("re-timing changed the leader to " + name_beside(*e.best, *e.replaced) + " from " +
+               name_beside(*e.replaced, *e.best) + ": " + e.note);
     return;
   }
   if (e.kind == TuneEvent::Kind::kDone) {

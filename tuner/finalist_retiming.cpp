@@ -154,6 +154,10 @@ Status retime_finalists(CandidateRunner& runner, const MeasurementProtocol& prot
   return ok_status();
 }
 
+std::string name_beside(const CandidateOutcome& c, const CandidateOutcome& other) {
+  return c.template_name == other.template_name ? c.config : c.template_name + " " + c.config;
+}
+
 std::optional<std::string> leader_change(const TuneSummary& s, const CandidateOutcome& leader) {
   auto same = [](const CandidateOutcome& a, const CandidateOutcome& b) {
     return a.template_name == b.template_name && a.config == b.config;
@@ -167,8 +171,8 @@ std::optional<std::string> leader_change(const TuneSummary& s, const CandidateOu
   }
   std::ostringstream out;
   out.precision(4);
-  out << s.winner->config << " " << (ours ? ours->interleaved.median_ms : s.winner->timing.median_ms)
-      << " ms against " << leader.config << " ";
+  out << name_beside(*s.winner, leader) << " " << (ours ? ours->interleaved.median_ms : s.winner->timing.median_ms)
+      << " ms against " << name_beside(leader, *s.winner) << " ";
   if (theirs && ours) {
     // A finalist's outcome is the search's: its median is the one timed alone.
     out << theirs->interleaved.median_ms << " ms, timed in alternation (the search, which timed each alone at "

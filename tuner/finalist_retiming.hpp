@@ -42,5 +42,9 @@ Status retime_finalists(CandidateRunner& runner, const MeasurementProtocol& prot
 /// winner's beside the leader's search median), with the retiming note.
 /// std::nullopt when the leader won, or there is no winner.
 std::optional<std::string> leader_change(const TuneSummary& summary, const CandidateOutcome& leader);
+/// How a message names `c` beside `other`: its configuration, with its
+/// template's name first where the two templates differ (two templates may
+/// share configuration names).
+std::string name_beside(const CandidateOutcome& c, const CandidateOutcome& other);
 
 }  // namespace kforge

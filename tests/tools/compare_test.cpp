@@ -175,6 +175,12 @@ TEST_CASE("compare: bad inputs are one-line errors naming the file", "[compare]"
   auto r = test::run_kforge("compare " + junk + " " + junk);
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("junk.txt: neither a tuning database nor a JSON export") != std::string::npos);
+  // --json: the value at fault is what the file starts with.
+  r = test::run_kforge("compare --json " + junk + " " + junk);
+  CHECK(r.exit_code == 2);
+  const auto error = json::parse(r.err);
+  CHECK(error.at("file") == junk);
+  CHECK(error.at("value") == "hello");
   r = test::run_kforge("compare " + dir.file("missing.db") + " " + junk);
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("missing.db") != std::string::npos);

@@ -114,6 +114,28 @@ TEST_CASE("export: undeclared configurations are skipped with a warning naming t
   }
 }
 
+TEST_CASE("export: a problem whose stored dims are not positive 32-bit integers is skipped", "[export]") {
+  const std::vector<std::pair<std::string, std::string>> corruptions = {
+      {R"({"M": -5, "N": 64, "K": 64, "batch": 1})", "dim M is '-5'"},
+      {R"({"M": 1e30, "N": 64, "K": 64, "batch": 1})", "dim M is '1e+30'"},
+      {R"("abc")", "is not an object of dims"},
+  };
+  for (const auto& [dims, why] : corruptions) {
+    FixtureDir f;
+    const std::string before = ok_output(test::run_kforge("export --format csv --db " + f.base));
+    tamper(f.base, "UPDATE problems SET dims_json = '" + dims + "' WHERE id = (SELECT min(id) FROM problems)");
+    for (const char* format : {"json", "csv"}) {
+      INFO(dims << " " << format);
+      const auto r = test::run_kforge(std::string("export --format ") + format + " --db " + f.base);
+      const std::string out = ok_output(r);
+      CHECK_THAT(r.err, Catch::Contains("warning: skipped") && Catch::Contains(why));
+      CHECK(out.find("1e+30") == std::string::npos);
+    }
+    const auto csv = ok_output(test::run_kforge("export --format csv --db " + f.base));
+    CHECK(std::count(csv.begin(), csv.end(), '\n') < std::count(before.begin(), before.end(), '\n'));
+  }
+}
+
 TEST_CASE("export: a winner whose result row is missing, failing or another is skipped with a warning",
           "[export]") {
   // Issue 56: a tampered winners row was exported as if it had been measured.

@@ -319,3 +319,15 @@ TEST_CASE("finalists: a winner other than the search's leader is reported with b
                    "another moment, had them at 10.5 and 10 ms)");
   }
 }
+
+TEST_CASE("finalists: a leader change between templates names them", "[measurement][unit]") {
+  CandidateOutcome a, b;
+  a.template_name = "gemm_a";
+  b.template_name = "gemm_b";
+  a.config = b.config = "BX8";  // two templates may share configuration names
+  CHECK(name_beside(a, b) == "gemm_a BX8");
+  CHECK(name_beside(b, a) == "gemm_b BX8");
+  b.template_name = "gemm_a";
+  b.config = "BX16";
+  CHECK(name_beside(b, a) == "BX16");
+}
