@@ -272,7 +272,9 @@ def markdown(r):
              f"{fmt(r['steady']['online_median_ms'])} | {fmt(r['steady']['offline_median_ms'])} | "
              f"{fmt(r['steady']['ratio'], '{:.3f}')} |", "",
              f"Offline tuning took {off['tune_s']:.1f} s. Steady steps: {r['steady']['steps']} of each lookup, "
-             "interleaved. When each operator first answered exact (step, seconds):", "",
+             f"interleaved, after the offline tuning; the online run's own {r['steady']['steps']} steps after "
+             f"all answered exact: median {fmt(on['steady_in_run_median_ms'])} ms. When each operator first "
+             "answered exact (step, seconds):", "",
              "| operator | first rule | exact at step | s | online selection | offline selection |",
              "|---|---|---|---|---|---|"]
     for name, e in r["exact_at"].items():
