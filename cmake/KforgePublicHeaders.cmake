@@ -18,6 +18,8 @@ set(KFORGE_PUBLIC_HEADERS
   # The lookup, what it holds by value on its hot path, and its named launch arguments.
   runtime/lookup.hpp runtime/template_catalog.hpp runtime/binary_cache.hpp runtime/entry_check.hpp
   runtime/selection_cache.hpp runtime/named_arguments.hpp runtime/library_policy.hpp
+  # Online tuning's options, held by LookupOptions, and the job it starts.
+  runtime/online_tuning.hpp runtime/online_job.hpp
   # Problems, operators, templates and their instances.
   generator/result.hpp generator/problem.hpp generator/dtype.hpp generator/operator.hpp
   generator/gemm_operator.hpp generator/expr.hpp generator/config.hpp generator/manifest.hpp
