@@ -11,6 +11,7 @@
 
 #include "lookup_fixtures.hpp"
 #include "online_job.hpp"
+#include "subprocess.hpp"
 
 extern char** environ;
 
@@ -104,6 +105,17 @@ TEST_CASE("a background miss is tuned in a tuner process and the next select ans
   CHECK(count_results(db, "status = 'crash'") == 2);
   CHECK(count_results(db, "status = 'wrong_result'") == 2);
   CHECK(count_results(db, "status = 'ok'") == 2);
+  // kforge show names the winner online-tuned.
+  auto shown = run_subprocess({KFORGE_CLI, "show", "--json", "--db", db});
+  REQUIRE(shown.ok());
+  INFO(shown->output);
+  const auto winners = nlohmann::json::parse(shown->output.substr(shown->output.find('{'))).at("winners");
+  REQUIRE(winners.size() == 1);
+  CHECK(winners[0].at("tuned_by") == "online");
+  CHECK(winners[0].at("online_mode") == "background");
+  auto table = run_subprocess({KFORGE_CLI, "show", "--db", db});
+  REQUIRE(table.ok());
+  CHECK(table->output.find("online (background)") != std::string::npos);
 }
 
 TEST_CASE("a blocking lookup tunes on the first select, within the budget", "[online][opencl]") {
