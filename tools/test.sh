@@ -11,8 +11,9 @@ build=${KFORGE_BUILD_DIR:-build}
 # The Python package's build and tests use a venv in the build tree: nanobind
 # pytest and NumPy from PyPI (docs/python.md): the venv's Python need not be
 # Debian's, whose NumPy it would not see.
-python_env="$build/python-env"
 mkdir -p "$build"
+# Absolute: CMake would not find a relative Python_EXECUTABLE from its build tree.
+python_env="$(cd "$build" && pwd)/python-env"
 [ -x "$python_env/bin/python" ] || python3 -m venv --system-site-packages "$python_env"
 # nvdisasm (not in every CUDA toolkit) lets the SASS tests read NVRTC's cubins.
 "$python_env/bin/python" -m pip install -q --disable-pip-version-check "nanobind>=2,<4" pytest numpy "triton==3.9.0" \
