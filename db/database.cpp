@@ -370,7 +370,7 @@ Result<std::int64_t> Database::put_device(const DeviceRecord& d) {
                                         "info_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) "
                                         "ON CONFLICT (key) DO NOTHING"));
   ins.bind_text(d.key).bind_text(d.backend).bind_text(d.vendor).bind_text(d.name);
-  ins.bind_text(d.arch).bind_text(d.info_json).bind_text(sql::now_utc());
+  ins.bind_text(d.arch).bind_text(d.info_json).bind_text(utc_now());
   KF_TRY(ins.run());
   KF_TRY_ASSIGN(sel, Statement::prepare(db_, path_, "SELECT id FROM devices WHERE key = ?"));
   sel.bind_text(d.key);
@@ -386,7 +386,7 @@ Result<std::int64_t> Database::put_template(const TemplateRecord& t) {
                                         "created_at) VALUES (?, ?, ?, ?, ?) "
                                         "ON CONFLICT (name, hash) DO NOTHING"));
   ins.bind_text(t.name).bind_text(t.op).bind_text(t.hash).bind_text(t.manifest_json);
-  ins.bind_text(sql::now_utc());
+  ins.bind_text(utc_now());
   KF_TRY(ins.run());
   KF_TRY_ASSIGN(sel, Statement::prepare(db_, path_,
                                         "SELECT id FROM templates WHERE name = ? AND hash = ?"));
@@ -414,7 +414,7 @@ Result<std::int64_t> Database::begin_sweep(const SweepRecord& s) {
                                         "started_at, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"));
   ins.bind_text(s.tool_version).bind_text(s.git_revision).bind_text(s.command_line);
   ins.bind_text(s.settings_json).bind_text(s.device_json).bind_text(s.host);
-  ins.bind_text(s.started_at.empty() ? sql::now_utc() : s.started_at);
+  ins.bind_text(s.started_at.empty() ? utc_now() : s.started_at);
   ins.bind_text_or_null(s.finished_at);
   KF_TRY(ins.run());
   return static_cast<std::int64_t>(sqlite3_last_insert_rowid(db_));
@@ -423,7 +423,7 @@ Result<std::int64_t> Database::begin_sweep(const SweepRecord& s) {
 Status Database::finish_sweep(std::int64_t sweep_id, const std::string& finished_at) {
   KF_TRY_ASSIGN(st, Statement::prepare(db_, path_,
                                        "UPDATE sweeps SET finished_at = ? WHERE id = ?"));
-  st.bind_text(finished_at.empty() ? sql::now_utc() : finished_at).bind_int(sweep_id);
+  st.bind_text(finished_at.empty() ? utc_now() : finished_at).bind_int(sweep_id);
   KF_TRY(st.run());
   if (sqlite3_changes(db_) == 0) {
     return Error::not_found(path_ + ": no sweep " + std::to_string(sweep_id));
@@ -476,7 +476,7 @@ Status Database::update_winner(std::int64_t device_id, std::int64_t template_id,
 }
 
 Status Database::replace_timing(const ResultRecord& r) {
-  const std::string now = sql::now_utc();
+  const std::string now = utc_now();
   KF_TRY_ASSIGN(tx, Transaction::begin(db_, path_));
   // The re-timing's clock record (r.resources_json's "clocks") replaces the
   // stored one; without one, stored clocks describe samples no longer stored.
@@ -507,7 +507,7 @@ Status Database::replace_timing(const ResultRecord& r) {
 
 Status Database::refresh_winner(std::int64_t device_id, std::int64_t template_id, std::int64_t problem_id) {
   KF_TRY_ASSIGN(tx, Transaction::begin(db_, path_));
-  KF_TRY(update_winner(device_id, template_id, problem_id, sql::now_utc()));
+  KF_TRY(update_winner(device_id, template_id, problem_id, utc_now()));
   return tx.commit();
 }
 
@@ -528,7 +528,7 @@ Result<bool> Database::put_result(const ResultRecord& r, bool replace) {
       "error_ratio = excluded.error_ratio, compile_ms = excluded.compile_ms, "
       "resources_json = excluded.resources_json, compile_log = excluded.compile_log, "
       "created_at = excluded.created_at";
-  const std::string now = sql::now_utc();
+  const std::string now = utc_now();
   KF_TRY_ASSIGN(tx, Transaction::begin(db_, path_));
   KF_TRY_ASSIGN(ins, Statement::prepare(
                          db_, path_,

@@ -29,7 +29,7 @@ Status Database::put_measured_ceiling(const MeasuredCeilingRecord& r) {
                             " is not a positive number");
   KF_TRY_ASSIGN(ids, sql::column(db_, path_, "SELECT id FROM devices WHERE key = ?1", {r.device_key}));
   if (ids.empty()) return Error::not_found(path_ + ": no device '" + r.device_key + "' to store a ceiling for");
-  const std::string at = r.created_at.empty() ? sql::now_utc() : r.created_at;
+  const std::string at = r.created_at.empty() ? utc_now() : r.created_at;
   KF_TRY(sql::run(db_, path_,
                   "INSERT INTO device_ceilings (device_id, name, value, unit, method, tool_version, created_at) "
                   "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (device_id, name) DO UPDATE SET "

@@ -98,7 +98,7 @@ Status Database::replace_counters(std::int64_t result_id, const std::string& col
                 prepare(db_, path_,
                         "INSERT INTO counters (result_id, source, collector, name, value, unit, note, tool, "
                         "counters_version, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
-  const std::string now = sql::now_utc();
+  const std::string now = utc_now();
   for (const CounterRecord& r : rows) {
     sqlite3_stmt* st = ins.get();
     sqlite3_reset(st);

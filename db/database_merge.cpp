@@ -167,7 +167,7 @@ Result<Database::MergeReport> Database::merge_from(const std::string& other_path
   KF_TRY_ASSIGN(offered, sql::count(db_, path_, "SELECT count(*) FROM kf_src.results"));
   KF_TRY_ASSIGN(results, sql::run(db_, path_, kResults));
   KF_TRY_ASSIGN(counters, sql::run(db_, path_, kCounters));
-  KF_TRY_ASSIGN(winners, sql::run(db_, path_, kWinners, {sql::now_utc()}));
+  KF_TRY_ASSIGN(winners, sql::run(db_, path_, kWinners, {utc_now()}));
   KF_TRY_ASSIGN(undeclared, sql::run(db_, path_, kUndeclaredWinners));
   KF_TRY(sql::run(db_, path_, "COMMIT"));
   report.devices = devices;

@@ -7,8 +7,9 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <ctime>
 #include <thread>
+
+#include "utc_time.hpp"
 
 namespace kforge {
 
@@ -27,12 +28,8 @@ std::string read_all(int fd) {
 std::string holder_line(const std::string& what) {
   char host[256] = {};
   ::gethostname(host, sizeof host - 1);
-  char when[32] = {};
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  ::gmtime_r(&now, &utc);
-  std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return "pid " + std::to_string(::getpid()) + " on " + host + " since " + when + (what.empty() ? "" : ": " + what);
+  return "pid " + std::to_string(::getpid()) + " on " + host + " since " + utc_now() +
+         (what.empty() ? "" : ": " + what);
 }
 
 }  // namespace

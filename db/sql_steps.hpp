@@ -13,18 +13,9 @@
 #include <vector>
 
 #include "result.hpp"
+#include "utc_time.hpp"
 
 namespace kforge::sql {
-
-/// ISO 8601 UTC, seconds: 2024-05-01T12:34:56Z, as every table's timestamps.
-inline std::string now_utc() {
-  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 /// Runs one statement with text parameters bound in order and returns
 /// sqlite3_changes (rows written), or the rows' first columns when `rows` is

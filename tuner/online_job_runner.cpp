@@ -3,7 +3,6 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include <ctime>
 #include <iostream>
 
 #include "binary_cache.hpp"
@@ -14,20 +13,11 @@
 #include "strategy_default.hpp"
 #include "template_catalog.hpp"
 #include "tuner.hpp"
+#include "utc_time.hpp"
 
 namespace kforge {
 
 namespace {
-
-/// The log's time stamp: ISO 8601 UTC.
-std::string log_stamp() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 /// As `kforge tune --template DIR` chooses: the user templates alone where
 /// one of them implements the operator, else every template of it; those
@@ -78,7 +68,7 @@ Result<int> tune(const OnlineJob& job, const std::vector<std::string>& worker_co
   KF_TRY_ASSIGN(db, Database::open(job.db, Database::Mode::kReadWrite));
   Tuner tuner(*device, *db, *op);
   KF_TRY_ASSIGN(s, tuner.run(request_for(normalized, std::move(templates), worker_command)));
-  std::cout << log_stamp() << " " << problem.key() << ": " << s.counts.evaluated << " evaluated, " << s.counts.reused
+  std::cout << utc_now() << " " << problem.key() << ": " << s.counts.evaluated << " evaluated, " << s.counts.reused
             << " already stored, " << s.counts.failed << " failed";
   if (s.winner) std::cout << "; winner " << s.winner->template_name << " " << s.winner->config;
   std::cout << std::endl;
@@ -97,7 +87,7 @@ int run_online_job(std::string_view job_json, const std::vector<std::string>& wo
   const std::string lease_path = online_lease_path(job->db);
   auto lease = FileLease::acquire_within(lease_path, "online tune of " + job->problem.key(), job->lease_wait_s);
   if (!lease.ok() || !*lease) {
-    std::cout << log_stamp() << " " << job->problem.key() << ": not tuned: "
+    std::cout << utc_now() << " " << job->problem.key() << ": not tuned: "
               << (lease.ok() ? "another tuner held " + lease_path + " (" + FileLease::holder(lease_path) + ")"
                              : lease.error().message)
               << std::endl;
@@ -105,7 +95,7 @@ int run_online_job(std::string_view job_json, const std::vector<std::string>& wo
   }
   auto code = tune(*job, worker_command);
   if (!code.ok()) {
-    std::cout << log_stamp() << " " << job->problem.key() << ": " << code.error().message << std::endl;
+    std::cout << utc_now() << " " << job->problem.key() << ": " << code.error().message << std::endl;
     return code.error().code == ErrorCode::kBadInput ? kOnlineBadJob : kOnlineNoWinner;
   }
   return *code;

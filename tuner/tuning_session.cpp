@@ -20,19 +20,11 @@
 #include "search_space.hpp"
 #include "stop_condition.hpp"
 #include "tuning_space.hpp"
+#include "utc_time.hpp"
 
 namespace kforge {
 
 namespace {
-
-std::string utc_now() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 std::string hostname() {
   char buf[256] = {};
