@@ -19,7 +19,7 @@ bool is_miss(const Selection& s) {
 std::string describe(const OnlineOutcome& o) {
   std::ostringstream out;
   out.precision(3);
-  if (o.exit_code < 0) return "not started: " + o.note;
+  if (!o.started) return "not started: " + o.note;
   out << "tuner exit " << o.exit_code << " after " << o.seconds << " s, " << o.note;
   return out.str();
 }

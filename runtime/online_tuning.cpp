@@ -214,11 +214,12 @@ OnlineOutcome OnlineTuner::run_job(const Problem& problem) {
       o.note = pid.error().message;
     } else {
       child_pgid_ = *pid;
+      o.started = true;
       lock.unlock();
       o.exit_code = wait_exit_code(*pid);
       lock.lock();
       child_pgid_ = 0;
-      o.note = "log " + log_path();
+      o.note = (o.exit_code < 0 ? "its exit status was lost (SIGCHLD ignored?); log " : "log ") + log_path();
     }
   }
   o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -55,7 +55,8 @@ Result<OnlineTuningOptions> online_options_from_env(OnlineTuningOptions base);
 /// How one online tune ended.
 struct OnlineOutcome {
   std::string problem_key;
-  int exit_code = -1;  ///< the tuner's exit status; 128 + N for signal N; -1: not started
+  bool started = false;  ///< whether the tuner process was started
+  int exit_code = -1;    ///< its exit status; 128 + N for signal N; -1: not started, or lost
   double seconds = 0;
   std::string note;  ///< why it did not start, or where its log is
 };
