@@ -1,6 +1,7 @@
-"""Every corpus template compiles for cuda:sm_80, cuda:sm_90a and hip:gfx942
-at its default and two more configurations, and the GEMM's code uses the
-tensor cores (SASS read with the nvdisasm in Triton's wheel; AMDGCN text).
+"""Every corpus template compiles for those of cuda:sm_80, cuda:sm_90a and
+hip:gfx942 it targets at its default and two more configurations, and the
+GEMMs' code uses the tensor cores (SASS read with the nvdisasm in Triton's
+wheel; AMDGCN text), the persistent GEMM TMA as well.
 The helper's protocol: one JSON request, one JSON response, handled errors
 are ok false naming the kernel, exit 0."""
 
@@ -28,8 +29,25 @@ ALTERNATIVES = {
     "softmax_triton_row": [{"BLOCK_N": 4096, "ROWS": 1, "num_warps": 8}, {"BLOCK_N": 256, "ROWS": 4, "num_warps": 1}],
     "attention_triton_flash": [{"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_D": 64, "num_warps": 8, "num_stages": 3},
                                {"BLOCK_M": 32, "BLOCK_N": 16, "BLOCK_D": 128, "num_warps": 2, "num_stages": 1}],
+    "gemm_triton_splitk": [
+        {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 128, "SPLIT_K": 2, "num_warps": 4, "num_stages": 2,
+         "waves_per_eu": 2},
+        {"BLOCK_M": 16, "BLOCK_N": 128, "BLOCK_K": 32, "SPLIT_K": 8, "num_warps": 8, "num_stages": 4},
+    ],
+    "gemm_triton_persistent_tma": [
+        {"BLOCK_M": 64, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 1, "NUM_SMS": 114, "num_warps": 4, "num_stages": 2},
+        {"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 8, "NUM_SMS": 78, "num_warps": 8, "num_stages": 4},
+    ],
+    "attention_triton_decode_splitkv": [
+        {"SPLIT": 8, "BLOCK_N": 16, "BLOCK_D": 64, "num_warps": 8, "num_stages": 1},
+        {"SPLIT": 2, "BLOCK_N": 32, "BLOCK_D": 64, "num_warps": 2, "num_stages": 2},
+    ],
 }
-DTYPE = {"gemm_triton_dot": "bf16", "attention_triton_flash": "f16"}
+DTYPE = {"gemm_triton_dot": "bf16", "attention_triton_flash": "f16", "gemm_triton_splitk": "bf16",
+         "gemm_triton_persistent_tma": "bf16", "attention_triton_decode_splitkv": "bf16"}
+# The layout of each configuration (default NN): the persistent GEMM's is a
+# constexpr, so each layout is its own code.
+LAYOUTS = {"gemm_triton_persistent_tma": ["NN", "TN", "NT"]}
 # The problem each template is specialized for (divisibility, constexprs
 # such as attention's CAUSAL).
 PROBLEMS = {
@@ -37,6 +55,9 @@ PROBLEMS = {
     "rmsnorm_triton_row": {"rows": 64, "cols": 1000},
     "softmax_triton_row": {"rows": 64, "cols": 1000},
     "attention_triton_flash": {"B": 1, "H": 8, "S": 256, "SK": 256, "D": 64, "mask": 1},
+    "gemm_triton_splitk": {"M": 16, "N": 4096, "K": 4096},
+    "gemm_triton_persistent_tma": {"M": 512, "N": 512, "K": 512},
+    "attention_triton_decode_splitkv": {"B": 4, "H": 8, "S": 1, "SK": 4096, "D": 64, "mask": 1},
 }
 
 _results = {}
@@ -48,6 +69,8 @@ def _cases():
         m = load_manifest(path)
         assert m["name"] in ALTERNATIVES and m["name"] in PROBLEMS, f"{m['name']}: add it to ALTERNATIVES, PROBLEMS"
         for target in TARGETS:
+            if target not in m["targets"]:
+                continue
             for i in range(3):
                 yield pytest.param(path, target, i, id=f"{m['name']}-{target}-{i}")
 
@@ -64,7 +87,8 @@ def compiled(path, target, index, tmp_root):
             names = m.parameter_names(target)
             config.update({k: v for k, v in ALTERNATIVES[m["name"]][index - 1].items() if k in names})
         out = os.path.join(tmp_root, m["name"], target.replace(":", "_"), str(index))
-        request = m.compile_request(config, target, DTYPE.get(m["name"], "f16"), out, PROBLEMS[m["name"]],
+        layout = LAYOUTS.get(m["name"], ["NN"] * 3)[index]
+        request = m.compile_request(config, target, DTYPE.get(m["name"], "f16"), out, PROBLEMS[m["name"]], layout,
                                     timeout_s=300)
         _results[key] = (config, compile_request(request))
     return _results[key]
@@ -131,6 +155,33 @@ def test_gemm_gfx942_uses_mfma(index, tmp_root):
     _, r = compiled(_gemm(), "hip:gfx942", index, tmp_root)
     with open(r["asm_path"]) as f:
         assert re.search(r"\bv_mfma_f32_\w+_bf16", f.read())
+
+
+def _corpus(name):
+    return os.path.join(CORPUS, name, "manifest.json")
+
+
+@pytest.mark.parametrize("index", [0, 1, 2])
+def test_splitk_uses_the_tensor_cores(index, tmp_root):
+    # The slices of K are a batched (3-D) tl.dot: mma.sync on sm_80 and on
+    # sm_90a too (Triton lowers a batched dot to wgmma only for 2-D tiles).
+    for target in ("cuda:sm_80", "cuda:sm_90a"):
+        _, r = compiled(_corpus("gemm_splitk"), target, index, tmp_root)
+        mix = _sass_mix(r["binary_path"])
+        assert {"HMMA", "LDSM"} <= mix, (target, sorted(mix))
+    _, r = compiled(_corpus("gemm_splitk"), "hip:gfx942", index, tmp_root)
+    with open(r["asm_path"]) as f:
+        assert re.search(r"\bv_mfma_f32_\w+_bf16", f.read())
+
+
+@pytest.mark.parametrize("index", [0, 1, 2])
+def test_persistent_tma_uses_wgmma_and_tma(index, tmp_root):
+    config, r = compiled(_corpus("gemm_persistent_tma"), "cuda:sm_90a", index, tmp_root)
+    mix = _sass_mix(r["binary_path"])
+    assert {"HGMMA", "UTMALDG", "UTMASTG"} <= mix, sorted(mix)
+    # Device-side descriptors live in Triton's global scratch: the launch
+    # must pass a buffer of global_scratch_size bytes per program.
+    assert r["metadata"]["global_scratch_size"] > 0, r["metadata"]
 
 
 def _request(tmp_path, **changes):

@@ -83,6 +83,100 @@ def test_gemm(tmp_path, layout, dtype, beta, overrides):
     assert np.all(err <= 1e-5 * scale + 1e-6), f"max error {err.max()} ({layout}, {dtype})"
 
 
+def _gemm_case(m, config, layout, dtype, beta, M, N, K, batch, tmp_path, source_path=None):
+    """Runs a gemm template on random operands; returns (response, C, want, scale)."""
+    rng = np.random.default_rng(11)
+    a_shape = (batch, K, M) if layout[0] == "T" else (batch, M, K)
+    b_shape = (batch, N, K) if layout[1] == "T" else (batch, K, N)
+    a, a64 = stored(rng.standard_normal(a_shape), dtype)
+    b, b64 = stored(rng.standard_normal(b_shape), dtype)
+    op_a = a64.transpose(0, 2, 1) if layout[0] == "T" else a64
+    op_b = b64.transpose(0, 2, 1) if layout[1] == "T" else b64
+    c0 = rng.standard_normal((batch, M, N)).astype(np.float32) if beta else np.full((batch, M, N), np.nan, np.float32)
+    alpha = 1.5
+    want = alpha * (op_a @ op_b) + (beta * c0.astype(np.float64) if beta else 0.0)
+    problem = {"M": M, "N": N, "K": K, "batch": batch}
+    assert not m.unmet(config, problem, layout, dtype) and not m.unmet(config, problem, layout, dtype, field="envelope")
+    r, got = run(m, config, problem, {"A": a, "B": b, "C": c0}, {"alpha": alpha, "beta": beta}, ["C"], tmp_path,
+                 layout, dtype, source_path)
+    scale = alpha * (np.abs(op_a) @ np.abs(op_b)) + abs(beta) * np.abs(np.nan_to_num(c0))
+    return r, got.get("C"), want, scale
+
+
+SPLITK = os.path.join(CORPUS, "gemm_splitk", "manifest.json")
+
+
+@pytest.mark.parametrize("layout,dtype,beta,overrides", [
+    ("NN", "f16", 0.0, {}),  # K = 300: 4 slices of 128, the third one short, the last one empty
+    ("TN", "bf16", 0.25, {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 32, "SPLIT_K": 8}),
+    ("NT", "f16", -0.5, {"BLOCK_N": 128, "BLOCK_K": 128, "SPLIT_K": 2}),
+    ("TT", "bf16", -0.5, {"SPLIT_K": 1}),
+])
+def test_gemm_splitk(tmp_path, layout, dtype, beta, overrides):
+    m = load_manifest(SPLITK)
+    config = dict(m.default_config("cuda:sm_80"), **overrides)
+    M, N, K, batch = 19, 70, 300, 2  # tails in M, N and K for every block size
+    r, got, want, scale = _gemm_case(m, config, layout, dtype, beta, M, N, K, batch, tmp_path)
+    assert r["ok"], r
+    assert r["programs"] == -(-M // config["BLOCK_M"]) * -(-N // config["BLOCK_N"]) * batch
+    err = np.abs(got - want)
+    assert np.all(err <= 1e-5 * scale + 1e-6), f"max error {err.max()} ({layout}, {dtype})"
+
+
+TMA = os.path.join(CORPUS, "gemm_persistent_tma", "manifest.json")
+
+
+@pytest.mark.parametrize("layout,dtype,beta", [("NN", "f16", 0.0), ("NT", "bf16", -0.5), ("TN", "f16", 0.25),
+                                               ("TT", "bf16", 1.0)])
+def test_gemm_persistent_tma(tmp_path, layout, dtype, beta):
+    # The interpreter runs device-side tensor descriptors (it checks their
+    # 16-byte stride alignment, reads out-of-range box elements as zero and
+    # drops out-of-range stores, as TMA does). 3 programs for 2 x 4 tiles:
+    # each program takes more than one tile, across the batch boundary.
+    m = load_manifest(TMA)
+    config = dict(m.default_config("cuda:sm_90a"), BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, GROUP_M=8, NUM_SMS=3)
+    M, N, K, batch = 72, 104, 56, 2  # tails in M, N and K; row strides 16-byte multiples (the envelope)
+    r, got, want, scale = _gemm_case(m, config, layout, dtype, beta, M, N, K, batch, tmp_path)
+    assert r["ok"], r
+    assert r["programs"] == 3 and r["guard_violations"] == []
+    err = np.abs(got - want)
+    assert np.all(err <= 1e-5 * scale + 1e-6), f"max error {err.max()} ({layout}, {dtype})"
+
+
+def test_gemm_tma_envelope_refuses_unaligned_rows():
+    m = load_manifest(TMA)
+    config = m.default_config("cuda:sm_90a")
+    assert m.unmet(config, {"M": 64, "N": 44, "K": 64}, "NN", "f16", field="envelope") == ["trans_b == 1 || N % 8 == 0"]
+    assert m.unmet(config, {"M": 64, "N": 64, "K": 60}, "NT", "f16", field="envelope") == [
+        "trans_a == 1 || K % 8 == 0", "trans_b == 0 || K % 8 == 0"]
+
+
+@pytest.mark.parametrize("family,bug", [
+    ("gemm_splitk", ("ka = offs_s[:, None, None] * ks", "ka = offs_s[:, None, None] * BLOCK_K")),
+    ("attention_decode_splitkv", ("l_row = tl.sum(l_i * w, 0)", "l_row = tl.sum(l_i, 0)")),
+])
+def test_planted_bug_is_caught(tmp_path, family, bug):
+    """A copy of the kernel with one planted mistake (A's slice offset of
+    split-K; the combine's rescaling of the chunks' sums) fails the same
+    check the template passes."""
+    src = open(os.path.join(CORPUS, family, "kernel.py")).read()
+    assert src.count(bug[0]) == 1
+    planted = tmp_path / "planted.py"
+    planted.write_text(src.replace(bug[0], bug[1]))
+    if family == "gemm_splitk":
+        m = load_manifest(SPLITK)
+        r, got, want, scale = _gemm_case(m, m.default_config("cuda:sm_80"), "NN", "f16", 0.0, 19, 70, 300, 1,
+                                         tmp_path, str(planted))
+        assert r["ok"] and not np.all(np.abs(got - want) <= 1e-5 * scale + 1e-6)
+    else:
+        m = load_manifest(DECODE)
+        problem = {"B": 1, "H": 1, "S": 5, "SK": 150, "D": 64, "mask": 0}
+        tensors, scale, want = _attention_reference(1, 1, 5, 150, 64, 0, "f16")
+        r, got = run(m, m.default_config("cuda:sm_80"), problem, tensors, {"scale": scale}, ["O"], tmp_path,
+                     dtype="f16", source_path=str(planted))
+        assert r["ok"] and not np.allclose(got["O"], want, rtol=1e-4, atol=2e-5)
+
+
 def _row_problem(rows, cols, dtype, seed):
     rng = np.random.default_rng(seed)
     return stored(rng.standard_normal((rows, cols)) * 3, dtype)
@@ -122,19 +216,8 @@ def test_softmax(tmp_path, dtype, overrides):
     np.testing.assert_allclose(got["Y"], want, rtol=2e-5, atol=1e-7)
 
 
-@pytest.mark.parametrize("dtype,mask,overrides", [
-    ("f16", 0, {"BLOCK_D": 32}),
-    ("f16", 1, {"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_D": 32}),
-    ("bf16", 1, {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_D": 32}),
-    ("f32", 0, {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_D": 32}),
-])
-def test_attention(tmp_path, dtype, mask, overrides):
-    m = load_manifest(os.path.join(CORPUS, "attention_flash", "manifest.json"))
-    B, H, S, SK, D = 1, 2, 37, 45, 24  # tails in queries, keys and the head dimension
-    problem = {"B": B, "H": H, "S": S, "SK": SK, "D": D, "mask": mask}
-    config = dict(m.default_config("cuda:sm_80"), **overrides)
-    assert not m.unmet(config, problem)
-    rng = np.random.default_rng(7)
+def _attention_reference(B, H, S, SK, D, mask, dtype, seed=7):
+    rng = np.random.default_rng(seed)
     q, q64 = stored(rng.standard_normal((B, H, S, D)), dtype)
     k, k64 = stored(rng.standard_normal((B, H, SK, D)), dtype)
     v, v64 = stored(rng.standard_normal((B, H, SK, D)), dtype)
@@ -144,11 +227,50 @@ def test_attention(tmp_path, dtype, mask, overrides):
         i, j = np.arange(S)[:, None], np.arange(SK)[None, :]
         s = np.where(j <= i + (SK - S), s, -np.inf)
     p = np.exp(s - s.max(axis=-1, keepdims=True))
-    want = (p / p.sum(axis=-1, keepdims=True)) @ v64
-    r, got = run(m, config, problem, {"Q": q, "K": k, "V": v, "O": np.full((B, H, S, D), np.nan, np.float32)},
-                 {"scale": scale}, ["O"], tmp_path, dtype=dtype)
+    return {"Q": q, "K": k, "V": v, "O": np.full((B, H, S, D), np.nan, np.float32)}, scale, \
+        (p / p.sum(axis=-1, keepdims=True)) @ v64
+
+
+@pytest.mark.parametrize("dtype,mask,D,overrides", [
+    ("f16", 0, 24, {"BLOCK_D": 32}),
+    ("f16", 1, 24, {"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_D": 32}),
+    ("bf16", 1, 24, {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_D": 32}),
+    ("f32", 0, 24, {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_D": 32}),
+    ("f16", 1, 64, {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_D": 64}),
+    ("bf16", 0, 128, {"BLOCK_M": 64, "BLOCK_N": 32, "BLOCK_D": 128}),
+])
+def test_attention(tmp_path, dtype, mask, D, overrides):
+    m = load_manifest(os.path.join(CORPUS, "attention_flash", "manifest.json"))
+    B, H, S, SK = 1, 2, 37, 45  # tails in queries and keys (and the head dimension at D = 24)
+    problem = {"B": B, "H": H, "S": S, "SK": SK, "D": D, "mask": mask}
+    config = dict(m.default_config("cuda:sm_80"), **overrides)
+    assert not m.unmet(config, problem)
+    tensors, scale, want = _attention_reference(B, H, S, SK, D, mask, dtype)
+    r, got = run(m, config, problem, tensors, {"scale": scale}, ["O"], tmp_path, dtype=dtype)
     assert r["ok"], r
     assert r["programs"] == -(-S // config["BLOCK_M"]) * B * H
+    np.testing.assert_allclose(got["O"], want, rtol=1e-4, atol=2e-5)
+
+
+DECODE = os.path.join(CORPUS, "attention_decode_splitkv", "manifest.json")
+
+
+@pytest.mark.parametrize("dtype,mask,S,SK,D,overrides", [
+    ("f16", 0, 5, 150, 64, {}),  # 150 keys: 4 chunks of 48, the last one 6 short
+    ("bf16", 1, 5, 150, 128, {"SPLIT": 8, "BLOCK_N": 16, "BLOCK_D": 128}),  # chunks past the causal end are empty
+    ("f32", 1, 16, 37, 40, {"SPLIT": 2, "BLOCK_N": 64}),  # tail in D; one partial block per chunk
+    ("f16", 0, 1, 77, 64, {"SPLIT": 1, "BLOCK_N": 32}),  # no split: the plain online softmax
+])
+def test_attention_decode_splitkv(tmp_path, dtype, mask, S, SK, D, overrides):
+    m = load_manifest(DECODE)
+    B, H = 1, 2
+    problem = {"B": B, "H": H, "S": S, "SK": SK, "D": D, "mask": mask}
+    config = dict(m.default_config("cuda:sm_80"), **overrides)
+    assert not m.unmet(config, problem) and not m.unmet(config, problem, field="envelope")
+    tensors, scale, want = _attention_reference(B, H, S, SK, D, mask, dtype, seed=8)
+    r, got = run(m, config, problem, tensors, {"scale": scale}, ["O"], tmp_path, dtype=dtype)
+    assert r["ok"], r
+    assert r["programs"] == B * H
     np.testing.assert_allclose(got["O"], want, rtol=1e-4, atol=2e-5)
 
 def test_guard_zones_catch_a_dropped_mask(tmp_path):
