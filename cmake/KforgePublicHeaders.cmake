@@ -15,6 +15,8 @@ set(KFORGE_PUBLIC_HEADERS
   runtime/device_registry.hpp runtime/backend.hpp runtime/device_info.hpp
   # Device exposes its cache flush method and clock samples.
   runtime/cache_flush.hpp runtime/clock_reader.hpp
+  # A compiled kernel's format and foreign launch ABI, and Triton binaries loaded without Python.
+  runtime/launch_abi.hpp runtime/triton_binary.hpp
   # The lookup, what it holds by value on its hot path, and its named launch arguments.
   runtime/lookup.hpp runtime/template_catalog.hpp runtime/binary_cache.hpp runtime/entry_check.hpp
   runtime/selection_cache.hpp runtime/named_arguments.hpp runtime/library_policy.hpp

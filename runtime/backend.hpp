@@ -13,6 +13,7 @@
 #include "cache_flush.hpp"
 #include "device_info.hpp"
 #include "instance.hpp"
+#include "launch_abi.hpp"
 #include "result.hpp"
 
 namespace kforge {
@@ -43,6 +44,10 @@ struct CompiledKernel {
   std::string kernel_name;
   /// The binary; empty while deferred (see fetch_binary).
   std::vector<std::uint8_t> binary;
+  BinaryFormat format = BinaryFormat::kUnknown;
+  /// How to launch a kernel another compiler laid out (a Triton kernel's
+  /// block, shared memory, scratch, cluster); null for kforge's templates.
+  std::shared_ptr<const LaunchAbi> abi;
   std::string log;
   std::string options;
   ResourceReport resources;

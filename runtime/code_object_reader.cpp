@@ -51,6 +51,18 @@ std::string string_of(llvm::msgpack::MapDocNode& m, const char* key) {
   return it->second.getString().str();
 }
 
+std::vector<AmdKernelArgument> arguments_of(llvm::msgpack::MapDocNode& m) {
+  std::vector<AmdKernelArgument> out;
+  auto it = m.find(".args");
+  if (it == m.end() || it->second.getKind() != llvm::msgpack::Type::Array) return out;
+  for (auto& node : it->second.getArray()) {
+    if (node.getKind() != llvm::msgpack::Type::Map) continue;
+    auto& a = node.getMap();
+    out.push_back({string_of(a, ".value_kind"), int_of(a, ".offset"), int_of(a, ".size")});
+  }
+  return out;
+}
+
 }  // namespace
 
 bool code_object_reader_available() { return true; }
@@ -107,6 +119,7 @@ Result<AmdCodeObject> read_amd_code_object(std::span<const std::uint8_t> binary)
           if (auto d = m.find(".uses_dynamic_stack");
               d != m.end() && d->second.getKind() == llvm::msgpack::Type::Boolean)
             k.uses_dynamic_stack = d->second.getBool();
+          k.arguments = arguments_of(m);
           out.kernels.push_back(std::move(k));
         }
       }

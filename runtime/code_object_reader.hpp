@@ -14,6 +14,16 @@
 
 namespace kforge {
 
+/// One kernel argument in the code object's kernarg segment (.args):
+/// explicit ones first, then the runtime's hidden_* ones.
+struct AmdKernelArgument {
+  std::string value_kind;  ///< (.value_kind) "global_buffer", "by_value", "hidden_block_count_x", ...
+  std::int64_t offset = -1;  ///< (.offset)
+  std::int64_t bytes = -1;   ///< (.size)
+  /// An argument the runtime fills in itself (its value kind begins "hidden_").
+  bool hidden() const { return value_kind.rfind("hidden_", 0) == 0; }
+};
+
 /// One kernel of an AMDGPU code object (metadata keys in parentheses); -1
 /// where the note lacks the key.
 struct AmdKernelMetadata {
@@ -30,6 +40,7 @@ struct AmdKernelMetadata {
   std::int64_t max_flat_workgroup_size = -1; ///< launch bound (.max_flat_workgroup_size)
   std::int64_t kernarg_bytes = -1;           ///< (.kernarg_segment_size)
   bool uses_dynamic_stack = false;           ///< (.uses_dynamic_stack)
+  std::vector<AmdKernelArgument> arguments;  ///< (.args), in order
 };
 
 struct AmdCodeObject {

@@ -11,7 +11,7 @@ namespace {
 
 // Attribute ids (the second byte of a record) that kforge decodes.
 constexpr std::uint8_t kMaxThreads = 0x05, kParamCbank = 0x0a, kReqNtid = 0x10, kFrameSize = 0x11,
-                       kMinStackSize = 0x12, kCbankParamSize = 0x19, kMaxRegCount = 0x1b,
+                       kMinStackSize = 0x12, kKparamInfo = 0x17, kCbankParamSize = 0x19, kMaxRegCount = 0x1b,
                        kCrsStackSize = 0x1e, kMaxStackSize = 0x23, kRegCount = 0x2f, kCudaApiVersion = 0x37;
 // Record formats (the first byte).
 constexpr std::int64_t kReservedSharedBytes = 1024;
@@ -89,6 +89,11 @@ void apply_kernel_record(CubinKernel& k, const EiattrRecord& r) {
         k.param_cbank_offset = u16_at(r.payload, 4);
         k.param_cbank_bytes = u16_at(r.payload, 6);
       }
+      break;
+    case kKparamInfo:  // index (32 bits), ordinal and offset (16 each), then size in bits 18-31
+      if (r.payload.size() >= 12)
+        k.parameters.push_back({u16_at(r.payload, 4), u16_at(r.payload, 6),
+                                static_cast<int>(u32_at(r.payload, 8) >> 18)});
       break;
     case kCbankParamSize:
       k.cbank_param_bytes = r.value;
@@ -215,6 +220,8 @@ Result<CubinInfo> read_cubin_info(const ElfImage& image) {
     k.name = s.name.substr(info_prefix.size());
     KF_TRY_ASSIGN(records, read_records(s));
     for (const auto& r : records) apply_kernel_record(k, r);
+    std::sort(k.parameters.begin(), k.parameters.end(),
+              [](const CubinParameter& a, const CubinParameter& b) { return a.ordinal < b.ordinal; });
     k.records = std::move(records);
     if (const auto* shared = image.section(".nv.shared." + k.name)) {
       k.shared_section_bytes = static_cast<std::int64_t>(shared->size);

@@ -24,6 +24,15 @@ struct EiattrRecord {
   std::vector<std::uint8_t> payload;  ///< format 4 only
 };
 
+/// One kernel parameter as EIATTR_KPARAM_INFO records it: its position,
+/// its offset in the parameter bank and its size in bytes.
+struct CubinParameter {
+  int ordinal = 0;
+  int offset = 0;
+  int bytes = 0;
+  bool operator==(const CubinParameter&) const = default;
+};
+
 /// A kernel's attributes; -1 where the cubin has no such record.
 struct CubinKernel {
   std::string name;
@@ -48,6 +57,8 @@ struct CubinKernel {
   std::int64_t reserved_shared_bytes = 0;
   std::int64_t constant0_bytes = -1;  ///< size of .nv.constant0.<kernel>
   std::int64_t code_bytes = -1;       ///< size of .text.<kernel>
+  /// The parameters (EIATTR_KPARAM_INFO), by ordinal; empty when the cubin lists none.
+  std::vector<CubinParameter> parameters;
   std::vector<EiattrRecord> records;  ///< every record naming this kernel, in file order
 };
 

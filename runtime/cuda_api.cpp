@@ -47,6 +47,7 @@ Result<const DriverApi*> load_driver() {
   KF_BIND(api, cuFuncGetAttribute);
   KF_BIND(api, cuFuncSetAttribute);
   KF_BIND(api, cuLaunchKernel);
+  if (!api.lib.bind(api.cuLaunchKernelEx, "cuLaunchKernelEx").ok()) api.cuLaunchKernelEx = nullptr;
   KF_BIND_AS(api, cuMemAlloc, "cuMemAlloc_v2");
   KF_BIND_AS(api, cuMemFree, "cuMemFree_v2");
   KF_BIND_AS(api, cuMemcpyHtoD, "cuMemcpyHtoD_v2");

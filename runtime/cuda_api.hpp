@@ -62,6 +62,30 @@ enum FunctionAttribute : int {
   kFuncMaxDynamicSharedSizeBytes = 8,
 };
 
+// cuLaunchKernelEx's configuration, laid out as CUDA 12's cuda.h lays out
+// CUlaunchConfig and CUlaunchAttribute (an id padded to 8 bytes, then a
+// 64-byte value).
+inline constexpr int kLaunchAttributeClusterDimension = 4;
+struct LaunchAttribute {
+  int id = 0;
+  char pad[4] = {};
+  union Value {
+    char bytes[64];
+    struct {
+      unsigned x, y, z;
+    } cluster_dim;
+  } value{};
+};
+static_assert(sizeof(LaunchAttribute) == 72);
+struct LaunchConfig {
+  unsigned grid_x = 1, grid_y = 1, grid_z = 1;
+  unsigned block_x = 1, block_y = 1, block_z = 1;
+  unsigned shared_bytes = 0;
+  CUstream stream = nullptr;
+  LaunchAttribute* attributes = nullptr;
+  unsigned attribute_count = 0;
+};
+
 /// The CUDA driver (libcuda.so.1). Loaded once per process; cuInit called.
 struct DriverApi {
   DynamicLibrary lib;
@@ -87,6 +111,8 @@ struct DriverApi {
   CUresult (*cuFuncSetAttribute)(CUfunction, int, int) = nullptr;
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                              CUstream, void**, void**) = nullptr;
+  /// Launches in clusters (CUDA 12+); null on an older driver, which has no clusters.
+  CUresult (*cuLaunchKernelEx)(const LaunchConfig*, CUfunction, void**, void**) = nullptr;
   CUresult (*cuMemAlloc)(CUdeviceptr*, std::size_t) = nullptr;
   CUresult (*cuMemFree)(CUdeviceptr) = nullptr;
   CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void*, std::size_t) = nullptr;

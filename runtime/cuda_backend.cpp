@@ -120,6 +120,7 @@ struct CudaDriver {
   static constexpr Code kSuccess = cuda::kSuccess;
   static constexpr Code kErrorInvalidValue = cuda::kErrorInvalidValue;
   static constexpr const char* kBackend = "CUDA";
+  static constexpr bool kClusters = true;
   static constexpr DriverCallNames kCalls{"cuCtxSetCurrent",
                                           "cuModuleLoadData",
                                           "cuMemAlloc",
@@ -158,6 +159,27 @@ struct CudaDriver {
                                static_cast<unsigned>(g.grid[2]), static_cast<unsigned>(g.block[0]),
                                static_cast<unsigned>(g.block[1]), static_cast<unsigned>(g.block[2]), shared,
                                s, params, nullptr);
+  }
+  /// The grid's x multiplied by `cluster_x`, in clusters of that many CTAs
+  /// along x (Triton's num_ctas); invalid value on a driver without clusters.
+  Code launch_cluster(Function f, const LaunchGeometry& g, unsigned shared, Stream s, void** params,
+                      int cluster_x) const {
+    if (!api->cuLaunchKernelEx) return cuda::kErrorInvalidValue;
+    cuda::LaunchAttribute cluster;
+    cluster.id = cuda::kLaunchAttributeClusterDimension;
+    cluster.value.cluster_dim = {static_cast<unsigned>(cluster_x), 1, 1};
+    cuda::LaunchConfig config;
+    config.grid_x = static_cast<unsigned>(g.grid[0] * cluster_x);
+    config.grid_y = static_cast<unsigned>(g.grid[1]);
+    config.grid_z = static_cast<unsigned>(g.grid[2]);
+    config.block_x = static_cast<unsigned>(g.block[0]);
+    config.block_y = static_cast<unsigned>(g.block[1]);
+    config.block_z = static_cast<unsigned>(g.block[2]);
+    config.shared_bytes = shared;
+    config.stream = s;
+    config.attributes = &cluster;
+    config.attribute_count = 1;
+    return api->cuLaunchKernelEx(&config, f, params, nullptr);
   }
   Code create_event(Event* e) const { return api->cuEventCreate(e, 0); }
   Code destroy_event(Event e) const { return api->cuEventDestroy(e); }

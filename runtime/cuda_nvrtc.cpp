@@ -119,6 +119,7 @@ Result<NvrtcOutput> nvrtc_compile(const std::string& source, const std::string& 
   std::size_t cubin_size = 0;
   api.nvrtcGetCUBINSize(prog, &cubin_size);
   out.kernel.binary.resize(cubin_size);
+  out.kernel.format = BinaryFormat::kCubin;
   if (cubin_size > 0) api.nvrtcGetCUBIN(prog, reinterpret_cast<char*>(out.kernel.binary.data()));
   std::size_t ptx_size = 0;
   api.nvrtcGetPTXSize(prog, &ptx_size);

@@ -2,7 +2,8 @@
 // type (CudaDriver in cuda_backend.cpp, HipDriver in hip_backend.cpp) that
 // supplies the driver's calls and their names: buffers, module load with
 // dynamic shared memory, launches timed with events, the cache flush,
-// sticky errors, and the hooks library calls use.
+// sticky errors, the hooks library calls use, and kernels another compiler
+// laid out (a LaunchAbi: Triton's block, shared memory, scratch, clusters).
 #pragma once
 
 #include <algorithm>
@@ -55,7 +56,8 @@ struct LoadedResources {
 // synchronize, load_module, unload_module, get_function, get_global, launch,
 // create_event, destroy_event, record_event, synchronize_event, elapsed_ms,
 // destroy_stream; plus kernel_resources (Result<LoadedResources>), release()
-// at the device's end and open_clock_reader().
+// at the device's end and open_clock_reader(); kClusters, and where it is
+// true launch_cluster (a launch in clusters of CTAs along x).
 
 /// Device memory the device allocated and frees, or (borrowed) memory a
 /// caller owns (ForeignMemory::borrow), which it leaves alone.
@@ -82,13 +84,26 @@ template <class Driver>
 class GpuKernel final : public Kernel {
  public:
   GpuKernel(Driver driver, typename Driver::Module module, typename Driver::Function fn, std::string name,
-            LoadedResources loaded)
-      : driver_(driver), module_(module), fn_(fn), name_(std::move(name)), loaded_(std::move(loaded)) {}
-  ~GpuKernel() override { driver_.unload_module(module_); }
+            LoadedResources loaded, std::shared_ptr<const LaunchAbi> abi)
+      : driver_(driver),
+        module_(module),
+        fn_(fn),
+        name_(std::move(name)),
+        loaded_(std::move(loaded)),
+        abi_(std::move(abi)) {}
+  ~GpuKernel() override {
+    global_scratch.reset();
+    profile_scratch.reset();
+    driver_.unload_module(module_);
+  }
   const std::string& name() const override { return name_; }
   ResourceReport resources() const override { return loaded_.resources; }
   typename Driver::Function fn() const { return fn_; }
   int dynamic_shared() const { return loaded_.dynamic_shared; }
+  /// The foreign ABI it is launched by; null for kforge's templates.
+  const LaunchAbi* abi() const { return abi_.get(); }
+  /// The scratch buffers its ABI asks for, grown to the largest grid launched.
+  std::unique_ptr<Buffer> global_scratch, profile_scratch;
 
  private:
   Driver driver_;
@@ -96,6 +111,7 @@ class GpuKernel final : public Kernel {
   typename Driver::Function fn_;
   std::string name_;
   LoadedResources loaded_;
+  std::shared_ptr<const LaunchAbi> abi_;
 };
 
 template <class Driver>
@@ -129,6 +145,7 @@ class GpuDevice final : public Device, public ForeignMemory {
   Result<std::unique_ptr<Kernel>> load(const CompiledKernel& compiled) override {
     KF_TRY(enter());
     const std::string& name = compiled.kernel_name;
+    if (compiled.abi) KF_TRY(admit_abi(compiled));
     typename Driver::Module module{};
     if (Code r = driver_.load_module(&module, compiled.binary.data()); r != Driver::kSuccess) {
       return note(error(std::string(Driver::kCalls.load_module) + " (" + name + ")", r, ErrorCode::kCompile));
@@ -139,7 +156,7 @@ class GpuDevice final : public Device, public ForeignMemory {
       return note(loaded.error());
     }
     return std::unique_ptr<Kernel>(
-        std::make_unique<Kernel_>(driver_, module, loaded->first, name, loaded->second));
+        std::make_unique<Kernel_>(driver_, module, loaded->first, name, loaded->second, compiled.abi));
   }
 
   Result<std::unique_ptr<Buffer>> allocate(std::size_t bytes) override {
@@ -172,7 +189,7 @@ class GpuDevice final : public Device, public ForeignMemory {
     if (auto* call = dynamic_cast<LibraryKernel*>(&kernel)) return call->run(args, g, on_running);
     if (on_running) on_running();  // the code exists once loaded
     auto& k = static_cast<Kernel_&>(kernel);
-    KF_TRY(check_launch_geometry(k, g, {}, {.block_threads = Driver::kCalls.invalid_value_at_launch}));
+    KF_TRY(check_launch(k, args, g));
     KF_TRY(enter());
     return timed(k.name() + " failed while running", [&] { return launch_on_stream(k, args, g); });
   }
@@ -180,7 +197,7 @@ class GpuDevice final : public Device, public ForeignMemory {
   Status enqueue(Kernel& kernel, const std::vector<KernelArg>& args, const LaunchGeometry& g) override {
     if (auto* call = dynamic_cast<LibraryKernel*>(&kernel)) return call->enqueue(args, g);
     auto& k = static_cast<Kernel_&>(kernel);
-    KF_TRY(check_launch_geometry(k, g, {}, {.block_threads = Driver::kCalls.invalid_value_at_launch}));
+    KF_TRY(check_launch(k, args, g));
     KF_TRY(enter());
     KF_TRY(launch_on_stream(k, args, g));
     enqueued_ = true;
@@ -258,10 +275,71 @@ class GpuDevice final : public Device, public ForeignMemory {
   }
   Error note(Error e) { return sticky_.note(std::move(e)); }
 
+  /// What is checked before anything is enqueued: the geometry against the
+  /// limits, and for a foreign kernel its block and arguments against its ABI.
+  Status check_launch(const Kernel_& k, const std::vector<KernelArg>& args, const LaunchGeometry& g) const {
+    KF_TRY(check_launch_geometry(k, g, {}, {.block_threads = Driver::kCalls.invalid_value_at_launch}));
+    if (!k.abi()) return ok_status();
+    KF_TRY(check_abi_block(*k.abi(), g, k.name()));
+    return check_abi_arguments(*k.abi(), args, k.name());
+  }
+
+  /// A foreign kernel's binary before it loads: its parameter table agrees
+  /// with its ABI, and the ABI asks for nothing this driver lacks.
+  Status admit_abi(const CompiledKernel& compiled) const {
+    if (compiled.abi->cluster_ctas > 1 && !Driver::kClusters) {
+      return Error{ErrorCode::kUnsupported,
+                   compiled.kernel_name + " is compiled for clusters of " +
+                       std::to_string(compiled.abi->cluster_ctas) + " CTAs, which " + Driver::kBackend +
+                       " devices do not launch",
+                   {}};
+    }
+    return check_recorded_parameters(*compiled.abi, compiled.format, compiled.binary, compiled.kernel_name);
+  }
+
+  /// `buffer` holding at least `bytes` (kept from an earlier launch where
+  /// large enough); its device address, or null for 0 bytes.
+  Result<DevicePtr> scratch(std::unique_ptr<Buffer>& buffer, std::int64_t bytes) {
+    if (bytes <= 0) return DevicePtr{};
+    if (!buffer || buffer->size() < static_cast<std::size_t>(bytes)) {
+      // Launches enqueued earlier may still use the smaller buffer.
+      if (buffer) KF_TRY(check(driver_.synchronize(), "waiting before a scratch buffer grows"));
+      buffer.reset();
+      KF_TRY_ASSIGN(b, allocate(static_cast<std::size_t>(bytes)));
+      buffer = std::move(b);
+    }
+    return static_cast<Buffer_&>(*buffer).ptr();
+  }
+
+  /// The pointers a foreign ABI appends after the arguments (Triton's
+  /// global and profile scratch, sized for this grid); none for kforge's.
+  Result<std::vector<DevicePtr>> trailing_pointers(Kernel_& k, const LaunchGeometry& g) {
+    const LaunchAbi* abi = k.abi();
+    if (!abi || !abi->scratch_pointers) return std::vector<DevicePtr>{};
+    const std::int64_t programs = g.grid[0] * g.grid[1] * g.grid[2];
+    const auto padded = [](std::int64_t bytes, std::int64_t align) { return (bytes + align - 1) / align * align; };
+    KF_TRY_ASSIGN(global, scratch(k.global_scratch, scratch_bytes(padded(abi->global_scratch_bytes,
+                                                                          abi->global_scratch_align),
+                                                                   programs, abi->cluster_ctas)));
+    KF_TRY_ASSIGN(profile, scratch(k.profile_scratch, scratch_bytes(padded(abi->profile_scratch_bytes,
+                                                                            abi->profile_scratch_align),
+                                                                     programs, abi->cluster_ctas)));
+    return std::vector<DevicePtr>{global, profile};
+  }
+
   /// The kernel on this thread's stream, not waited for.
   Status launch_on_stream(Kernel_& k, const std::vector<KernelArg>& args, const LaunchGeometry& g) {
-    auto params = PackedArgs<DevicePtr>::template of<Buffer_>(args);
-    const Code r = driver_.launch(k.fn(), g, static_cast<unsigned>(k.dynamic_shared()), stream(), params.params());
+    KF_TRY_ASSIGN(trailing, trailing_pointers(k, g));
+    auto params = PackedArgs<DevicePtr>::template of<Buffer_>(args, trailing);
+    const unsigned shared = static_cast<unsigned>(k.dynamic_shared());
+    Code r{};
+    if constexpr (Driver::kClusters) {
+      r = k.abi() && k.abi()->cluster_ctas > 1
+              ? driver_.launch_cluster(k.fn(), g, shared, stream(), params.params(), k.abi()->cluster_ctas)
+              : driver_.launch(k.fn(), g, shared, stream(), params.params());
+    } else {
+      r = driver_.launch(k.fn(), g, shared, stream(), params.params());
+    }
     if (r == Driver::kSuccess) return ok_status();
     // Invalid value at launch: block or shared memory beyond what the device allows.
     return note(error(std::string(Driver::kCalls.launch) + "(" + k.name() + ")", r,
@@ -298,6 +376,10 @@ class GpuDevice final : public Device, public ForeignMemory {
     typename Driver::Function fn{};
     if (Code r = driver_.get_function(&fn, module, compiled.kernel_name.c_str()); r != Driver::kSuccess) {
       return error("no kernel '" + compiled.kernel_name + "' in the module", r, ErrorCode::kCompile);
+    }
+    if (compiled.abi) {
+      KF_TRY_ASSIGN(loaded, driver_.kernel_resources(fn, compiled, compiled.abi->dynamic_shared_bytes));
+      return std::make_pair(fn, loaded);
     }
     KF_TRY_ASSIGN(declared, module_dynamic_shared_bytes<DevicePtr>(
                                 [&](DevicePtr* address, std::size_t* size) {

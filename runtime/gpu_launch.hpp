@@ -1,6 +1,7 @@
 // What the CUDA and HIP devices share around a launch: the shape of a driver
-// error, the kernel parameters as both launch calls take them, and the
-// module global that names a kernel's dynamic shared memory.
+// error, the kernel parameters as both launch calls take them, the module
+// global that names a kernel's dynamic shared memory, and the checks of a
+// launch against a foreign kernel's ABI (launch_abi.hpp).
 #pragma once
 
 #include <cstddef>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "backend.hpp"
+#include "launch_abi.hpp"
 #include "result.hpp"
 
 namespace kforge {
@@ -26,14 +28,19 @@ Error driver_error(const std::string& what, const std::string& error_text, Drive
                    ErrorCode code = ErrorCode::kLaunch);
 
 /// Kernel parameters as cuLaunchKernel and hipModuleLaunchKernel take them:
-/// one pointer per argument, to its value. `BufferT::ptr()` gives a
-/// buffer's device address. The values live here and in the arguments.
+/// one pointer per argument, to its value, then one per `trailing` device
+/// address (a Triton kernel's scratch). `BufferT::ptr()` gives a buffer's
+/// device address. The values live here and in the arguments.
 template <typename DevicePtr>
 class PackedArgs {
  public:
   template <typename BufferT>
-  static PackedArgs of(const std::vector<KernelArg>& args) {
-    PackedArgs p(args.size());
+  static PackedArgs of(const std::vector<KernelArg>& args, const std::vector<DevicePtr>& trailing = {}) {
+    PackedArgs p(args.size() + trailing.size());
+    for (std::size_t i = 0; i < trailing.size(); ++i) {
+      p.pointers_[args.size() + i] = trailing[i];
+      p.params_[args.size() + i] = &p.pointers_[args.size() + i];
+    }
     for (std::size_t i = 0; i < args.size(); ++i) {
       switch (args[i].kind) {
         case KernelArg::Kind::kBuffer:
@@ -60,6 +67,15 @@ class PackedArgs {
   std::vector<DevicePtr> pointers_;
   std::vector<void*> params_;
 };
+
+/// kBadInput unless `args` match the ABI's parameters one for one: a buffer
+/// for each pointer, an int32 for i32/u32, a float for fp32 (kforge passes
+/// no other scalar types); the message names the kernel and the parameter.
+Status check_abi_arguments(const LaunchAbi& abi, const std::vector<KernelArg>& args, const std::string& kernel);
+
+/// kBadInput unless the block has the ABI's threads (Triton: num_warps x
+/// warp size), whose compiler laid the kernel out for exactly that many.
+Status check_abi_block(const LaunchAbi& abi, const LaunchGeometry& g, const std::string& kernel);
 
 /// The module global in which a template that needs dynamic shared memory
 /// says how much (KF_DYNAMIC_SHARED_BYTES in the prelude).

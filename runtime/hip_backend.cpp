@@ -101,6 +101,7 @@ struct HipDriver {
   static constexpr Code kSuccess = hip::kSuccess;
   static constexpr Code kErrorInvalidValue = hip::kErrorInvalidValue;
   static constexpr const char* kBackend = "HIP";
+  static constexpr bool kClusters = false;
   static constexpr DriverCallNames kCalls{"hipSetDevice",
                                           "hipModuleLoadData",
                                           "hipMalloc",

@@ -123,6 +123,7 @@ Result<HiprtcOutput> hiprtc_compile(const std::string& source, const std::string
   std::size_t size = 0;
   api.hiprtcGetCodeSize(prog, &size);
   out.kernel.binary.resize(size);
+  out.kernel.format = BinaryFormat::kHsaco;
   if (size > 0) api.hiprtcGetCode(prog, reinterpret_cast<char*>(out.kernel.binary.data()));
   if (out.kernel.binary.empty()) {
     return Error{ErrorCode::kCompile, "hipRTC produced no code object for " + kernel_name + " (" + arch + ")", log};

@@ -157,6 +157,7 @@ Result<HiprtcOutput> offline_hip_compile(const std::string& source, const std::s
   {
     std::ifstream f(dir.path / "out.co", std::ios::binary);
     out.kernel.binary.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+    out.kernel.format = BinaryFormat::kHsaco;
   }
   if (out.kernel.binary.empty()) {
     return Error{ErrorCode::kCompile, "clang produced no code object for " + kernel_name + " (" + arch + ")",

@@ -125,6 +125,7 @@ Result<CompiledKernel> OpenClCompiler::compile(const std::string& source, const 
   const auto start = std::chrono::steady_clock::now();
   CompiledKernel out;
   out.kernel_name = kernel_name;
+  out.format = BinaryFormat::kOpenClBinary;
   out.options = full_options(options);
 
   KF_TRY_ASSIGN(program, program_of_source(context_, source));
@@ -166,6 +167,7 @@ Result<std::vector<CompiledKernel>> OpenClCompiler::compile_combined(
     }
     CompiledKernel k;
     k.kernel_name = name;
+    k.format = BinaryFormat::kOpenClBinary;
     k.options = full;
     k.log = log;
     k.resources = kernel_resources(kernel.get(), device_);

@@ -88,6 +88,7 @@ void compile_triton(const CompileOptions& c, const CommonOptions& o, const Targe
       nlohmann::json j = to_json(r.compiled, target.backend);
       j["binary_format"] = r.format;
       j["triton_metadata"] = r.metadata;
+      j["launch_abi"] = r.launch_abi;
       j["instruction_mix"] = r.disassembly_error.empty() ? kforge::cli::to_json(r.mix) : nlohmann::json(nullptr);
       if (!r.disassembly_error.empty()) j["disassembly_error"] = r.disassembly_error;
       cands.push_back(std::move(j));

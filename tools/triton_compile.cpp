@@ -15,6 +15,7 @@
 #include "occupancy.hpp"
 #include "sass_disassembler.hpp"
 #include "subprocess.hpp"
+#include "triton_binary.hpp"
 
 namespace kforge::cli {
 
@@ -73,6 +74,19 @@ Status run_sweep(const std::string& dir, const Target& target, const Problem& pr
                                              : run.output.substr(0, run.output.find_last_not_of('\n') + 1));
 }
 
+/// The ABI a device would launch the candidate's binary with, read from its
+/// launch record; the binary's own parameter table must agree with it.
+Result<nlohmann::json> launch_abi_of(const nlohmann::json& c) {
+  KF_TRY_ASSIGN(kernel, read_triton_kernel(c.value("record_path", "")));
+  const LaunchAbi& abi = *kernel.abi;
+  return nlohmann::json{{"parameters", abi.parameters.size()},
+                        {"binary_parameter_bytes", abi.binary_parameter_bytes()},
+                        {"block_threads", abi.block_threads},
+                        {"dynamic_shared_bytes", abi.dynamic_shared_bytes},
+                        {"global_scratch_bytes", abi.global_scratch_bytes},
+                        {"cluster_ctas", abi.cluster_ctas}};
+}
+
 /// What kforge's readers say of one compiled candidate: resources from
 /// ptxas' log (CUDA) or the code object (HIP), Triton's dynamic shared
 /// memory, the instruction mix; then occupancy and the tuner's pruning rule.
@@ -100,6 +114,13 @@ TritonCandidate read_candidate(const nlohmann::json& c, const Target& target, co
     return t;
   }
   t.disassembly_error = report->disassembly_error;
+  if (auto abi = launch_abi_of(c); abi.ok()) {
+    t.launch_abi = std::move(*abi);
+  } else {  // a binary kforge's devices would refuse to launch
+    t.compiled.status = abi.error().code == ErrorCode::kUnsupported ? "unsupported" : "abi_mismatch";
+    t.compiled.reason = abi.error().message;
+    return t;
+  }
   ResourceReport& r = t.compiled.res;
   if (!report->amd_kernels.empty()) {
     t.compiled.amd = report->amd_kernels[0].metadata;

@@ -32,6 +32,9 @@ struct TritonCandidate {
   std::string format;  ///< "cubin" or "hsaco"
   /// Triton's metadata: name, shared (dynamic shared memory to pass at launch), num_warps, ...
   nlohmann::json metadata;
+  /// The launch ABI kforge's devices would launch it with (runtime/triton_binary.hpp), its
+  /// parameter table checked against the binary's; null where it cannot be launched (status says why).
+  nlohmann::json launch_abi;
   InstructionMix mix;             ///< of the SASS or AMDGCN; no categories when it could not be read
   std::string disassembly_error;  ///< why there is no mix; empty otherwise
 };

@@ -1,5 +1,6 @@
 // The CUDA driver's entry points over the fake GPU (fake_gpu_driver.hpp):
 // what only CUDA has here, and the table.
+#include <array>
 #include <cstring>
 
 #include "fake_gpu_entry_points.hpp"
@@ -89,6 +90,18 @@ CUresult cuFuncSetAttribute(CUfunction, int attribute, int value) {
   return kSuccess;
 }
 
+CUresult cuLaunchKernelEx(const LaunchConfig* c, CUfunction f, void** params, void**) {
+  const unsigned grid[] = {c->grid_x, c->grid_y, c->grid_z}, block[] = {c->block_x, c->block_y, c->block_z};
+  std::array<unsigned, 3> cluster{1, 1, 1};
+  for (unsigned i = 0; i < c->attribute_count; ++i) {
+    const auto& a = c->attributes[i];
+    if (a.id == kLaunchAttributeClusterDimension)
+      cluster = {a.value.cluster_dim.x, a.value.cluster_dim.y, a.value.cluster_dim.z};
+  }
+  return fake::gpu().launch(*reinterpret_cast<FakeModule*>(f), grid, block, c->shared_bytes, c->stream, params,
+                            cluster);
+}
+
 DriverApi make_table() {
   using namespace fake;
   return DriverApi{.lib = {},
@@ -113,6 +126,7 @@ DriverApi make_table() {
                    .cuFuncGetAttribute = cuFuncGetAttribute,
                    .cuFuncSetAttribute = cuFuncSetAttribute,
                    .cuLaunchKernel = launch<CUfunction, CUstream>,
+                   .cuLaunchKernelEx = cuLaunchKernelEx,
                    .cuMemAlloc = allocate<CUdeviceptr>,
                    .cuMemFree = release<CUdeviceptr>,
                    .cuMemcpyHtoD = copy_in<CUdeviceptr, const void*>,

@@ -1,10 +1,16 @@
 // The fake GPU's memory, modules and launches (fake_gpu_driver.hpp).
 #include "fake_gpu_driver.hpp"
 
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <span>
 #include <sstream>
+
+#include "code_object_reader.hpp"
+#include "cubin_attributes.hpp"
+#include "elf_image.hpp"
 
 namespace kforge::test {
 
@@ -25,7 +31,41 @@ auto find_range(std::map<std::uintptr_t, std::size_t>& allocations, std::uintptr
 }
 
 std::size_t param_bytes(char kind) {
+  if (kind == '1' || kind == '2') return static_cast<std::size_t>(kind - '0');
   return kind == 'p' ? sizeof(std::uintptr_t) : 4;
+}
+
+/// The bytes of the ELF file at `image`, from its header (section headers come last).
+std::span<const std::uint8_t> elf_bytes(const void* image) {
+  const auto* b = static_cast<const std::uint8_t*>(image);
+  std::uint64_t shoff = 0;
+  std::uint16_t shentsize = 0, shnum = 0;
+  std::memcpy(&shoff, b + 0x28, sizeof shoff);
+  std::memcpy(&shentsize, b + 0x3a, sizeof shentsize);
+  std::memcpy(&shnum, b + 0x3c, sizeof shnum);
+  return {b, static_cast<std::size_t>(shoff + std::uint64_t{shentsize} * shnum)};
+}
+
+/// A real binary's first kernel and its parameters as the fake's letters.
+bool read_binary_module(const void* image, FakeModule& m) {
+  const auto bytes = elf_bytes(image);
+  std::vector<int> sizes;
+  if (bytes[0x12] == 190) {  // e_machine EM_CUDA
+    auto elf = read_elf_image(bytes);
+    if (!elf.ok()) return false;
+    auto info = read_cubin_info(*elf);
+    if (!info.ok() || info->kernels.empty()) return false;
+    m.kernel = info->kernels.front().name;
+    for (const auto& p : info->kernels.front().parameters) sizes.push_back(p.bytes);
+  } else {
+    auto co = read_amd_code_object(bytes);
+    if (!co.ok() || co->kernels.empty()) return false;
+    m.kernel = co->kernels.front().name;
+    for (const auto& a : co->kernels.front().arguments)
+      if (!a.hidden()) sizes.push_back(static_cast<int>(a.bytes));
+  }
+  for (int n : sizes) m.args += n == 8 ? 'p' : n == 4 ? 'i' : static_cast<char>('0' + n);
+  return true;
 }
 
 }  // namespace
@@ -103,6 +143,11 @@ int FakeGpu::memset32(std::uintptr_t dst, unsigned value, std::size_t count) {
 int FakeGpu::load_module(FakeModule** module, const void* image) {
   if (int e = take_failure(FakeOp::kLoadModule)) return e;
   auto m = std::make_unique<FakeModule>();
+  if (std::memcmp(image, "\x7f" "ELF", 4) == 0) {
+    if (!read_binary_module(image, *m)) return kInvalidValue;
+    *module = m.release();
+    return 0;
+  }
   std::istringstream words(static_cast<const char*>(image));
   std::string word;
   while (words >> word) {
@@ -138,10 +183,10 @@ int FakeGpu::global(const FakeModule& module, const char* name, std::uintptr_t* 
 }
 
 int FakeGpu::launch(const FakeModule& module, const unsigned* grid, const unsigned* block, unsigned shared,
-                    void* stream, void** params) {
+                    void* stream, void** params, std::array<unsigned, 3> cluster) {
   if (int e = take_failure(FakeOp::kLaunch)) return e;
-  FakeLaunch l{
-      module.kernel, {grid[0], grid[1], grid[2]}, {block[0], block[1], block[2]}, shared, stream, {}};
+  FakeLaunch l{module.kernel, {grid[0], grid[1], grid[2]}, {block[0], block[1], block[2]}, shared, stream, {},
+               cluster};
   for (std::size_t i = 0; i < module.args.size(); ++i) {
     const auto* bytes = static_cast<const std::uint8_t*>(params[i]);
     l.params.emplace_back(bytes, bytes + param_bytes(module.args[i]));

@@ -55,12 +55,15 @@ struct FakeLaunch {
   unsigned shared_bytes = 0;
   void* stream = nullptr;
   std::vector<std::vector<std::uint8_t>> params;
+  std::array<unsigned, 3> cluster{1, 1, 1};  ///< CTAs per cluster (cuLaunchKernelEx)
 };
 
 /// A loaded module. Its image is text: "kernel=<name> args=<p|i|f...>
 /// dynamic_shared=<bytes>" (p a device pointer, i an int32, f a float); the
 /// dynamic shared bytes, when given, sit in a device global as the prelude's
-/// kf_dynamic_shared_bytes does.
+/// kf_dynamic_shared_bytes does. Or a real cubin or AMDGPU code object (a
+/// Triton kernel): its first kernel, parameters by the sizes its table records
+/// (8 bytes 'p', 4 'i', others '1', '2').
 struct FakeModule {
   std::string kernel;
   std::string args;
@@ -97,7 +100,7 @@ struct FakeGpu {
   int event_synchronize();
   int global(const FakeModule& module, const char* name, std::uintptr_t* address, std::size_t* bytes);
   int launch(const FakeModule& module, const unsigned* grid, const unsigned* block, unsigned shared,
-             void* stream, void** params);
+             void* stream, void** params, std::array<unsigned, 3> cluster = {1, 1, 1});
 };
 
 /// The CUDA driver's table over the fake GPU (one device, "Fake CUDA GPU", sm_90).

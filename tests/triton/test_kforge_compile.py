@@ -47,6 +47,13 @@ def test_sm90a_gemm_uses_wgmma_and_its_dynamic_shared_memory_counts():
     assert c["shared_bytes"] == c["triton_metadata"]["shared"] > 0
     assert mix_count(c, "mma") > 0  # HGMMA
     assert 0 < c["occupancy"] <= 1
+    # The launch a CUDA device would make, checked against the cubin's own
+    # parameter table: 17 arguments, then Triton's two scratch pointers.
+    abi = c["launch_abi"]
+    assert abi["parameters"] == 17
+    assert abi["binary_parameter_bytes"][-2:] == [8, 8] and len(abi["binary_parameter_bytes"]) == 19
+    assert abi["block_threads"] == 128
+    assert abi["dynamic_shared_bytes"] == c["triton_metadata"]["shared"]
 
 
 def test_sm80_gemm_uses_mma_sync_and_ldmatrix():
@@ -62,6 +69,8 @@ def test_gfx942_gemm_uses_mfma():
     assert c["threads_per_block"] == 256  # 4 waves of 64
     assert c["amdgpu"]["vgprs"] > 0
     assert mix_count(c, "mfma") > 0
+    assert c["launch_abi"]["block_threads"] == 256
+    assert len(c["launch_abi"]["binary_parameter_bytes"]) == 19  # checked against the kernarg metadata
 
 
 def test_a_spilling_configuration_is_pruned_with_the_reason():

@@ -186,15 +186,25 @@ def _build(request):
     metadata["triton_target"] = str(meta.get("target"))
     metadata = json.loads(json.dumps(metadata, default=str))
     version, backend_hash = triton_identity(request["target"])
+    parameters = [{"name": n, "type": signature[n]} for n in names if n not in const_names]
+    # The launch record a C++ program loads the binary with, no Python needed
+    # (runtime/triton_binary.hpp).
+    record = {"kernel": kernel, "format": fmt, "binary": os.path.basename(binary_path), "parameters": parameters,
+              "metadata": metadata, "target": request["target"], "triton_version": version}
+    record_path = os.path.join(out_dir, f"{kernel}.json")
+    with open(record_path, "w") as f:
+        json.dump(record, f, indent=1, sort_keys=True)
     return {
         "ok": True, "error": None, "binary_path": binary_path, "format": fmt, "asm_path": asm_path,
+        "record_path": record_path, "parameters": parameters,
         "metadata": metadata, "triton_version": version, "backend_hash": backend_hash,
         "options_used": used, "cache_key": cache_key(request, version, backend_hash),
     }
 
 
 def _failure(request, error, log="", seconds=0.0):
-    return {"ok": False, "error": error, "binary_path": None, "format": None, "asm_path": None, "metadata": None,
+    return {"ok": False, "error": error, "binary_path": None, "format": None, "asm_path": None, "record_path": None,
+            "parameters": None, "metadata": None,
             "triton_version": None, "backend_hash": None, "options_used": request.get("options"),
             "cache_key": None, "log": log, "seconds": seconds}
 

@@ -65,6 +65,7 @@ def candidates(manifest, args, problem, limits):
         response = compile_request(request)
         yield {"name": name, "config": config, "status": "ok" if response["ok"] else "compile_error",
                "reason": response["error"] or "", "binary_path": response["binary_path"],
+               "record_path": response["record_path"],
                "format": response["format"], "metadata": response["metadata"],
                "options_used": response["options_used"], "cache_key": response["cache_key"],
                "seconds": response["seconds"], "log": response["log"]}
