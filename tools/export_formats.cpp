@@ -173,22 +173,27 @@ namespace {
 
 /// Why the template version `r` was recorded under does not declare its
 /// configuration; empty when it does. The version's stored manifest decides,
-/// as it does for the database's winner slot; one that does not parse is
-/// checked by the lookup's EntryChecker against the catalog's template of
-/// that name; a template neither knows must at least name a configuration.
+/// as it does for the database's winner slot; where that version is the
+/// catalog's current one, the catalog's template must declare it too (the
+/// stored text is input: edited, it keeps its hash), as the lookup checks.
+/// A stored manifest that does not parse is checked by the lookup's
+/// EntryChecker against the catalog's template of that name; a template
+/// neither knows must at least name a configuration.
 class DeclaredCheck {
  public:
   DeclaredCheck(const TuningSet& set, const TemplateCatalog& catalog) : set_(set), catalog_(catalog) {}
 
   std::string why_not(const std::string& name, const std::string& hash, const std::string& config,
                       const std::string& device_key) {
+    const DeviceRecord* d = set_.device(device_key);
+    const std::string backend = d ? d->backend : "";
     if (const TemplateManifest* m = stored_manifest(name, hash)) {
       Status s = m->check_declared_name(config);
-      return s.ok() ? "" : s.error().message;
+      if (!s.ok()) return s.error().message;
+      if (template_state(catalog_, name, hash, backend) != "current") return "";
     }
     if (catalog_.find(name)) {
-      const DeviceRecord* d = set_.device(device_key);
-      const EntryCheck c = checker(d ? d->backend : "").check_stored(name, "", config);
+      const EntryCheck c = checker(backend).check_stored(name, "", config);
       return c.verdict == EntryVerdict::kInvalid ? c.reason : "";
     }
     auto parsed = Config::parse(config);

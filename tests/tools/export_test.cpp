@@ -5,6 +5,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <fstream>
 
 #include <nlohmann/json.hpp>
 
@@ -93,12 +94,12 @@ TEST_CASE("export: undeclared configurations are skipped with a warning naming t
   // The fastest pocl winner becomes BM48 (not declared), and one more
   // result gets an EVIL parameter.
   tamper(f.base,
-         "UPDATE results SET config = 'BM48_BN64_TM4' WHERE id = (SELECT result_id FROM winners w JOIN devices d "
-         "ON d.id = w.device_id WHERE d.key = 'fixture-pocl' ORDER BY w.median_ms LIMIT 1); "
-         "UPDATE winners SET config = 'BM48_BN64_TM4' WHERE result_id = (SELECT id FROM results WHERE config = "
-         "'BM48_BN64_TM4'); "
-         "UPDATE results SET config = 'BM32_BN32_EVIL1_TM2' WHERE id = (SELECT min(id) FROM results WHERE status = 'ok' "
-         "AND config = 'BM32_BN32_TM2')");
+         "UPDATE results SET config = 'BK8_BM48_BN64_PAD0_TM4_TN2_VW1' WHERE id = (SELECT result_id FROM winners w "
+         "JOIN devices d ON d.id = w.device_id WHERE d.key = 'fixture-pocl' ORDER BY w.median_ms LIMIT 1); "
+         "UPDATE winners SET config = 'BK8_BM48_BN64_PAD0_TM4_TN2_VW1' WHERE result_id = (SELECT id FROM results "
+         "WHERE config = 'BK8_BM48_BN64_PAD0_TM4_TN2_VW1'); "
+         "UPDATE results SET config = 'BK8_BM32_BN32_EVIL1_PAD0_TM2_TN2_VW1' WHERE id = (SELECT min(id) FROM results "
+         "WHERE status = 'ok' AND config = 'BK8_BM32_BN32_PAD0_TM2_TN2_VW1')");
   for (const char* format : {"json", "csv", "markdown", "header"}) {
     for (const char* all : {"", " --all-results"}) {
       INFO(format << all);
@@ -107,10 +108,39 @@ TEST_CASE("export: undeclared configurations are skipped with a warning naming t
       CHECK(out.find("BM48") == std::string::npos);
       CHECK(out.find("EVIL") == std::string::npos);
       CHECK_THAT(r.err, Catch::Contains("warning: skipped result") &&
-                            Catch::Contains("gemm_simt_tiled BM48_BN64_TM4, device fixture-pocl, problem gemm/") &&
+                            Catch::Contains("gemm_simt_tiled BK8_BM48_BN64_PAD0_TM4_TN2_VW1, device fixture-pocl, "
+                                            "problem gemm/") &&
                             Catch::Contains("parameter BM: value 48 is not declared"));
       if (*all) CHECK_THAT(r.err, Catch::Contains("unknown parameter 'EVIL'"));
     }
+  }
+}
+
+TEST_CASE("export: a stored manifest edited under the catalog's own hash does not declare configurations",
+          "[export]") {
+  FixtureDir f;
+  const char* kBm48 = "BK8_BM48_BN64_PAD0_TM4_TN2_VW1";
+  // The stored text of the current gemm_simt_tiled declares BM 48 (its hash
+  // unchanged); the fastest pocl winner becomes BM 48, which the lookup refuses.
+  std::ifstream in(std::string(KFORGE_TEST_DATA_DIR) + "/../../templates/gemm/simt_tiled/manifest.json");
+  json manifest = json::parse(in);
+  manifest["parameters"][0]["values"] = json::array({16, 32, 48, 64, 128});
+  std::string text = manifest.dump();
+  for (std::size_t at = text.find('\''); at != std::string::npos; at = text.find('\'', at + 2)) text.insert(at, "'");
+  tamper(f.base,
+         "UPDATE templates SET manifest_json = '" + text + "' WHERE name = 'gemm_simt_tiled' AND hash != '" +
+             test::kStaleHash + "'; "
+             "UPDATE results SET config = '" + std::string(kBm48) + "' WHERE id = (SELECT result_id FROM winners w "
+             "JOIN devices d ON d.id = w.device_id WHERE d.key = 'fixture-pocl' ORDER BY w.median_ms LIMIT 1); "
+             "UPDATE winners SET config = '" + kBm48 + "' WHERE result_id = (SELECT id FROM results WHERE config = '" +
+             kBm48 + "')");
+  for (const char* format : {"json", "header"}) {
+    INFO(format);
+    const auto r = test::run_kforge(std::string("export --format ") + format + " --db " + f.base);
+    CHECK(ok_output(r).find("BM48") == std::string::npos);
+    CHECK_THAT(r.err, Catch::Contains("warning: skipped result") &&
+                          Catch::Contains(std::string("gemm_simt_tiled ") + kBm48 + ", device fixture-pocl") &&
+                          Catch::Contains("parameter BM: value 48 is not declared"));
   }
 }
 
@@ -144,7 +174,8 @@ TEST_CASE("export: a winner whose result row is missing, failing or another is s
   const std::vector<std::pair<std::string, std::string>> tamperings = {
       {"UPDATE results SET status = 'wrong_result' WHERE id = " + fastest, "has status wrong_result"},
       {"UPDATE winners SET result_id = 999999 WHERE result_id = " + fastest, "does not exist"},
-      {"UPDATE winners SET config = 'BM16_BN16_TM1' WHERE result_id = " + fastest, "is for configuration"},
+      {"UPDATE winners SET config = 'BK8_BM16_BN16_PAD0_TM1_TN2_VW1' WHERE result_id = " + fastest,
+       "is for configuration"},
   };
   for (const auto& [sql, why] : tamperings) {
     FixtureDir f;
@@ -165,7 +196,7 @@ TEST_CASE("export: csv has a column per dimension and parameter, and the problem
   const std::string csv = ok_output(test::run_kforge("export --format csv --db " + f.base));
   const std::string header = csv.substr(0, csv.find("\r\n"));
   CHECK_THAT(header, Catch::Contains(",problem,K,M,N,batch,dtype,") &&
-                         Catch::Contains(",config,BM,BN,TM,median_ms,") &&
+                         Catch::Contains(",config,BK,BM,BN,PAD,TM,TN,VW,median_ms,") &&
                          Catch::Contains(",count,flops,bytes,gflops,gbps,"));
   // gemm 256^3: 2*M*N*K flops.
   CHECK_THAT(csv, Catch::Contains(",256,256,256,1,f32,NN,") && Catch::Contains(",33554432,"));

@@ -7,9 +7,10 @@
 // Contents (kBase):
 //   devices   fixture-pocl (opencl, x86_64-haswell), fixture-h200 (cuda sm_90,
 //             "NVIDIA H200"), fixture-mi300x (hip gfx942)
-//   templates gemm_simt_tiled at its current hash on opencl and cuda (a
-//             small fixed manifest is stored as its text) and at an old hash
-//             (stale) on opencl; the fixture templates of tests/data/templates
+//   templates gemm_simt_tiled at its current hash on opencl and cuda (the
+//             built-in manifest stored as its text, full configuration
+//             names) and at an old hash (stale, a small fixed manifest
+//             declaring BM, BN, TM) on opencl; the fixture templates of tests/data/templates
 //             (unknown to the built-in catalog) fixture_gemm_mma on cuda
 //             (stored with the small manifest, which declares the
 //             candidates) and fixture_gemm_portable on hip, at their
@@ -33,6 +34,7 @@
 #include <nlohmann/json.hpp>
 
 #include "builtin_templates.hpp"
+#include "config.hpp"
 #include "database.hpp"
 #include "template_catalog.hpp"
 
@@ -74,6 +76,20 @@ inline std::string fixture_manifest_text(const std::string& name) {
   auto t = TemplateSource::load_dir(fixture_template_dir(name));
   if (!t.ok()) throw std::runtime_error("fixture template: " + t.error().message);
   return t->manifest_text;
+}
+
+/// The built-in gemm_simt_tiled, whose current versions the fixture stores.
+inline const TemplateSource& builtin_simt() {
+  static const TemplateCatalog catalog = TemplateCatalog::builtin().value();
+  return *catalog.find("gemm_simt_tiled");
+}
+
+/// A fixture configuration (BM, BN, TM) as the built-in gemm_simt_tiled
+/// names it: its other parameters at their defaults.
+inline std::string simt_config(const std::string& fixture_config) {
+  Config c = Config::parse(fixture_config).value();
+  for (const auto& p : builtin_simt().manifest.parameters) c.values.try_emplace(p.name, p.default_value);
+  return c.canonical_name();
 }
 
 /// A small valid manifest stored as a template version's text (the database
@@ -178,12 +194,16 @@ inline void build_fixture_db(const std::string& path, Fixture which) {
   auto put_template = [&](const std::string& name, const std::string& hash, const std::string& manifest) {
     return db->put_template({0, name, "gemm", hash, manifest}).value();
   };
-  const std::string simt_manifest = fixture_manifest("gemm_simt_tiled", R"(["opencl","cuda","hip"])");
+  // The current versions of gemm_simt_tiled store the built-in manifest
+  // (what their hash covers) and their candidates' full names (simt_config);
+  // the stale version a small manifest of its own, declaring the fixture's
+  // candidates (BM, BN, TM) as they are: the winner slot only holds declared
+  // configurations.
+  const std::string simt_manifest = builtin_simt().manifest_text;
   const std::int64_t t_ocl = put_template("gemm_simt_tiled", current_hash("gemm_simt_tiled", "opencl"), simt_manifest);
-  const std::int64_t t_stale = put_template("gemm_simt_tiled", kStaleHash, simt_manifest);
+  const std::int64_t t_stale = put_template("gemm_simt_tiled", kStaleHash,
+                                            fixture_manifest("gemm_simt_tiled", R"(["opencl","cuda","hip"])"));
   const std::int64_t t_cuda = put_template("gemm_simt_tiled", current_hash("gemm_simt_tiled", "cuda"), simt_manifest);
-  // The fixture's candidates (BM, BN, TM) are what this stored manifest
-  // declares: the winner slot only holds declared configurations.
   const std::int64_t t_mma = put_template("fixture_gemm_mma", current_hash("fixture_gemm_mma", "cuda"),
                                           fixture_manifest("fixture_gemm_mma", R"(["cuda","hip"])"));
   const std::int64_t t_portable = put_template("fixture_gemm_portable", current_hash("fixture_gemm_portable", "hip"),
@@ -225,7 +245,7 @@ inline void build_fixture_db(const std::string& path, Fixture which) {
       r.device_id = device_id;
       r.template_id = template_id;
       r.problem_id = problem_id;
-      r.config = c.config;
+      r.config = template_id == t_ocl || template_id == t_cuda ? simt_config(c.config) : c.config;
       r.status = c.status;
       if (c.status == "ok") {
         set_timing(r, c.ms * factor, seed++);

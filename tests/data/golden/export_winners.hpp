@@ -12,7 +12,7 @@ namespace kforge_tuned {
 /// Version of this header's layout (kforge's JSON interchange schema).
 inline constexpr int kSchemaVersion = 2;
 inline constexpr std::size_t kMaxDims = 4;
-inline constexpr std::size_t kMaxParams = 3;
+inline constexpr std::size_t kMaxParams = 7;
 
 struct Value {
   std::string_view name;
@@ -62,8 +62,8 @@ inline constexpr Entry kEntries[kNumEntries > 0 ? kNumEntries : 1] = {
     {"fixture-h200", "NVIDIA H200", "cuda", "sm_90",
      "gemm", "gemm/K=512,M=512,N=512,batch=1/f32/NN", "f32", "NN",
      {{"K", 512}, {"M", 512}, {"N", 512}, {"batch", 1}}, 4,
-     "gemm_simt_tiled", "@gemm_simt_tiled:cuda@", "BM64_BN64_TM4",
-     {{"BM", 64}, {"BN", 64}, {"TM", 4}}, 3, 0.019945499999999998},
+     "gemm_simt_tiled", "@gemm_simt_tiled:cuda@", "BK8_BM64_BN64_PAD0_TM4_TN2_VW1",
+     {{"BK", 8}, {"BM", 64}, {"BN", 64}, {"PAD", 0}, {"TM", 4}, {"TN", 2}, {"VW", 1}}, 7, 0.019945499999999998},
     {"fixture-mi300x", "AMD Instinct MI300X", "hip", "gfx942",
      "gemm", "gemm/K=512,M=512,N=512,batch=1/f32/NN", "f32", "NN",
      {{"K", 512}, {"M", 512}, {"N", 512}, {"batch", 1}}, 4,
@@ -72,13 +72,13 @@ inline constexpr Entry kEntries[kNumEntries > 0 ? kNumEntries : 1] = {
     {"fixture-pocl", "cpu-haswell-Intel(R) Xeon(R) CPU", "opencl", "x86_64-haswell",
      "gemm", "gemm/K=256,M=256,N=256,batch=1/f32/NN", "f32", "NN",
      {{"K", 256}, {"M", 256}, {"N", 256}, {"batch", 1}}, 4,
-     "gemm_simt_tiled", "@gemm_simt_tiled:opencl@", "BM64_BN64_TM4",
-     {{"BM", 64}, {"BN", 64}, {"TM", 4}}, 3, 2.5016775},
+     "gemm_simt_tiled", "@gemm_simt_tiled:opencl@", "BK8_BM64_BN64_PAD0_TM4_TN2_VW1",
+     {{"BK", 8}, {"BM", 64}, {"BN", 64}, {"PAD", 0}, {"TM", 4}, {"TN", 2}, {"VW", 1}}, 7, 2.5016775},
     {"fixture-pocl", "cpu-haswell-Intel(R) Xeon(R) CPU", "opencl", "x86_64-haswell",
      "gemm", "gemm/K=512,M=512,N=512,batch=1/f32/NN", "f32", "NN",
      {{"K", 512}, {"M", 512}, {"N", 512}, {"batch", 1}}, 4,
-     "gemm_simt_tiled", "@gemm_simt_tiled:opencl@", "BM64_BN64_TM4",
-     {{"BM", 64}, {"BN", 64}, {"TM", 4}}, 3, 19.088253},
+     "gemm_simt_tiled", "@gemm_simt_tiled:opencl@", "BK8_BM64_BN64_PAD0_TM4_TN2_VW1",
+     {{"BK", 8}, {"BM", 64}, {"BN", 64}, {"PAD", 0}, {"TM", 4}, {"TN", 2}, {"VW", 1}}, 7, 19.088253},
 };
 
 /// The entry for this device key and problem key, or nullptr.
