@@ -25,7 +25,7 @@ set(KFORGE_PUBLIC_HEADERS
   # Problems, operators, templates and their instances.
   generator/result.hpp generator/problem.hpp generator/dtype.hpp generator/operator.hpp
   generator/gemm_operator.hpp generator/expr.hpp generator/config.hpp generator/manifest.hpp
-  generator/template_source.hpp generator/instance.hpp generator/device_limits.hpp
+  generator/template_source.hpp generator/triton_spec.hpp generator/instance.hpp generator/device_limits.hpp
   generator/hardware_identity.hpp
   # The tuning database and its JSON interchange.
   db/database.hpp db/records.hpp db/json_interchange.hpp db/tuning_set.hpp

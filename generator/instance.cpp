@@ -1,6 +1,7 @@
 // Turns a template, configuration and problem into compilable source and launch geometry.
 #include "instance.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <limits>
 
@@ -78,9 +79,10 @@ class ManifestEval {
     for (const auto& [name, value] : config.values) env_[name] = value;
   }
 
-  Result<std::int64_t> operator()(const FieldExpr& fe) const {
-    auto v = fe.expr.eval(env_);
-    if (!v) return Error::bad_input(m_.path + ": " + fe.field + ": " + v.error().message + where_);
+  Result<std::int64_t> operator()(const FieldExpr& fe) const { return (*this)(fe.expr, fe.field); }
+  Result<std::int64_t> operator()(const Expr& e, const std::string& field) const {
+    auto v = e.eval(env_);
+    if (!v) return Error::bad_input(m_.path + ": " + field + ": " + v.error().message + where_);
     return v;
   }
 
@@ -183,6 +185,73 @@ std::string instance_defines(const TemplateManifest& m, const Operator& op, cons
   return src;
 }
 
+/// Triton's element type for a kforge dtype.
+std::string triton_dtype(Dtype d) {
+  switch (d) {
+    case Dtype::kF16: return "fp16";
+    case Dtype::kBF16: return "bf16";
+    default: return "fp32";
+  }
+}
+
+/// A Triton instance's source: what the compile helper needs besides the
+/// kernel file, the target and where to write (triton_kind.cpp adds those),
+/// and how the kernel's arguments come from the operator's.
+Result<std::string> triton_source(const TemplateSource& tpl, const Operator& op, const Config& config,
+                                  const Problem& p, const ManifestEval& eval) {
+  const TemplateManifest& m = tpl.manifest;
+  const TritonSpec& spec = *m.triton;
+  const std::vector<ArgumentSpec> contract = op.arguments(p);
+  nlohmann::json signature = nlohmann::json::object(), arguments = nlohmann::json::array();
+  for (std::size_t i = 0; i < spec.arguments.size(); ++i) {
+    const TritonArgument& a = spec.arguments[i];
+    std::string type = a.type;
+    if (auto at = type.find("{dtype}"); at != std::string::npos) type.replace(at, 7, triton_dtype(p.dtype));
+    signature[a.name] = type;
+    if (a.value) {
+      KF_TRY_ASSIGN(v, eval(*a.value, "arguments[" + std::to_string(i) + "].value"));
+      arguments.push_back({{"name", a.name}, {"value", v}});
+      continue;
+    }
+    auto it = std::find_if(contract.begin(), contract.end(), [&](const ArgumentSpec& s) { return s.name == a.bind; });
+    if (it == contract.end())
+      return Error::bad_input(m.path + ": arguments[" + std::to_string(i) + "].bind: '" + a.bind +
+                              "' is not an argument of " + m.op);
+    arguments.push_back({{"name", a.name}, {"from", it - contract.begin()}});
+  }
+  nlohmann::json constexprs = nlohmann::json::object(), options = spec.options;
+  for (const auto& [name, value] : config.values) (is_triton_option(name) ? options : constexprs)[name] = value;
+  for (const auto& [name, value] : spec.constexprs) {
+    if (!value.is_string()) {
+      constexprs[name] = value;
+      continue;
+    }
+    KF_TRY_ASSIGN(e, Expr::parse(value.get<std::string>()));
+    KF_TRY_ASSIGN(v, eval(e, "constexprs." + name));
+    constexprs[name] = v;
+  }
+  nlohmann::json divisible = nlohmann::json::array();
+  for (std::size_t i = 0; i < spec.specialization.size(); ++i) {
+    const TritonHint& h = spec.specialization[i];
+    if (h.when) {
+      KF_TRY_ASSIGN(holds, eval(*h.when, "specialization[" + std::to_string(i) + "].when"));
+      if (!holds) continue;
+    }
+    divisible.push_back(h.argument);
+  }
+  nlohmann::json backend_only = nlohmann::json::object();
+  for (const auto& [name, backends] : spec.parameter_backends) backend_only[name] = backends;
+  return nlohmann::json{{"kernel", m.kernel},
+                        {"kernel_hash", Hasher().add(tpl.kernel_text).hex()},
+                        {"signature", signature},
+                        {"constexprs", constexprs},
+                        {"options", options},
+                        {"specialization", {{"divisible_by_16", divisible}}},
+                        {"parameter_backends", backend_only},
+                        {"arguments", arguments}}
+      .dump();
+}
+
 }  // namespace
 
 Result<Instance> instantiate(const TemplateSource& tpl, std::string_view prelude, const Operator& op,
@@ -200,6 +269,12 @@ Result<Instance> instantiate(const TemplateSource& tpl, std::string_view prelude
   inst.kernel_name = kernel_name_for(m.kernel, inst.config_name);
   KF_TRY(eval.launch_geometry(limits, inst));
   KF_TRY(eval.local_memory(limits, inst));
+  if (m.kind == TemplateKindId::kTriton) {  // the kernel keeps its function's name in the binary
+    inst.kernel_name = m.kernel;
+    KF_TRY_ASSIGN(source, triton_source(tpl, op, config, p, eval));
+    inst.source = std::move(source);
+    return inst;
+  }
 
   std::string src = instance_defines(m, op, config, p, inst.kernel_name);
   src += prelude;

@@ -272,7 +272,7 @@ Result<TemplateKindId> parse_kind(const Checker& c, const json& root) {
   KF_TRY_ASSIGN(text, c.string_field(root, "kind", false));
   if (!root.contains("kind")) return root.contains("library") ? TemplateKindId::kLibrary : TemplateKindId::kSource;
   auto kind = parse_template_kind(text);
-  if (!kind) return c.fail("kind", "unknown template kind '" + printable(text) + "' (known: source, library)");
+  if (!kind) return c.fail("kind", "unknown template kind '" + printable(text) + "' (known: source, library, triton)");
   if (*kind == TemplateKindId::kLibrary && !root.contains("library"))
     return c.fail("library", "a template of kind 'library' names its library (clblast, cublaslt, hipblaslt)");
   if (*kind == TemplateKindId::kSource && root.contains("library"))
@@ -583,20 +583,24 @@ std::string_view name(TemplateKindId kind) {
   switch (kind) {
     case TemplateKindId::kSource: return "source";
     case TemplateKindId::kLibrary: return "library";
+    case TemplateKindId::kTriton: return "triton";
   }
   return "source";
 }
 
 std::optional<TemplateKindId> parse_template_kind(std::string_view text) {
-  for (TemplateKindId kind : {TemplateKindId::kSource, TemplateKindId::kLibrary}) {
+  for (TemplateKindId kind : {TemplateKindId::kSource, TemplateKindId::kLibrary, TemplateKindId::kTriton}) {
     if (name(kind) == text) return kind;
   }
   return std::nullopt;
 }
 
-Result<TemplateManifest> TemplateManifest::parse(std::string_view json_text, const std::string& path) {
+namespace {
+
+/// The fields of `root`, a source or library template's manifest. The
+/// default configuration is probed unless `probe_default` is false.
+Result<TemplateManifest> parse_root(const json& root, const std::string& path, bool probe_default) {
   const Checker c(path);
-  KF_TRY_ASSIGN(root, parse_json(json_text, path));
   TemplateManifest m;
   m.path = path;
   // The version first: a newer manifest may use fields this kforge does not know.
@@ -608,7 +612,25 @@ Result<TemplateManifest> TemplateManifest::parse(std::string_view json_text, con
   KF_TRY(parse_parameters(c, root, op, m));
   KF_TRY(parse_expressions(c, root, m));
   KF_TRY(check_names(c, m, op));
-  KF_TRY(check_default(c, m, op));
+  if (probe_default) KF_TRY(check_default(c, m, op));
+  return m;
+}
+
+}  // namespace
+
+Result<TemplateManifest> TemplateManifest::parse(std::string_view json_text, const std::string& path) {
+  KF_TRY_ASSIGN(root, parse_json(json_text, path));
+  if (!root.contains("kind") || root["kind"] != "triton") return parse_root(root, path, true);
+  // A source template's manifest plus the Triton part (triton_spec.hpp). Its
+  // default is not probed: its constraints speak of GPUs (shared memory,
+  // head dims within its envelope), not of the probe problem under
+  // OpenCL's baseline limits; instantiate() checks every configuration.
+  KF_TRY(parse_schema_version(Checker(path), root, *std::make_unique<TemplateManifest>()));
+  auto spec = std::make_shared<TritonSpec>();
+  KF_TRY_ASSIGN(common, split_triton_manifest(root, path, *spec));
+  KF_TRY_ASSIGN(m, parse_root(common, path, false));
+  m.kind = TemplateKindId::kTriton;
+  m.triton = std::move(spec);
   return m;
 }
 

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,6 +14,7 @@
 #include "dtype.hpp"
 #include "expr.hpp"
 #include "result.hpp"
+#include "triton_spec.hpp"
 
 namespace kforge {
 
@@ -20,11 +22,12 @@ namespace kforge {
 inline constexpr int kManifestSchemaVersion = 1;
 
 /// How a template becomes a kernel (manifest `kind`): compiled from its
-/// source, or a vendor library call bound in its place. The build itself is
-/// the runtime's (runtime/template_kind.hpp).
-enum class TemplateKindId { kSource, kLibrary };
+/// source, a vendor library call bound in its place, or a Triton kernel
+/// compiled by Triton. The build itself is the runtime's
+/// (runtime/template_kind.hpp).
+enum class TemplateKindId { kSource, kLibrary, kTriton };
 
-/// "source", "library".
+/// "source", "library", "triton".
 std::string_view name(TemplateKindId kind);
 /// The kind named `text`; nullopt when kforge has no such kind.
 std::optional<TemplateKindId> parse_template_kind(std::string_view text);
@@ -56,6 +59,8 @@ struct TemplateManifest {
   /// "cublaslt", "hipblaslt"); empty for a kernel template. Such a template
   /// has no source; its parameters choose the library's call form or algorithm.
   std::string library;
+  /// A Triton template's arguments, constexprs, options and hints; null for other kinds.
+  std::shared_ptr<const TritonSpec> triton;
   std::vector<std::string> targets;  ///< "opencl", "cuda", "hip"
   std::vector<std::string> arch_guard;  ///< required architectures; empty = portable
   std::vector<Dtype> dtypes;

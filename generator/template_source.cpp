@@ -86,7 +86,8 @@ Result<TemplateSource> TemplateSource::load_dir(const std::string& dir) {
   if (manifest.has_source_file()) {
     const std::filesystem::path kernel_path = std::filesystem::path(dir) / manifest.source;
     KF_TRY_ASSIGN(text, read_text(kernel_path, "kernel source named by " + manifest_path.string()));
-    KF_TRY(check_kernel_entry(text, kernel_path.string(), manifest.kernel));
+    // A Triton kernel is named by its function; kforge's own by KF_KERNEL_NAME.
+    if (manifest.kind != TemplateKindId::kTriton) KF_TRY(check_kernel_entry(text, kernel_path.string(), manifest.kernel));
     kernel_text = std::move(text);
   }
   TemplateSource t;

@@ -281,7 +281,8 @@ class GpuDevice final : public Device, public ForeignMemory {
     KF_TRY(check_launch_geometry(k, g, {}, {.block_threads = Driver::kCalls.invalid_value_at_launch}));
     if (!k.abi()) return ok_status();
     KF_TRY(check_abi_block(*k.abi(), g, k.name()));
-    return check_abi_arguments(*k.abi(), args, k.name());
+    KF_TRY_ASSIGN(kernel_args, abi_arguments(*k.abi(), args, k.name()));
+    return check_abi_arguments(*k.abi(), kernel_args, k.name());
   }
 
   /// A foreign kernel's binary before it loads: its parameter table agrees
@@ -330,7 +331,12 @@ class GpuDevice final : public Device, public ForeignMemory {
   /// The kernel on this thread's stream, not waited for.
   Status launch_on_stream(Kernel_& k, const std::vector<KernelArg>& args, const LaunchGeometry& g) {
     KF_TRY_ASSIGN(trailing, trailing_pointers(k, g));
-    auto params = PackedArgs<DevicePtr>::template of<Buffer_>(args, trailing);
+    std::vector<KernelArg> mapped;
+    if (k.abi() && !k.abi()->argument_map.empty()) {
+      KF_TRY_ASSIGN(kernel_args, abi_arguments(*k.abi(), args, k.name()));
+      mapped = std::move(kernel_args);
+    }
+    auto params = PackedArgs<DevicePtr>::template of<Buffer_>(mapped.empty() ? args : mapped, trailing);
     const unsigned shared = static_cast<unsigned>(k.dynamic_shared());
     Code r{};
     if constexpr (Driver::kClusters) {

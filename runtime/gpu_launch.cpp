@@ -63,6 +63,24 @@ Status check_abi_arguments(const LaunchAbi& abi, const std::vector<KernelArg>& a
   return ok_status();
 }
 
+Result<std::vector<KernelArg>> abi_arguments(const LaunchAbi& abi, const std::vector<KernelArg>& args,
+                                             const std::string& kernel) {
+  if (abi.argument_map.empty()) return args;
+  std::vector<KernelArg> out;
+  out.reserve(abi.argument_map.size());
+  for (const AbiArgument& a : abi.argument_map) {
+    if (a.from < 0) {
+      out.push_back(KernelArg::of(a.value));
+    } else if (static_cast<std::size_t>(a.from) < args.size()) {
+      out.push_back(args[static_cast<std::size_t>(a.from)]);
+    } else {
+      return Error::bad_input(kernel + " takes the caller's argument " + std::to_string(a.from) + ", " +
+                              std::to_string(args.size()) + " given");
+    }
+  }
+  return out;
+}
+
 Status check_abi_block(const LaunchAbi& abi, const LaunchGeometry& g, const std::string& kernel) {
   const std::int64_t threads = g.block[0] * g.block[1] * g.block[2];
   if (threads == abi.block_threads) return ok_status();

@@ -73,6 +73,12 @@ class PackedArgs {
 /// no other scalar types); the message names the kernel and the parameter.
 Status check_abi_arguments(const LaunchAbi& abi, const std::vector<KernelArg>& args, const std::string& kernel);
 
+/// The kernel's arguments built from the caller's through the ABI's
+/// argument_map (the caller's as they are where it has none); kBadInput
+/// naming the kernel where the map reads past them.
+Result<std::vector<KernelArg>> abi_arguments(const LaunchAbi& abi, const std::vector<KernelArg>& args,
+                                             const std::string& kernel);
+
 /// kBadInput unless the block has the ABI's threads (Triton: num_warps x
 /// warp size), whose compiler laid the kernel out for exactly that many.
 Status check_abi_block(const LaunchAbi& abi, const LaunchGeometry& g, const std::string& kernel);

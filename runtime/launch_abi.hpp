@@ -32,6 +32,14 @@ struct AbiParameter {
   bool pointer = false;
 };
 
+/// Where one kernel argument comes from: the caller's argument at `from`,
+/// or (from < 0) the int32 `value` fixed when the kernel was built (a
+/// stride computed from the problem).
+struct AbiArgument {
+  int from = -1;
+  std::int32_t value = 0;
+};
+
 struct LaunchAbi {
   /// Who fixed this ABI ("Triton 3.9.0"), for messages.
   std::string compiler;
@@ -47,6 +55,9 @@ struct LaunchAbi {
   std::int64_t profile_scratch_bytes = 0;  ///< per program
   std::int64_t profile_scratch_align = 1;
   int cluster_ctas = 1;  ///< CTAs per cluster along x (Triton's num_ctas); gridX is multiplied by it
+  /// The kernel's arguments from the caller's (the operator's, in its
+  /// contract's order); empty: the caller's arguments are the kernel's.
+  std::vector<AbiArgument> argument_map;
 
   /// Every parameter the binary takes: the arguments, then the scratch pointers.
   std::vector<int> binary_parameter_bytes() const;

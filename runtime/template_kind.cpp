@@ -28,6 +28,7 @@ const TemplateKind& template_kind(TemplateKindId id) {
   switch (id) {
     case TemplateKindId::kSource: return source_kind();
     case TemplateKindId::kLibrary: return library_kind();
+    case TemplateKindId::kTriton: return triton_kind();
   }
   return source_kind();
 }

@@ -95,9 +95,10 @@ class TemplateKind {
   virtual void add_identity(Hasher& h, const BuildInput& input) const;
 };
 
-/// The kinds (source_kind.cpp, library_kind.cpp).
+/// The kinds (source_kind.cpp, library_kind.cpp, triton_kind.cpp).
 const TemplateKind& source_kind();
 const TemplateKind& library_kind();
+const TemplateKind& triton_kind();
 
 /// The kind of `tpl` (its manifest's `kind`).
 const TemplateKind& template_kind(const TemplateSource& tpl);

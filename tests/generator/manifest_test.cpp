@@ -348,7 +348,7 @@ TEST_CASE("manifest: kind says how a template becomes a kernel, checked against 
   j["kind"] = "source";
   REQUIRE(parse_manifest(j).ok());
   j["kind"] = "cutlass";
-  CHECK(error_of(j) == "t/manifest.json: kind: unknown template kind 'cutlass' (known: source, library)");
+  CHECK(error_of(j) == "t/manifest.json: kind: unknown template kind 'cutlass' (known: source, library, triton)");
   j["kind"] = "library";
   CHECK(error_of(j) ==
         "t/manifest.json: library: a template of kind 'library' names its library (clblast, cublaslt, "
@@ -368,4 +368,39 @@ TEST_CASE("manifest: kind says how a template becomes a kernel, checked against 
   CHECK(kforge::name(kforge::TemplateKindId::kLibrary) == "library");
   CHECK(kforge::parse_template_kind("source") == kforge::TemplateKindId::kSource);
   CHECK_FALSE(kforge::parse_template_kind("Source").has_value());
+}
+
+TEST_CASE("manifest: a Triton template's own fields are checked, naming the field", "[manifest]") {
+  auto triton = [] {
+    json j = gemm_manifest_json();
+    j.erase("launch");
+    j["kind"] = "triton";
+    j["source"] = "kernel.py";
+    j["targets"] = json::array({"cuda:sm_90a", "hip:gfx942"});
+    j["arguments"] = json::array({{{"name", "M"}, {"type", "i32"}, {"bind", "M"}},
+                                  {{"name", "stride"}, {"type", "i32"}, {"value", "K"}}});
+    j["grid"] = json::array({"ceil_div(M, BM)", "1", "1"});
+    return j;
+  };
+  auto m = parse_manifest(triton());
+  INFO((m.ok() ? std::string() : m.error().message));
+  REQUIRE(m.ok());
+  CHECK(m->kind == kforge::TemplateKindId::kTriton);
+  CHECK(m->targets == std::vector<std::string>{"cuda", "hip"});
+  REQUIRE(m->triton);
+  CHECK(m->triton->targets == std::vector<std::string>{"cuda:sm_90a", "hip:gfx942"});
+  CHECK(m->triton->arguments[1].value.has_value());
+
+  json j = triton();
+  j["arguments"][1]["bind"] = "K";
+  CHECK(error_of(j) == "t/manifest.json: arguments[1] (stride): give exactly one of bind and value");
+  j = triton();
+  j["targets"] = json::array({"opencl"});
+  CHECK(error_of(j) == "t/manifest.json: targets: 'opencl' is not a Triton target (cuda:sm_XY or hip:gfxNNN)");
+  j = triton();
+  j["options"] = {{"num_wraps", 4}};
+  CHECK(error_of(j) == "t/manifest.json: options.num_wraps: not a Triton compile option");
+  j = triton();
+  j.erase("grid");
+  CHECK(error_of(j) == "t/manifest.json: grid: expected three expressions (programs along x, y, z)");
 }

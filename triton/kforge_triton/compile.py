@@ -290,13 +290,24 @@ def compile_request(request):
     return response
 
 
-def main():
+def main(argv=None):
+    """stdin to stdout, or `REQUEST RESPONSE` files (how kforge's C++ runs it)."""
+    argv = sys.argv[1:] if argv is None else argv
+    source = open(argv[0]) if len(argv) == 2 else None
     try:
-        request = read_request()
+        request = read_request(source)
     except RequestError as e:
-        write_response(_failure({}, str(e)))
-        return 0
-    write_response(compile_request(request))
+        request, response = {}, _failure({}, str(e))
+    else:
+        response = compile_request(request)
+    finally:
+        if source:
+            source.close()
+    if len(argv) == 2:
+        with open(argv[1], "w") as out:
+            write_response(response, out)
+    else:
+        write_response(response)
     return 0
 
 

@@ -1,0 +1,178 @@
+// Kind `triton`: the instance's compile request (instantiate(), a JSON text)
+// compiled by Triton in a child process (triton/kforge_triton/compile.py:
+// libtriton carries its own LLVM, which must not share kforge's process),
+// the binary loaded with its launch record's ABI (triton_binary.hpp) and the
+// instance's argument map, so the device launches it with the operator's
+// arguments. Triton binaries are compiled afresh per process for now: the
+// binary cache does not keep launch records yet.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+
+#include "subprocess.hpp"
+#include "template_kind.hpp"
+#include "triton_binary.hpp"
+
+namespace kforge {
+
+namespace {
+
+using json = nlohmann::json;
+
+std::string env_or(const char* name, const std::string& fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::string(v) : fallback;
+}
+
+std::string python() { return env_or("KFORGE_PYTHON", "python3"); }
+
+std::string helper_dir() {
+#ifdef KFORGE_TRITON_HELPER_DIR
+  return env_or("KFORGE_TRITON_HELPERS", KFORGE_TRITON_HELPER_DIR);
+#else
+  return env_or("KFORGE_TRITON_HELPERS", "triton");
+#endif
+}
+
+/// `python` with the helpers importable.
+std::vector<std::string> helper_command(std::vector<std::string> args) {
+  std::vector<std::string> argv = {"env", "PYTHONPATH=" + helper_dir(), python()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return argv;
+}
+
+/// Why Triton cannot compile here ("" when it can), asked once per process.
+const std::string& triton_missing() {
+  static std::once_flag once;
+  static std::string why;
+  std::call_once(once, [] {
+    auto r = run_subprocess(helper_command({"-c", "import triton, kforge_triton.compile"}));
+    if (r.ok() && r->exit_code == 0) return;
+    std::string detail = r.ok() ? r->output : r.error().message;
+    while (!detail.empty() && detail.back() == '\n') detail.pop_back();
+    detail = detail.substr(detail.rfind('\n') == std::string::npos ? 0 : detail.rfind('\n') + 1);
+    why = "Triton is not importable by " + python() + " with the helpers in " + helper_dir() +
+          " (pip install triton==3.9.0): " + detail;
+  });
+  return why;
+}
+
+/// The Triton target of `device`: "cuda:sm_90a" for sm_90 (Triton's
+/// capability 90), "cuda:sm_80", "hip:gfx942" (target features dropped).
+std::string triton_target(const DeviceInfo& device) {
+  const std::string arch = device.arch.substr(0, device.arch.find(':'));
+  if (device.backend == "cuda") return "cuda:" + (arch == "sm_90" ? std::string("sm_90a") : arch);
+  return device.backend + ":" + arch;
+}
+
+/// A directory of its own under the system's temporary directory, removed with it.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "kforge-triton-XXXXXX").string();
+    if (::mkdtemp(pattern.data())) path_ = pattern;
+  }
+  ~ScratchDir() {
+    std::error_code ignored;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
+  }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+/// The helper's request for `inst` on `target`: the instance's request less
+/// what is kforge's (argument map, hashes), less the options of parameters
+/// that belong to another backend.
+json compile_request(const json& source, const std::string& target, const std::filesystem::path& dir) {
+  json request = source;
+  const std::string backend = target.substr(0, target.find(':'));
+  for (const auto& [name, backends] : source["parameter_backends"].items()) {
+    if (std::find(backends.begin(), backends.end(), backend) == backends.end()) {
+      request["options"].erase(name);
+      request["constexprs"].erase(name);
+    }
+  }
+  for (const char* kforge_only : {"arguments", "kernel_hash", "parameter_backends"}) request.erase(kforge_only);
+  request["source_path"] = (dir / "kernel.py").string();
+  request["out_dir"] = (dir / "out").string();
+  request["target"] = target;
+  request["timeout_s"] = std::stod(env_or("KFORGE_TRITON_COMPILE_TIMEOUT", "300"));
+  return request;
+}
+
+std::vector<AbiArgument> argument_map(const json& source) {
+  std::vector<AbiArgument> out;
+  for (const auto& a : source["arguments"]) {
+    if (a.contains("from")) out.push_back({a["from"].get<int>(), 0});
+    else out.push_back({-1, a["value"].get<std::int32_t>()});
+  }
+  return out;
+}
+
+Result<json> run_helper(const json& request, const std::filesystem::path& dir) {
+  const auto request_path = dir / "request.json", response_path = dir / "response.json";
+  std::ofstream(request_path) << request.dump();
+  KF_TRY_ASSIGN(run, run_subprocess(helper_command({"-m", "kforge_triton.compile", request_path.string(),
+                                                    response_path.string()})));
+  std::ifstream in(response_path);
+  json response = json::parse(in, nullptr, false);
+  if (run.exit_code != 0 || response.is_discarded() || !response.is_object())
+    return Error{ErrorCode::kCompile, "the Triton compile helper failed (exit " + std::to_string(run.exit_code) + ")",
+                 run.output};
+  return response;
+}
+
+class TritonKind final : public TemplateKind {
+ public:
+  TemplateKindId id() const override { return TemplateKindId::kTriton; }
+  std::string unavailable(const TemplateSource&) const override { return triton_missing(); }
+  bool compiles() const override { return true; }
+
+  Result<CompiledKernel> compile(Device& device, const TemplateSource& tpl, const Instance& inst) const override {
+    const std::string target = triton_target(device.info());
+    const auto& targets = tpl.manifest.triton->targets;
+    if (std::find(targets.begin(), targets.end(), target) == targets.end())
+      return Error{ErrorCode::kUnsupported, "template " + tpl.manifest.name + " does not target " + target, {}};
+    if (const std::string& why = triton_missing(); !why.empty()) return Error{ErrorCode::kUnsupported, why, {}};
+    const json source = json::parse(inst.source);
+    ScratchDir dir;
+    if (dir.path().empty()) return Error::internal("cannot create a temporary directory for a Triton compile");
+    std::ofstream(dir.path() / "kernel.py") << tpl.kernel_text;
+    KF_TRY_ASSIGN(response, run_helper(compile_request(source, target, dir.path()), dir.path()));
+    if (!response.value("ok", false))
+      return Error{ErrorCode::kCompile, response.value("error", std::string("Triton failed")),
+                   response.value("log", std::string())};
+    KF_TRY_ASSIGN(kernel, read_triton_kernel(response["record_path"].get<std::string>()));
+    LaunchAbi abi = *kernel.abi;
+    abi.argument_map = argument_map(source);
+    kernel.abi = std::make_shared<const LaunchAbi>(std::move(abi));
+    kernel.log = response.value("log", std::string());
+    kernel.compile_ms = response.value("seconds", 0.0) * 1e3;
+    return kernel;
+  }
+
+  Result<KernelBuild> build(const BuildInput& input, BinarySource&) const override {
+    KernelBuild out;
+    out.origin = "compiled";
+    KF_TRY_ASSIGN(binary, compile(input.device, input.tpl, input.inst));
+    KF_TRY_ASSIGN(kernel, input.device.load(binary));
+    out.kernel = std::move(kernel);
+    out.binary = std::move(binary);
+    return out;
+  }
+};
+
+}  // namespace
+
+const TemplateKind& triton_kind() {
+  static const TritonKind kind;
+  return kind;
+}
+
+}  // namespace kforge

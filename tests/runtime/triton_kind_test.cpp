@@ -1,0 +1,137 @@
+// Triton templates (kind "triton", templates/triton) read by kforge's
+// manifest parser, instantiated into compile requests with their argument
+// maps, and built and launched through a Lookup on the fake CUDA device: the
+// operator's arguments reach the kernel's positions, strides computed from
+// the problem, Triton's grid and block.
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <filesystem>
+
+#include "cuda_backend.hpp"
+#include "fake_gpu_driver.hpp"
+#include "instance.hpp"
+#include "lookup.hpp"
+#include "operator.hpp"
+#include "template_catalog.hpp"
+#include "template_kind.hpp"
+
+using namespace kforge;
+using test::FakeGpu;
+
+namespace {
+
+const std::filesystem::path kCorpus = std::filesystem::path(KFORGE_TEST_DATA_DIR) / ".." / ".." / "templates" / "triton";
+
+Problem rmsnorm(std::int64_t rows, std::int64_t cols) {
+  Problem p;
+  p.op = "rmsnorm";
+  p.dims = {{"rows", rows}, {"cols", cols}};
+  return p;
+}
+
+DeviceLimits cuda_limits() {
+  DeviceLimits l;
+  l.max_block_threads = 1024;
+  l.local_mem_bytes = 48 * 1024;
+  l.max_shared_bytes = 227 * 1024;
+  l.compute_units = 132;
+  l.simd_width = 32;
+  return l;
+}
+
+}  // namespace
+
+TEST_CASE("Every Triton corpus manifest is read as a template of kind triton", "[triton]") {
+  int read = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(kCorpus)) {
+    auto t = TemplateSource::load_dir(entry.path().string());
+    INFO(entry.path() << ": " << (t.ok() ? std::string() : t.error().message));
+    REQUIRE(t.ok());
+    CHECK(t->manifest.kind == TemplateKindId::kTriton);
+    REQUIRE(t->manifest.triton);
+    CHECK_FALSE(t->manifest.supports_target("opencl"));
+    CHECK(t->manifest.supports_target("cuda"));
+    CHECK(&template_kind(*t) == &triton_kind());
+    ++read;
+  }
+  CHECK(read == 7);
+}
+
+TEST_CASE("A Triton instance is its compile request, Triton's grid and block, and its argument map", "[triton]") {
+  auto t = TemplateSource::load_dir((kCorpus / "rmsnorm_row").string());
+  REQUIRE(t.ok());
+  const Operator& op = *find_operator("rmsnorm");
+  Config c = t->manifest.default_config();
+  c.values["ROWS"] = 2;
+  c.values["num_warps"] = 4;
+  c.values["BLOCK_N"] = 128;
+  auto inst = instantiate(*t, "", op, c, rmsnorm(9, 100), cuda_limits());
+  REQUIRE(inst.ok());
+  CHECK(inst->kernel_name == "rmsnorm_row");
+  CHECK(inst->geometry.grid == std::array<std::int64_t, 3>{5, 1, 1});  // ceil_div(rows, ROWS)
+  CHECK(inst->geometry.block == std::array<std::int64_t, 3>{128, 1, 1});  // num_warps x 32
+  const auto request = nlohmann::json::parse(inst->source);
+  CHECK(request["signature"]["X"] == "*fp32");
+  CHECK(request["constexprs"]["BLOCK_N"] == 128);
+  CHECK(request["options"]["num_warps"] == 4);
+  CHECK(request["options"]["num_stages"] == 1);  // the manifest's fixed option
+  // cols = 100 is no multiple of 16: the row strides are not promised divisible.
+  const auto& divisible = request["specialization"]["divisible_by_16"];
+  CHECK(std::find(divisible.begin(), divisible.end(), "X") != divisible.end());
+  CHECK(std::find(divisible.begin(), divisible.end(), "stride_x") == divisible.end());
+  // rows, cols, eps, X, W, Y from the operator's arguments; the strides computed.
+  const auto& args = request["arguments"];
+  REQUIRE(args.size() >= 8);
+  CHECK(args[0] == nlohmann::json{{"name", "rows"}, {"from", 0}});
+  CHECK(args[3] == nlohmann::json{{"name", "X"}, {"from", 3}});
+  CHECK(args[6]["value"] == 100);
+
+  SECTION("a configuration breaking a constraint is refused naming it") {
+    c.values["BLOCK_N"] = 64;
+    auto bad = instantiate(*t, "", op, c, rmsnorm(9, 100), cuda_limits());
+    REQUIRE_FALSE(bad.ok());
+    CHECK_THAT(bad.error().message, Catch::Contains("BLOCK_N >= cols"));
+  }
+}
+
+TEST_CASE("A Lookup builds a Triton template and launches it with the operator's arguments", "[triton]") {
+  if (const std::string& why = triton_kind().unavailable(TemplateSource{}); !why.empty()) {
+    WARN("SKIPPED: " << why);
+    return;
+  }
+  FakeGpu::get().reset();
+  auto device = open_cuda_device(test::fake_cuda_driver(), 0);
+  REQUIRE(device.ok());
+  auto catalog = TemplateCatalog::builtin();
+  REQUIRE(catalog.ok());
+  REQUIRE(catalog->add_dir((kCorpus / "rmsnorm_row").string()).ok());
+  auto lookup = Lookup::open("/nonexistent/kforge-triton-kind-test.db", **device, std::move(*catalog));
+  REQUIRE(lookup.ok());
+  REQUIRE((*lookup)->set_override("rmsnorm", "rmsnorm_triton_row", "BLOCK_N128_ROWS2_num_warps4").ok());
+  auto selection = (*lookup)->select(rmsnorm(9, 100));
+  REQUIRE(selection.ok());
+  CHECK(selection->template_name == "rmsnorm_triton_row");
+
+  auto x = (*device)->allocate(9 * 100 * 4), w = (*device)->allocate(100 * 4), y = (*device)->allocate(9 * 100 * 4);
+  REQUIRE((x.ok() && w.ok() && y.ok()));
+  const std::vector<KernelArg> args = {KernelArg::of(std::int32_t{9}), KernelArg::of(std::int32_t{100}),
+                                       KernelArg::of(1e-6f), KernelArg::of(**x), KernelArg::of(**w),
+                                       KernelArg::of(**y)};
+  auto enqueued = (*lookup)->enqueue(*selection, args);
+  INFO((enqueued.ok() ? std::string() : enqueued.error().message + "\n" + enqueued.error().context));
+  REQUIRE(enqueued.ok());
+  REQUIRE(FakeGpu::get().launches.size() == 1);
+  const auto& l = FakeGpu::get().launches[0];
+  CHECK(l.kernel == "rmsnorm_row");
+  CHECK(l.grid == std::array<unsigned, 3>{5, 1, 1});
+  CHECK(l.block == std::array<unsigned, 3>{128, 1, 1});
+  REQUIRE(l.params.size() >= 8 + 2);  // the kernel's arguments, then Triton's two scratch pointers
+  std::int32_t rows = 0, stride = 0;
+  std::memcpy(&rows, l.params[0].data(), 4);
+  std::memcpy(&stride, l.params[6].data(), 4);
+  CHECK(rows == 9);
+  CHECK(stride == 100);
+  std::uintptr_t x_address = 0;
+  std::memcpy(&x_address, l.params[3].data(), sizeof x_address);
+  CHECK(x_address == *cuda_buffer_address(**x));
+}
