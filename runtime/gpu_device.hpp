@@ -189,17 +189,20 @@ class GpuDevice final : public Device, public ForeignMemory {
     if (auto* call = dynamic_cast<LibraryKernel*>(&kernel)) return call->run(args, g, on_running);
     if (on_running) on_running();  // the code exists once loaded
     auto& k = static_cast<Kernel_&>(kernel);
-    KF_TRY(check_launch(k, args, g));
+    std::vector<KernelArg> mapped;
+    KF_TRY(check_launch(k, args, g, mapped));
     KF_TRY(enter());
-    return timed(k.name() + " failed while running", [&] { return launch_on_stream(k, args, g); });
+    const auto& kernel_args = mapped.empty() ? args : mapped;
+    return timed(k.name() + " failed while running", [&] { return launch_on_stream(k, kernel_args, g); });
   }
 
   Status enqueue(Kernel& kernel, const std::vector<KernelArg>& args, const LaunchGeometry& g) override {
     if (auto* call = dynamic_cast<LibraryKernel*>(&kernel)) return call->enqueue(args, g);
     auto& k = static_cast<Kernel_&>(kernel);
-    KF_TRY(check_launch(k, args, g));
+    std::vector<KernelArg> mapped;
+    KF_TRY(check_launch(k, args, g, mapped));
     KF_TRY(enter());
-    KF_TRY(launch_on_stream(k, args, g));
+    KF_TRY(launch_on_stream(k, mapped.empty() ? args : mapped, g));
     enqueued_ = true;
     return ok_status();
   }
@@ -276,13 +279,18 @@ class GpuDevice final : public Device, public ForeignMemory {
   Error note(Error e) { return sticky_.note(std::move(e)); }
 
   /// What is checked before anything is enqueued: the geometry against the
-  /// limits, and for a foreign kernel its block and arguments against its ABI.
-  Status check_launch(const Kernel_& k, const std::vector<KernelArg>& args, const LaunchGeometry& g) const {
+  /// limits, and for a foreign kernel its block and arguments against its
+  /// ABI. Where the ABI maps the caller's arguments to the kernel's (a
+  /// Triton template), `mapped` receives the kernel's, built once here.
+  Status check_launch(const Kernel_& k, const std::vector<KernelArg>& args, const LaunchGeometry& g,
+                      std::vector<KernelArg>& mapped) const {
     KF_TRY(check_launch_geometry(k, g, {}, {.block_threads = Driver::kCalls.invalid_value_at_launch}));
     if (!k.abi()) return ok_status();
     KF_TRY(check_abi_block(*k.abi(), g, k.name()));
+    if (k.abi()->argument_map.empty()) return check_abi_arguments(*k.abi(), args, k.name());
     KF_TRY_ASSIGN(kernel_args, abi_arguments(*k.abi(), args, k.name()));
-    return check_abi_arguments(*k.abi(), kernel_args, k.name());
+    mapped = std::move(kernel_args);
+    return check_abi_arguments(*k.abi(), mapped, k.name());
   }
 
   /// A foreign kernel's binary before it loads: its parameter table agrees
@@ -328,15 +336,11 @@ class GpuDevice final : public Device, public ForeignMemory {
     return std::vector<DevicePtr>{global, profile};
   }
 
-  /// The kernel on this thread's stream, not waited for.
+  /// The kernel on this thread's stream with the kernel's own arguments
+  /// (check_launch mapped them), not waited for.
   Status launch_on_stream(Kernel_& k, const std::vector<KernelArg>& args, const LaunchGeometry& g) {
     KF_TRY_ASSIGN(trailing, trailing_pointers(k, g));
-    std::vector<KernelArg> mapped;
-    if (k.abi() && !k.abi()->argument_map.empty()) {
-      KF_TRY_ASSIGN(kernel_args, abi_arguments(*k.abi(), args, k.name()));
-      mapped = std::move(kernel_args);
-    }
-    auto params = PackedArgs<DevicePtr>::template of<Buffer_>(mapped.empty() ? args : mapped, trailing);
+    auto params = PackedArgs<DevicePtr>::template of<Buffer_>(args, trailing);
     const unsigned shared = static_cast<unsigned>(k.dynamic_shared());
     Code r{};
     if constexpr (Driver::kClusters) {

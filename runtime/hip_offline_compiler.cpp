@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "hip_offline_header.hpp"
+#include "scratch_dir.hpp"
 #include "subprocess.hpp"
 
 #ifndef KFORGE_HIP_DEVICE_LIB_DIR
@@ -58,24 +59,6 @@ Result<OfflineHipToolchain> find_offline_hip_toolchain(const std::string& reques
 }
 
 namespace {
-
-/// A private directory, removed with its files when the guard goes.
-struct ScratchDir {
-  fs::path path;
-  explicit ScratchDir(fs::path p) : path(std::move(p)) {}
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  ~ScratchDir() {
-    std::error_code ec;
-    if (!path.empty()) fs::remove_all(path, ec);
-  }
-};
-
-Result<fs::path> make_scratch_dir() {
-  std::string templ = (fs::temp_directory_path() / "kforge-hip-XXXXXX").string();
-  if (!mkdtemp(templ.data())) return Error::internal("cannot create a directory under " + templ);
-  return fs::path(templ);
-}
 
 Status write_text(const fs::path& p, std::string_view text) {
   std::ofstream f(p, std::ios::binary);
@@ -142,7 +125,7 @@ Result<HiprtcOutput> offline_hip_compile(const std::string& source, const std::s
   const auto& toolchain = offline_hip_toolchain();
   if (!toolchain.ok()) return toolchain.error();
   const auto t0 = std::chrono::steady_clock::now();
-  KF_TRY_ASSIGN(path, make_scratch_dir());
+  KF_TRY_ASSIGN(path, make_scratch_dir("kforge-hip"));
   const ScratchDir dir{path};
   KF_TRY(write_text(dir.path / "kforge_hip_runtime.h", hip_offline_header()));
   KF_TRY(write_text(dir.path / "in.hip", source));

@@ -5,17 +5,17 @@
 // instance's argument map, so the device launches it with the operator's
 // arguments. Triton binaries are compiled afresh per process for now: the
 // binary cache does not keep launch records yet.
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
 
+#include "scratch_dir.hpp"
 #include "subprocess.hpp"
 #include "template_kind.hpp"
 #include "triton_binary.hpp"
+#include "triton_helpers.hpp"
 
 namespace kforge {
 
@@ -23,26 +23,16 @@ namespace {
 
 using json = nlohmann::json;
 
-std::string env_or(const char* name, const std::string& fallback) {
-  const char* v = std::getenv(name);
-  return v && *v ? std::string(v) : fallback;
-}
-
-std::string python() { return env_or("KFORGE_PYTHON", "python3"); }
-
-std::string helper_dir() {
-#ifdef KFORGE_TRITON_HELPER_DIR
-  return env_or("KFORGE_TRITON_HELPERS", KFORGE_TRITON_HELPER_DIR);
-#else
-  return env_or("KFORGE_TRITON_HELPERS", "triton");
-#endif
-}
-
-/// `python` with the helpers importable.
-std::vector<std::string> helper_command(std::vector<std::string> args) {
-  std::vector<std::string> argv = {"env", "PYTHONPATH=" + helper_dir(), python()};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return argv;
+/// Seconds a compile may take: $KFORGE_TRITON_COMPILE_TIMEOUT, else 300
+/// (one spilling configuration once took 61 s).
+Result<double> compile_timeout() {
+  const char* text = std::getenv("KFORGE_TRITON_COMPILE_TIMEOUT");
+  if (!text || !*text) return 300.0;
+  char* end = nullptr;
+  const double s = std::strtod(text, &end);
+  if (*end != '\0' || !(s > 0))
+    return Error::bad_input(std::string("KFORGE_TRITON_COMPILE_TIMEOUT: '") + text + "' is not a positive number of seconds");
+  return s;
 }
 
 /// Why Triton cannot compile here ("" when it can), asked once per process.
@@ -50,12 +40,12 @@ const std::string& triton_missing() {
   static std::once_flag once;
   static std::string why;
   std::call_once(once, [] {
-    auto r = run_subprocess(helper_command({"-c", "import triton, kforge_triton.compile"}));
+    auto r = run_subprocess(triton_helper_command({"-c", "import triton, kforge_triton.compile"}));
     if (r.ok() && r->exit_code == 0) return;
     std::string detail = r.ok() ? r->output : r.error().message;
     while (!detail.empty() && detail.back() == '\n') detail.pop_back();
     detail = detail.substr(detail.rfind('\n') == std::string::npos ? 0 : detail.rfind('\n') + 1);
-    why = "Triton is not importable by " + python() + " with the helpers in " + helper_dir() +
+    why = "Triton is not importable by " + triton_python() + " with the helpers in " + triton_helper_dir() +
           " (pip install triton==3.9.0): " + detail;
   });
   return why;
@@ -69,27 +59,11 @@ std::string triton_target(const DeviceInfo& device) {
   return device.backend + ":" + arch;
 }
 
-/// A directory of its own under the system's temporary directory, removed with it.
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "kforge-triton-XXXXXX").string();
-    if (::mkdtemp(pattern.data())) path_ = pattern;
-  }
-  ~ScratchDir() {
-    std::error_code ignored;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
-  }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
-
 /// The helper's request for `inst` on `target`: the instance's request less
 /// what is kforge's (argument map, hashes), less the options of parameters
 /// that belong to another backend.
-json compile_request(const json& source, const std::string& target, const std::filesystem::path& dir) {
+json compile_request(const json& source, const std::string& target, const std::filesystem::path& dir,
+                     double timeout_s) {
   json request = source;
   const std::string backend = target.substr(0, target.find(':'));
   for (const auto& [name, backends] : source["parameter_backends"].items()) {
@@ -102,7 +76,7 @@ json compile_request(const json& source, const std::string& target, const std::f
   request["source_path"] = (dir / "kernel.py").string();
   request["out_dir"] = (dir / "out").string();
   request["target"] = target;
-  request["timeout_s"] = std::stod(env_or("KFORGE_TRITON_COMPILE_TIMEOUT", "300"));
+  request["timeout_s"] = timeout_s;
   return request;
 }
 
@@ -118,8 +92,8 @@ std::vector<AbiArgument> argument_map(const json& source) {
 Result<json> run_helper(const json& request, const std::filesystem::path& dir) {
   const auto request_path = dir / "request.json", response_path = dir / "response.json";
   std::ofstream(request_path) << request.dump();
-  KF_TRY_ASSIGN(run, run_subprocess(helper_command({"-m", "kforge_triton.compile", request_path.string(),
-                                                    response_path.string()})));
+  KF_TRY_ASSIGN(run, run_subprocess(triton_helper_command({"-m", "kforge_triton.compile", request_path.string(),
+                                                           response_path.string()})));
   std::ifstream in(response_path);
   json response = json::parse(in, nullptr, false);
   if (run.exit_code != 0 || response.is_discarded() || !response.is_object())
@@ -140,11 +114,12 @@ class TritonKind final : public TemplateKind {
     if (std::find(targets.begin(), targets.end(), target) == targets.end())
       return Error{ErrorCode::kUnsupported, "template " + tpl.manifest.name + " does not target " + target, {}};
     if (const std::string& why = triton_missing(); !why.empty()) return Error{ErrorCode::kUnsupported, why, {}};
+    KF_TRY_ASSIGN(timeout_s, compile_timeout());
     const json source = json::parse(inst.source);
-    ScratchDir dir;
-    if (dir.path().empty()) return Error::internal("cannot create a temporary directory for a Triton compile");
-    std::ofstream(dir.path() / "kernel.py") << tpl.kernel_text;
-    KF_TRY_ASSIGN(response, run_helper(compile_request(source, target, dir.path()), dir.path()));
+    KF_TRY_ASSIGN(path, make_scratch_dir("kforge-triton"));
+    const ScratchDir dir{path};
+    std::ofstream(dir.path / "kernel.py") << tpl.kernel_text;
+    KF_TRY_ASSIGN(response, run_helper(compile_request(source, target, dir.path, timeout_s), dir.path));
     if (!response.value("ok", false))
       return Error{ErrorCode::kCompile, response.value("error", std::string("Triton failed")),
                    response.value("log", std::string())};

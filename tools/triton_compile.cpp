@@ -21,11 +21,6 @@ namespace kforge::cli {
 
 namespace {
 
-std::string env_or(const char* name, const std::string& fallback) {
-  const char* v = std::getenv(name);
-  return v && *v ? std::string(v) : fallback;
-}
-
 /// The problem as the helpers' expressions read it: dims, and a gemm's epilogue.
 nlohmann::json problem_json(const Problem& p) {
   nlohmann::json j = nlohmann::json::object();
@@ -149,16 +144,6 @@ TritonCandidate read_candidate(const nlohmann::json& c, const Target& target, co
 }
 
 }  // namespace
-
-std::string triton_python() { return env_or("KFORGE_PYTHON", "python3"); }
-
-std::string triton_helper_dir() {
-#ifdef KFORGE_TRITON_HELPER_DIR
-  return env_or("KFORGE_TRITON_HELPERS", KFORGE_TRITON_HELPER_DIR);
-#else
-  return env_or("KFORGE_TRITON_HELPERS", "triton");
-#endif
-}
 
 Result<std::vector<TritonCandidate>> compile_triton_template(const std::string& dir, const Target& target,
                                                              const Problem& problem, const TritonSweepOptions& o) {

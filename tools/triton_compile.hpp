@@ -16,6 +16,7 @@
 #include "instruction_mix.hpp"
 #include "problem.hpp"
 #include "target.hpp"
+#include "triton_helpers.hpp"
 
 namespace kforge::cli {
 
@@ -38,12 +39,6 @@ struct TritonCandidate {
   InstructionMix mix;             ///< of the SASS or AMDGCN; no categories when it could not be read
   std::string disassembly_error;  ///< why there is no mix; empty otherwise
 };
-
-/// The Python that runs the helpers ($KFORGE_PYTHON, else python3) and the
-/// directory holding kforge_triton ($KFORGE_TRITON_HELPERS, else the source
-/// tree's triton/).
-std::string triton_python();
-std::string triton_helper_dir();
 
 /// Compiles the Triton template in `dir` for `target` and `problem`.
 /// Errors: the helpers cannot run (no Python, no Triton: kNotFound naming

@@ -1,0 +1,18 @@
+// Where kforge finds the Triton helpers it runs as child processes
+// (triton/kforge_triton: compile, sweep): the tuner's triton kind and
+// `kforge compile --triton` both run them this way.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace kforge {
+
+/// The Python that runs the helpers: $KFORGE_PYTHON, else python3.
+std::string triton_python();
+/// The directory holding kforge_triton: $KFORGE_TRITON_HELPERS, else the source tree's triton/.
+std::string triton_helper_dir();
+/// argv running triton_python() with `args` and the helpers importable.
+std::vector<std::string> triton_helper_command(const std::vector<std::string>& args);
+
+}  // namespace kforge
