@@ -13,6 +13,7 @@
 #include "operator.hpp"
 #include "printable.hpp"
 #include "reserved_names.hpp"
+#include "triton_spec.hpp"
 
 namespace kforge {
 
@@ -656,6 +657,7 @@ bool TemplateManifest::supports(const Layout& l) const {
 }
 
 bool TemplateManifest::supports_target(std::string_view backend) const {
+  if (kind == TemplateKindId::kTriton && backend == kInterpreterBackend) return true;
   return std::find(targets.begin(), targets.end(), backend) != targets.end();
 }
 

@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -18,6 +19,11 @@
 #include "result.hpp"
 
 namespace kforge {
+
+/// The backend of the Triton interpreter device (runtime/triton_interpreter.hpp):
+/// its DeviceInfo::backend and selector prefix. Every Triton template runs
+/// there whatever its targets.
+inline constexpr std::string_view kInterpreterBackend = "interpret";
 
 /// One non-constexpr kernel argument: the operator's argument `bind`, or
 /// the int32 `value` computes from the problem.

@@ -182,6 +182,10 @@ class Device {
   /// Reads this device's clocks (owned by the device, made on first call), or
   /// nullptr where they cannot be read (no NVML, no cpufreq): not an error.
   virtual ClockReader* clock_reader() { return nullptr; }
+  /// Whether launch() times the kernel itself. False for a device that
+  /// runs kernels only to check what they compute (the Triton interpreter):
+  /// the tuner validates its candidates and never times them.
+  virtual bool times_kernels() const { return true; }
 };
 
 }  // namespace kforge

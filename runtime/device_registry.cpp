@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <charconv>
 #include <optional>
+#include <span>
 #include <string_view>
 
 #include "backend_traits.hpp"
@@ -17,6 +18,7 @@
 #include "device_match.hpp"
 #include "hip_backend.hpp"
 #include "opencl_backend.hpp"
+#include "triton_interpreter.hpp"
 
 namespace kforge {
 namespace {
@@ -33,6 +35,23 @@ constexpr BackendEntry kBackends[] = {
     {"cuda", "CUDA", &list_cuda_devices, &open_cuda_device},
     {"hip", "HIP", &list_hip_devices, &open_hip_device},
 };
+
+/// Opened by their selector alone: never listed, never "auto"'s pick (a
+/// device that checks logic and cannot time).
+constexpr BackendEntry kNamedOnly[] = {
+    {kInterpreterBackend, "Triton interpreter", &list_interpreter_devices, &open_interpreter_device},
+};
+
+/// The backend whose selector prefix is `prefix`, listed or not.
+const BackendEntry* entry_named(std::string_view prefix) {
+  for (const std::span<const BackendEntry> entries : {std::span<const BackendEntry>(kBackends),
+                                                      std::span<const BackendEntry>(kNamedOnly)}) {
+    for (const auto& b : entries) {
+      if (prefix == b.name) return &b;
+    }
+  }
+  return nullptr;
+}
 
 /// GPU through its native backend (CUDA, HIP), then a GPU through OpenCL,
 /// then an accelerator, then a CPU.
@@ -53,6 +72,7 @@ std::optional<std::size_t> parse_index(std::string_view s) {
 std::string expected_selectors() {
   std::string out = "auto";
   for (const auto& b : kBackends) out += " or " + std::string(b.name) + ":N";
+  for (const auto& b : kNamedOnly) out += " or " + std::string(b.name) + ":0";
   return out;
 }
 
@@ -129,12 +149,9 @@ Result<DevicePlace> resolve_place(const std::string& selector) {
     return *best;
   }
   if (const auto colon = selector.find(':'); colon != std::string::npos) {
-    const std::string_view prefix = std::string_view(selector).substr(0, colon);
-    for (const auto& b : kBackends) {
-      if (prefix != b.name) continue;
-      if (auto index = parse_index(std::string_view(selector).substr(colon + 1))) {
-        return indexed_place(b, selector, *index);
-      }
+    const BackendEntry* b = entry_named(std::string_view(selector).substr(0, colon));
+    if (auto index = parse_index(std::string_view(selector).substr(colon + 1)); b && index) {
+      return indexed_place(*b, selector, *index);
     }
   }
   // A key, an arch, backend:arch or part of a name: as stored devices match.
@@ -168,10 +185,7 @@ bool is_live_selector(std::string_view selector) {
   if (selector == "auto") return true;
   const auto colon = selector.find(':');
   if (colon == std::string_view::npos) return false;
-  for (const auto& b : kBackends) {
-    if (selector.substr(0, colon) == b.name && parse_index(selector.substr(colon + 1))) return true;
-  }
-  return false;
+  return entry_named(selector.substr(0, colon)) && parse_index(selector.substr(colon + 1));
 }
 
 Result<DeviceInfo> resolve_device(const std::string& selector) {

@@ -12,12 +12,13 @@ namespace kforge {
 
 namespace {
 
-constexpr std::array<std::pair<BinaryFormat, std::string_view>, 5> kFormats = {{
+constexpr std::array<std::pair<BinaryFormat, std::string_view>, 6> kFormats = {{
     {BinaryFormat::kUnknown, "unknown"},
     {BinaryFormat::kOpenClBinary, "opencl"},
     {BinaryFormat::kPtx, "ptx"},
     {BinaryFormat::kCubin, "cubin"},
     {BinaryFormat::kHsaco, "hsaco"},
+    {BinaryFormat::kTritonSource, "triton-source"},
 }};
 
 std::string sizes_text(const std::vector<int>& bytes) {

@@ -19,7 +19,14 @@
 namespace kforge {
 
 /// What a compiled kernel's bytes are.
-enum class BinaryFormat { kUnknown, kOpenClBinary, kPtx, kCubin, kHsaco };
+enum class BinaryFormat {
+  kUnknown,
+  kOpenClBinary,
+  kPtx,
+  kCubin,
+  kHsaco,
+  kTritonSource,  ///< a Triton kernel's source and request, run by the interpreter (triton_interpreter.hpp)
+};
 std::string_view name(BinaryFormat format);
 /// The format named `text` ("cubin", "hsaco", ...), nullopt for others.
 std::optional<BinaryFormat> parse_binary_format(std::string_view text);

@@ -128,6 +128,15 @@ Result<CompiledKernel> triton_compiled_kernel(const nlohmann::json& record, std:
   return k;
 }
 
+std::vector<AbiArgument> triton_argument_map(const nlohmann::json& request) {
+  std::vector<AbiArgument> out;
+  for (const auto& a : request["arguments"]) {
+    if (a.contains("from")) out.push_back({a["from"].get<int>(), 0});
+    else out.push_back({-1, a["value"].get<std::int32_t>()});
+  }
+  return out;
+}
+
 Result<CompiledKernel> read_triton_kernel(const std::filesystem::path& path) {
   std::ifstream in(path);
   if (!in) return Error::bad_input(path.string() + ": cannot be read");

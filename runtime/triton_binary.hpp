@@ -39,6 +39,11 @@ std::optional<int> triton_parameter_bytes(const std::string& type);
 /// record's parameters here, and again by the device at load.
 Result<CompiledKernel> triton_compiled_kernel(const nlohmann::json& record, std::vector<std::uint8_t> binary);
 
+/// How a Triton instance's kernel arguments come from the operator's: its
+/// request's (generator/instance.cpp) "arguments", each "from" an operator
+/// argument's position or a fixed int32 "value".
+std::vector<AbiArgument> triton_argument_map(const nlohmann::json& request);
+
 /// Reads the launch record at `path` and the binary it names (relative to
 /// the record's folder). kBadInput naming the file and field.
 Result<CompiledKernel> read_triton_kernel(const std::filesystem::path& path);

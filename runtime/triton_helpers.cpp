@@ -2,6 +2,9 @@
 #include "triton_helpers.hpp"
 
 #include <cstdlib>
+#include <mutex>
+
+#include "subprocess.hpp"
 
 namespace kforge {
 
@@ -12,7 +15,35 @@ std::string env_or(const char* name, const std::string& fallback) {
   return v && *v ? std::string(v) : fallback;
 }
 
+/// What asking the helpers' Python for Triton found, once per process.
+struct TritonProbe {
+  std::string missing;  ///< why Triton cannot be used; empty when it can
+  std::string version;  ///< triton.__version__ where it can
+};
+
+const TritonProbe& triton_probe() {
+  static std::once_flag once;
+  static TritonProbe probe;
+  std::call_once(once, [] {
+    auto r = run_subprocess(
+        triton_helper_command({"-c", "import triton, kforge_triton.compile; print(triton.__version__)"}));
+    std::string text = r.ok() ? r->output : r.error().message;
+    while (!text.empty() && text.back() == '\n') text.pop_back();
+    const std::string last = text.substr(text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1);
+    if (r.ok() && r->exit_code == 0) {
+      probe.version = last;
+      return;
+    }
+    probe.missing = "Triton is not importable by " + triton_python() + " with the helpers in " +
+                    triton_helper_dir() + " (pip install triton==3.9.0): " + last;
+  });
+  return probe;
+}
+
 }  // namespace
+
+const std::string& triton_missing() { return triton_probe().missing; }
+const std::string& triton_version() { return triton_probe().version; }
 
 std::string triton_python() { return env_or("KFORGE_PYTHON", "python3"); }
 

@@ -15,4 +15,10 @@ std::string triton_helper_dir();
 /// argv running triton_python() with `args` and the helpers importable.
 std::vector<std::string> triton_helper_command(const std::vector<std::string>& args);
 
+/// Why Triton and the helpers cannot be imported by triton_python() ("" when
+/// they can), asked once per process.
+const std::string& triton_missing();
+/// triton.__version__ ("3.9.0"); empty where triton_missing() is not.
+const std::string& triton_version();
+
 }  // namespace kforge

@@ -9,13 +9,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <mutex>
 
 #include "scratch_dir.hpp"
 #include "subprocess.hpp"
 #include "template_kind.hpp"
 #include "triton_binary.hpp"
 #include "triton_helpers.hpp"
+#include "triton_interpreter.hpp"
 
 namespace kforge {
 
@@ -33,22 +33,6 @@ Result<double> compile_timeout() {
   if (*end != '\0' || !(s > 0))
     return Error::bad_input(std::string("KFORGE_TRITON_COMPILE_TIMEOUT: '") + text + "' is not a positive number of seconds");
   return s;
-}
-
-/// Why Triton cannot compile here ("" when it can), asked once per process.
-const std::string& triton_missing() {
-  static std::once_flag once;
-  static std::string why;
-  std::call_once(once, [] {
-    auto r = run_subprocess(triton_helper_command({"-c", "import triton, kforge_triton.compile"}));
-    if (r.ok() && r->exit_code == 0) return;
-    std::string detail = r.ok() ? r->output : r.error().message;
-    while (!detail.empty() && detail.back() == '\n') detail.pop_back();
-    detail = detail.substr(detail.rfind('\n') == std::string::npos ? 0 : detail.rfind('\n') + 1);
-    why = "Triton is not importable by " + triton_python() + " with the helpers in " + triton_helper_dir() +
-          " (pip install triton==3.9.0): " + detail;
-  });
-  return why;
 }
 
 /// The Triton target of `device`: "cuda:sm_90a" for sm_90 (Triton's
@@ -80,15 +64,6 @@ json compile_request(const json& source, const std::string& target, const std::f
   return request;
 }
 
-std::vector<AbiArgument> argument_map(const json& source) {
-  std::vector<AbiArgument> out;
-  for (const auto& a : source["arguments"]) {
-    if (a.contains("from")) out.push_back({a["from"].get<int>(), 0});
-    else out.push_back({-1, a["value"].get<std::int32_t>()});
-  }
-  return out;
-}
-
 Result<json> run_helper(const json& request, const std::filesystem::path& dir) {
   const auto request_path = dir / "request.json", response_path = dir / "response.json";
   std::ofstream(request_path) << request.dump();
@@ -109,6 +84,7 @@ class TritonKind final : public TemplateKind {
   bool compiles() const override { return true; }
 
   Result<CompiledKernel> compile(Device& device, const TemplateSource& tpl, const Instance& inst) const override {
+    if (device.info().backend == kInterpreterBackend) return interpreted_kernel(inst.source, tpl.kernel_text);
     const std::string target = triton_target(device.info());
     const auto& targets = tpl.manifest.triton->targets;
     if (std::find(targets.begin(), targets.end(), target) == targets.end())
@@ -125,7 +101,7 @@ class TritonKind final : public TemplateKind {
                    response.value("log", std::string())};
     KF_TRY_ASSIGN(kernel, read_triton_kernel(response["record_path"].get<std::string>()));
     LaunchAbi abi = *kernel.abi;
-    abi.argument_map = argument_map(source);
+    abi.argument_map = triton_argument_map(source);
     kernel.abi = std::make_shared<const LaunchAbi>(std::move(abi));
     kernel.log = response.value("log", std::string());
     kernel.compile_ms = response.value("seconds", 0.0) * 1e3;

@@ -53,7 +53,8 @@ namespace {
 
 constexpr const char* kDeviceGrammar =
     "auto (the best present), opencl:N, cuda:N, hip:N, or a device's key, arch, backend:arch or part of "
-    "its name (see `kforge devices`)";
+    "its name (see `kforge devices`); interpret:0 runs Triton templates under Triton's interpreter "
+    "(validation only, docs/triton.md)";
 
 }  // namespace
 

@@ -157,6 +157,25 @@ void print_no_winner(const std::map<std::string, int>& failures, const RunnerOpt
   }
 }
 
+/// A device that does not time (the Triton interpreter): what it validated
+/// is the result, and there is no winner to expect.
+void print_validated(const TuneSummary& s, const Problem& problem, const DeviceInfo& info) {
+  for (const auto& [name, reason] : s.search.skipped_templates) std::cout << "\nskipped " << name << ": " << reason;
+  for (const auto& [name, note] : s.search.partial_spaces) std::cout << "\npart of the space: " << note;
+  std::cout << "\n" << problem.key() << " on " << info.name << " (" << info.selector << "): "
+            << s.counts.evaluated + s.counts.reused << " candidates (" << s.counts.reused << " already stored), "
+            << s.counts.failed << " failed, " << fmt(s.times.total_s, 3) << " s\n";
+  std::cout << s.counts.validated << " candidate" << (s.counts.validated == 1 ? "" : "s")
+            << " validated against the reference on " << info.name
+            << " (logic only: it does not time kernels, so nothing is a winner)\n";
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& o : s.outcomes) {
+    rows.push_back({o.template_name, o.config, std::string(status_name(o.status)),
+                    o.status == CandidateStatus::kValidated ? fmt(o.error_ratio, 3) : o.reason});
+  }
+  print_table({"template", "config", "status", "error / tolerance, or why"}, rows);
+}
+
 /// The human-readable summary of a finished tune.
 void print_summary(const TuneSummary& s, const Problem& problem, const DeviceInfo& info, double flops) {
     for (const auto& [name, reason] : s.search.skipped_templates) std::cout << "\nskipped " << name << ": " << reason;
@@ -251,7 +270,13 @@ void add_tune_command(CLI::App& app, CommonOptions& o) {
       j.update(strategy_record(req));
       j["profiled"] = to_json(profiled);
       print_json(j);
-      if (!s.winner) throw ExitStatus{kExitNoCandidatePassed};
+      if (!s.winner && s.counts.validated == 0) throw ExitStatus{kExitNoCandidatePassed};
+      return;
+    }
+    if (!device->times_kernels()) {
+      print_validated(s, problem, device->info());
+      std::cout << "database: " << o.db << "\n";
+      if (s.counts.validated == 0) throw ExitStatus{kExitNoCandidatePassed};
       return;
     }
     print_summary(s, problem, device->info(), flops);

@@ -7,7 +7,7 @@
 namespace kforge {
 
 namespace {
-constexpr std::array<std::pair<CandidateStatus, std::string_view>, 8> kNames{{
+constexpr std::array<std::pair<CandidateStatus, std::string_view>, 9> kNames{{
     {CandidateStatus::kOk, "ok"},
     {CandidateStatus::kCompileError, "compile_error"},
     {CandidateStatus::kResourceLimit, "resource_limit"},
@@ -16,6 +16,7 @@ constexpr std::array<std::pair<CandidateStatus, std::string_view>, 8> kNames{{
     {CandidateStatus::kTimeout, "timeout"},
     {CandidateStatus::kWrongResult, "wrong_result"},
     {CandidateStatus::kNotSupported, "not_supported"},
+    {CandidateStatus::kValidated, "validated"},
 }};
 }  // namespace
 

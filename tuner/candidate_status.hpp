@@ -18,6 +18,9 @@ enum class CandidateStatus {
   kTimeout,
   kWrongResult,
   kNotSupported,
+  /// Its results matched the reference on a device that does not time
+  /// (the Triton interpreter): correct logic, no timing, never a winner.
+  kValidated,
 };
 
 std::string_view status_name(CandidateStatus s);  ///< "ok", "compile_error", ...

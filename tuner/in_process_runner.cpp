@@ -195,7 +195,8 @@ std::string InProcessRunner::failure_tail(const std::string& template_name, cons
   const bool user = t && t->origin.rfind("builtin:", 0) != 0;
   const auto* declared = dynamic_cast<const DeclaredOperator*>(&op_);
   return (declared ? "; reference: " + describe_reference(*declared, device_.info()) : std::string()) +
-         "; rerun: " + rerun_command(problem_, template_name, config, user ? t->origin : "", rerun_db_);
+         "; rerun: " + rerun_command(problem_, template_name, config, user ? t->origin : "", rerun_db_,
+                                    device_.info().selector);
 }
 
 const TemplateSource* InProcessRunner::find(const std::string& name) const {
@@ -561,6 +562,11 @@ Result<Evaluation> InProcessRunner::evaluate(const std::string& template_name, c
     KF_TRY_ASSIGN(v, validate_one(template_name, cfg, on_phase, held));
     e = std::move(v);
     if (e.status != CandidateStatus::kOk) return e;
+  }
+  if (!device_.times_kernels()) {
+    e.status = CandidateStatus::kValidated;
+    e.reason = "results match the reference on " + device_.info().name + ", which does not time kernels";
+    return e;
   }
 
   // The poisoned-output run is the first timed launch: its output poisoned,

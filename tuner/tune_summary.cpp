@@ -122,6 +122,7 @@ nlohmann::json to_json(const TuneSummary& s, double flops) {
                       {"evaluated_now", s.counts.evaluated},
                       {"reused", s.counts.reused},
                       {"failed", s.counts.failed},
+                      {"validated", s.counts.validated},
                       {"stop_reason", s.stop_reason},
                       {"retimings", s.retiming.retimings},
                       {"retiming_note", s.retiming.note},

@@ -25,7 +25,8 @@ struct FinalistTiming {
 struct CandidateCounts {
   int evaluated = 0;  ///< evaluated by this run
   int reused = 0;     ///< already stored, not evaluated again
-  int failed = 0;     ///< of all considered, status != ok
+  int failed = 0;     ///< of all considered, neither ok nor validated
+  int validated = 0;  ///< validated on a device that does not time (CandidateStatus::kValidated)
 };
 
 /// How the winner was decided among the finalists (retime_finalists,

@@ -8,8 +8,8 @@
 namespace kforge {
 
 std::string rerun_command(const Problem& p, const std::string& template_name, const std::string& config,
-                          const std::string& template_dir, const std::string& db) {
-  return "kforge tune" + (template_dir.empty() ? "" : " --template " + template_dir) + " --op " + p.op +
+                          const std::string& template_dir, const std::string& db, const std::string& device) {
+  return "kforge tune" + (device.empty() ? "" : " --device " + device) + (template_dir.empty() ? "" : " --template " + template_dir) + " --op " + p.op +
          (db.empty() ? "" : " --db " + db) + " --shape " + p.dims_string() + " --dtype " +
          std::string(dtype_name(p.dtype)) + " --layout " + p.layout.name() +
          (p.epilogue.plain() ? "" : " --epilogue " + p.epilogue.name()) +

@@ -121,8 +121,10 @@ class Tuner {
 
 /// A one-line command that reruns one candidate, for failure reports. A
 /// user template's directory (`template_dir`, empty for a built-in) and the
-/// database (`db`, empty: the default) make the line runnable as printed.
+/// database (`db`, empty: the default) make the line runnable as printed;
+/// `device` (a selector; empty: left to "auto") reruns it where it ran.
 std::string rerun_command(const Problem& p, const std::string& template_name, const std::string& config,
-                          const std::string& template_dir = "", const std::string& db = "");
+                          const std::string& template_dir = "", const std::string& db = "",
+                          const std::string& device = "");
 
 }  // namespace kforge

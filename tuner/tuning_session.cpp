@@ -9,6 +9,7 @@
 #include <ctime>
 #include <limits>
 
+#include "backend_parameters.hpp"
 #include "build_version.hpp"
 #include "builtin_templates.hpp"
 #include "can_implement.hpp"
@@ -301,7 +302,9 @@ Result<std::vector<Config>> TuningSession::template_space(const TemplateManifest
     if (w.template_name != m.name) continue;
     if (auto cfg = Config::parse(w.config); cfg.ok()) firsts.push_back(std::move(cfg).value());
   }
-  const SearchSpace space(m, op_, problem_, limits_);
+  // Parameters that do not apply on this device's backend stay at their defaults.
+  const TemplateManifest tuned = manifest_for_backend(m, device_.info().backend);
+  const SearchSpace space(tuned, op_, problem_, limits_);
   KF_TRY_ASSIGN(tuning, make_tuning_space(space, request_.strategy, request_.max_evals, firsts,
                                           template_seed(request_.seed, m.name)));
   if (!tuning.whole) summary_.search.partial_spaces.emplace_back(m.name, tuning.note);
@@ -670,7 +673,9 @@ Status TuningSession::store_result(const TemplateState& st, const CandidateOutco
 /// Counts the turn's outcome, tells the strategy, and reports it.
 void TuningSession::record_turn(TemplateState& st, std::size_t index, CandidateOutcome o) {
   ++since_improvement_;
-  if (o.status != CandidateStatus::kOk) {
+  if (o.status == CandidateStatus::kValidated) {
+    ++summary_.counts.validated;
+  } else if (o.status != CandidateStatus::kOk) {
     ++summary_.counts.failed;
     ++failures_[std::string(status_name(o.status))];
   } else if (!best_ || o.timing.median_ms < best_->timing.median_ms) {
@@ -701,7 +706,7 @@ void TuningSession::add_phase_times(const Evaluation& e) {
 /// Re-times the finalists interleaved when this run evaluated anything;
 /// their timings replace the stored ones and decide the winner.
 Status TuningSession::retime() {
-  if (summary_.counts.evaluated == 0) return ok_status();
+  if (summary_.counts.evaluated == 0 || !device_.times_kernels()) return ok_status();
   const auto start = Clock::now();
   emit_phase(TuneEvent::Phase::kRetime,
              static_cast<std::size_t>(std::max(0, request_.protocol.max_finalists)));

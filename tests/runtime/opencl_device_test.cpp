@@ -160,7 +160,7 @@ TEST_CASE("device selectors", "[opencl][devices]") {
       CHECK(dev.error().code == ErrorCode::kBadInput);
       CHECK_THAT(dev.error().message,
                  Catch::StartsWith("no device matches '" + std::string(s) +
-                                   "' (expected auto or opencl:N or cuda:N or hip:N, or a device's key, arch, "
+                                   "' (expected auto or opencl:N or cuda:N or hip:N or interpret:0, or a device's key, arch, "
                                    "backend:arch or part of its name; present: opencl:0 "));
     }
   }

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "backend_parameters.hpp"
 #include "cuda_backend.hpp"
 #include "fake_gpu_driver.hpp"
 #include "instance.hpp"
@@ -134,4 +135,33 @@ TEST_CASE("A Lookup builds a Triton template and launches it with the operator's
   std::uintptr_t x_address = 0;
   std::memcpy(&x_address, l.params[3].data(), sizeof x_address);
   CHECK(x_address == *cuda_buffer_address(**x));
+}
+
+TEST_CASE("A tune varies only the Triton parameters that apply on its device's backend", "[triton]") {
+  auto t = TemplateSource::load_dir((kCorpus / "gemm_dot").string());
+  REQUIRE(t.ok());
+  auto values = [](const TemplateManifest& m, const std::string& name) {
+    for (const Parameter& p : m.parameters) {
+      if (p.name == name) return p.values.size();
+    }
+    return std::size_t{0};
+  };
+  const TemplateManifest& declared = t->manifest;
+  REQUIRE(values(declared, "waves_per_eu") == 3);
+  REQUIRE(values(declared, "num_warps") > 1);
+  REQUIRE(values(declared, "BLOCK_M") > 1);
+
+  const TemplateManifest cuda = manifest_for_backend(declared, "cuda");
+  CHECK(values(cuda, "waves_per_eu") == 1);  // AMD's, held at its default
+  CHECK(values(cuda, "kpack") == 1);
+  CHECK(values(cuda, "num_warps") == values(declared, "num_warps"));
+  const TemplateManifest hip = manifest_for_backend(declared, "hip");
+  CHECK(values(hip, "waves_per_eu") == 3);
+  // The interpreter ignores compile options: only the constexprs vary.
+  const TemplateManifest interpreted = manifest_for_backend(declared, kInterpreterBackend);
+  CHECK(values(interpreted, "num_warps") == 1);
+  CHECK(values(interpreted, "num_stages") == 1);
+  CHECK(values(interpreted, "waves_per_eu") == 1);
+  CHECK(values(interpreted, "BLOCK_M") == values(declared, "BLOCK_M"));
+  CHECK(interpreted.default_config() == declared.default_config());
 }

@@ -2,12 +2,17 @@
 `python3 -m kforge_triton.interpret` (a fresh process: TRITON_INTERPRET is
 set before Triton is imported, and must be).
 
-Request (one JSON object on stdin):
+Request (one JSON object on stdin, or `REQUEST RESPONSE` file paths as
+arguments):
   source_path, kernel   as for kforge_triton.compile
   args        the kernel's non-constexpr arguments, in any order, by name:
                 {"name", "kind": "array", "npy": path, "out": bool,
                  "dtype": "bf16" (optional: the .npy holds bf16 bit patterns
                  as uint16), "out_npy": path (optional; default: npy)}
+                or {"name", "kind": "array", "raw": path, "dtype": Triton
+                 element type ("fp32", "bf16", "i32", ...), "out": bool}:
+                 a file of raw elements, written back raw
+                 (how kforge's interpreter device passes its buffers)
                 {"name", "kind": "scalar", "value": number,
                  "dtype": "i32" | "i64" | "fp32"}
   constexprs  {argument: value}
@@ -151,6 +156,31 @@ def _load_kernel(source_path, kernel):
     return load_kernel(source_path, kernel)
 
 
+# Triton element type -> the NumPy dtype of a raw file's elements (bf16 as
+# its uint16 bit patterns).
+_RAW_DTYPES = {"fp16": np.float16, "bf16": np.uint16, "fp32": np.float32, "fp64": np.float64,
+               "i8": np.int8, "u8": np.uint8, "i16": np.int16, "i32": np.int32, "i64": np.int64}
+
+
+def _load_array(i, arg):
+    """An array argument's data and declared dtype: a .npy file (`npy`), or
+    a file of raw elements (`raw`) whose `dtype` is a Triton element type."""
+    name = arg["name"]
+    if "raw" in arg:
+        dtype_name = arg.get("dtype")
+        if dtype_name not in _RAW_DTYPES:
+            raise RequestError(f"request: args[{i}] ({name}): a raw array needs a dtype of "
+                               f"{', '.join(_RAW_DTYPES)}, got {dtype_name!r}")
+        raw = np.fromfile(arg["raw"], dtype=np.uint8)
+        size = np.dtype(_RAW_DTYPES[dtype_name]).itemsize
+        if raw.size % size:
+            raise RequestError(f"request: args[{i}] ({name}): {raw.size} bytes are not whole {dtype_name} elements")
+        return raw.view(_RAW_DTYPES[dtype_name]), dtype_name
+    if "npy" not in arg:
+        raise RequestError(f"request: args[{i}] ({name}): an array needs npy or raw")
+    return np.load(arg["npy"]), arg.get("dtype")
+
+
 def run_request(request):
     start = time.monotonic()
     for key in ("source_path", "kernel"):
@@ -172,8 +202,7 @@ def run_request(request):
             raise RequestError(f"request: args[{i}]: expected {{name, kind: array | scalar, ...}}")
         name = arg["name"]
         if arg["kind"] == "array":
-            data = np.load(arg["npy"])
-            dtype_name = arg.get("dtype")
+            data, dtype_name = _load_array(i, arg)
             if dtype_name == "bf16":
                 if data.dtype != np.uint16:
                     raise RequestError(f"request: args[{i}] ({name}): bf16 arrays are uint16 bit patterns, "
@@ -187,7 +216,7 @@ def run_request(request):
             guarded.append(g)
             call[name] = HostArray(g.body, torch_name)
             if arg.get("out"):
-                outputs.append((name, g, arg.get("out_npy", arg["npy"])))
+                outputs.append((name, g, arg.get("out_npy", arg.get("raw", arg.get("npy")))))
         else:
             value, dtype = arg.get("value"), arg.get("dtype", "fp32")
             if dtype in ("i32", "i64"):
@@ -212,7 +241,10 @@ def run_request(request):
     violations = [v for g in guarded for v in g.violations()]
     written = {}
     for name, g, path in outputs:
-        np.save(path, g.body.reshape(g.shape))
+        if path.endswith(".npy"):
+            np.save(path, g.body.reshape(g.shape))
+        else:
+            g.body.tofile(path)
         written[name] = path
     error = None
     if violations:
@@ -222,19 +254,30 @@ def run_request(request):
             "programs": grid[0] * grid[1] * grid[2], "seconds": round(time.monotonic() - start, 3)}
 
 
-def main():
+def main(argv=None):
+    """stdin to stdout, or `REQUEST RESPONSE` files (how kforge's C++ runs it)."""
+    argv = sys.argv[1:] if argv is None else argv
     # What the kernel prints (tl.device_print) goes to stderr: stdout
     # carries the response alone.
     response_fd = os.dup(1)
     os.dup2(2, 1)
     try:
-        response = run_request(read_request())
+        if len(argv) == 2:
+            with open(argv[0]) as source:
+                request = read_request(source)
+        else:
+            request = read_request()
+        response = run_request(request)
     except RequestError as e:
         response = {"ok": False, "error": str(e), "outputs": {}, "guard_violations": [], "programs": 0,
                     "seconds": 0.0}
     sys.stdout.flush()
     with os.fdopen(response_fd, "w") as out:
-        write_response(response, out)
+        if len(argv) == 2:
+            with open(argv[1], "w") as target:
+                write_response(response, target)
+        else:
+            write_response(response, out)
     return 0
 
 
