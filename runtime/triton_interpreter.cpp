@@ -73,11 +73,12 @@ DeviceInfo interpreter_info() {
   d.name = "Triton interpreter";
   d.arch = "interpret";
   d.device_type = DeviceType::kCpu;
-  d.compute_units = 1;
   const auto memory = host_available_memory();
   d.global_mem_bytes = d.max_alloc_bytes = memory ? static_cast<std::int64_t>(memory->available_bytes) : 0;
-  // Constraints are evaluated with Hopper's limits, the corpus's first
-  // target, so that the configurations checked are those a tune on sm_90a tries.
+  // Constraints are evaluated with an H100 SXM's limits, the corpus's
+  // first target, so that the configurations checked are those a tune
+  // there tries (NUM_SMS <= compute_units).
+  d.compute_units = 132;
   d.local_mem_bytes = 48 * 1024;
   d.max_shared_bytes = 227 * 1024;
   d.max_block_threads = 1024;

@@ -53,6 +53,38 @@ def test_the_corpus_rmsnorm_is_validated_under_the_interpreter_and_never_timed(t
         assert median_ms is None or median_ms == 0
 
 
+# Each corpus template at a small shape with tails in every dimension (the
+# persistent GEMM's envelope wants 16-byte row strides), in a layout and
+# dtype other than the plain ones where it takes them.
+CORPUS_SHAPES = {
+    "gemm_dot": ["--op", "gemm", "--shape", "M=40,N=36,K=50", "--dtype", "bf16", "--layout", "TN"],
+    "gemm_splitk": ["--op", "gemm", "--shape", "M=20,N=36,K=70", "--dtype", "bf16", "--layout", "NT"],
+    "gemm_persistent_tma": ["--op", "gemm", "--shape", "M=40,N=48,K=64", "--dtype", "f16", "--layout", "TN"],
+    "rmsnorm_row": ["--op", "rmsnorm", "--shape", "rows=9,cols=100", "--dtype", "f16"],
+    "softmax_row": ["--op", "softmax", "--shape", "rows=9,cols=100", "--dtype", "bf16"],
+    "attention_flash": ["--op", "attention", "--shape", "B=1,H=2,S=20,D=64", "--dtype", "f16"],
+    "attention_decode_splitkv": ["--op", "attention", "--shape", "B=1,H=2,S=3,D=64", "--dtype", "bf16"],
+}
+
+
+def test_every_corpus_template_is_covered():
+    assert sorted(CORPUS_SHAPES) == sorted(os.listdir(CORPUS))
+
+
+@pytest.mark.parametrize("name", sorted(CORPUS_SHAPES))
+def test_each_corpus_template_matches_the_operators_reference_in_the_tuner(tmp_path, name):
+    env = dict(os.environ, KFORGE_TRITON_HELPERS=HELPERS, KFORGE_PYTHON=sys.executable)
+    db = tmp_path / "t.db"
+    proc = subprocess.run([KFORGE, "tune", "--device", "interpret:0", "--template", os.path.join(CORPUS, name),
+                           *CORPUS_SHAPES[name], "--db", str(db), "--json", "--quiet", "--max-evals", "2",
+                           "--strategy", "random", "--seed", "7"],
+                          capture_output=True, text=True, env=env, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    report = json.loads(proc.stdout)
+    assert report["validated"] == 2 and report["failed"] == 0, report
+    assert [status for _, status, _, _ in stored(db)] == ["validated", "validated"]
+
+
 def planted(tmp_path, old, new):
     """The corpus rmsnorm with one line changed."""
     target = tmp_path / "rmsnorm_planted"
