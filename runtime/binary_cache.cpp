@@ -3,8 +3,8 @@
 // Entry layout (all integers little-endian):
 //   "KFBC"  u32 format  u64 header_len  header (JSON)  u64 payload_len  payload
 //   u64 checksum (FNV-1a 64 over every byte before it)
-// The header holds the key text, kernel name, options, log, resources and
-// compile time; the payload is the binary.
+// The header holds the key text, kernel name, binary format, options, log,
+// resources and compile time; the payload is the binary.
 #include "binary_cache.hpp"
 
 #include <fcntl.h>
@@ -104,6 +104,7 @@ ResourceReport resources_from_json(const nlohmann::json& j) {
 std::string encode(const BinaryCacheKey& key, const CompiledKernel& k) {
   const nlohmann::json header = {{"key", key.text()},
                                  {"kernel_name", k.kernel_name},
+                                 {"format", name(k.format)},
                                  {"options", k.options},
                                  {"log", k.log},
                                  {"resources", k.resources.to_json()},
@@ -139,6 +140,7 @@ std::optional<CompiledKernel> decode(const std::string& bytes, const BinaryCache
   CompiledKernel k;
   k.kernel_name = h.value("kernel_name", "");
   k.options = h.value("options", "");
+  k.format = parse_binary_format(h.value("format", "")).value_or(BinaryFormat::kUnknown);
   k.log = h.value("log", "");
   k.compile_ms = h.value("compile_ms", 0.0);
   if (h.contains("resources") && h["resources"].is_object()) k.resources = resources_from_json(h["resources"]);

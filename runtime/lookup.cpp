@@ -186,6 +186,7 @@ class Lookup::CachedBinaries final : public BinarySource {
     BinaryCache& cache = *lookup_.binary_cache_;
     const DeviceInfo& info = input.device.info();
     key_ = make_cache_key(input.tpl.hash(prelude_text(info.backend)), input.inst, input.problem, info, "");
+    template_kind(input.tpl).key_compiler(key_);
     prepared_.cache_entry = cache.entry_path(key_);
     const std::int64_t corrupt_before = cache.stats().corrupt;
     KF_TRY_ASSIGN(compiled, cache.get_or_compile(key_, compile, &out.cache_hit));

@@ -1,6 +1,8 @@
 // The defaults of BinarySource and TemplateKind, and the kinds by id.
 #include "template_kind.hpp"
 
+#include "binary_cache.hpp"
+
 namespace kforge {
 
 Result<CompiledKernel> BinarySource::replace_refused(const BuildInput&, const Compile&, const Error& refused,
@@ -23,6 +25,8 @@ Result<CompiledKernel> TemplateKind::compile(Device&, const TemplateSource& tpl,
 }
 
 void TemplateKind::add_identity(Hasher&, const BuildInput&) const {}
+
+void TemplateKind::key_compiler(BinaryCacheKey&) const {}
 
 const TemplateKind& template_kind(TemplateKindId id) {
   switch (id) {

@@ -23,6 +23,8 @@
 
 namespace kforge {
 
+struct BinaryCacheKey;
+
 /// What one build needs: the template, its instance for one problem and configuration.
 struct BuildInput {
   Device& device;
@@ -93,6 +95,10 @@ class TemplateKind {
   /// Adds what besides the instance's source identifies a built kernel (a
   /// library's identity, the problem and stored call it was bound for).
   virtual void add_identity(Hasher& h, const BuildInput& input) const;
+  /// Names in `key` the compiler that builds this kind's binaries where it
+  /// is not the device's (make_cache_key put the device's there): Triton
+  /// and its version for a Triton template.
+  virtual void key_compiler(BinaryCacheKey& key) const;
 };
 
 /// The kinds (source_kind.cpp, library_kind.cpp, triton_kind.cpp).

@@ -3,13 +3,14 @@
 // libtriton carries its own LLVM, which must not share kforge's process),
 // the binary loaded with its launch record's ABI (triton_binary.hpp) and the
 // instance's argument map, so the device launches it with the operator's
-// arguments. Triton binaries are compiled afresh per process for now: the
-// binary cache does not keep launch records yet.
+// arguments. The binary cache keeps the binary with its launch record (in
+// CompiledKernel::options), keyed on Triton's version.
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
+#include "binary_cache.hpp"
 #include "scratch_dir.hpp"
 #include "subprocess.hpp"
 #include "template_kind.hpp"
@@ -77,6 +78,31 @@ Result<json> run_helper(const json& request, const std::filesystem::path& dir) {
   return response;
 }
 
+/// `kernel` with its launch ABI and the instance's argument map (`source`,
+/// its request). A binary from the binary cache has no ABI: its launch
+/// record, kept in `options`, gives it again.
+Status attach_abi(CompiledKernel& kernel, const json& source) {
+  if (!kernel.abi) {
+    const json record = json::parse(kernel.options, nullptr, false);
+    if (record.is_discarded() || !record.is_object())
+      return Error::bad_input(kernel.kernel_name + ": a kept Triton binary without its launch record");
+    KF_TRY_ASSIGN(rebuilt, triton_compiled_kernel(record, kernel.binary));
+    kernel.abi = std::move(rebuilt.abi);
+    kernel.format = rebuilt.format;
+  }
+  LaunchAbi abi = *kernel.abi;
+  abi.argument_map = triton_argument_map(source);
+  kernel.abi = std::make_shared<const LaunchAbi>(std::move(abi));
+  return ok_status();
+}
+
+Result<json> read_record(const std::string& path) {
+  std::ifstream in(path);
+  json record = json::parse(in, nullptr, false);
+  if (record.is_discarded()) return Error::bad_input(path + ": not valid JSON");
+  return record;
+}
+
 class TritonKind final : public TemplateKind {
  public:
   TemplateKindId id() const override { return TemplateKindId::kTriton; }
@@ -99,23 +125,49 @@ class TritonKind final : public TemplateKind {
     if (!response.value("ok", false))
       return Error{ErrorCode::kCompile, response.value("error", std::string("Triton failed")),
                    response.value("log", std::string())};
-    KF_TRY_ASSIGN(kernel, read_triton_kernel(response["record_path"].get<std::string>()));
-    LaunchAbi abi = *kernel.abi;
-    abi.argument_map = triton_argument_map(source);
-    kernel.abi = std::make_shared<const LaunchAbi>(std::move(abi));
+    const std::string record_path = response["record_path"].get<std::string>();
+    KF_TRY_ASSIGN(kernel, read_triton_kernel(record_path));
+    KF_TRY_ASSIGN(record, read_record(record_path));
+    kernel.options = record.dump();  // what a binary cache entry needs to launch it again
+    KF_TRY(attach_abi(kernel, source));
     kernel.log = response.value("log", std::string());
     kernel.compile_ms = response.value("seconds", 0.0) * 1e3;
     return kernel;
   }
 
-  Result<KernelBuild> build(const BuildInput& input, BinarySource&) const override {
+  Result<KernelBuild> build(const BuildInput& input, BinarySource& binaries) const override {
     KernelBuild out;
-    out.origin = "compiled";
-    KF_TRY_ASSIGN(binary, compile(input.device, input.tpl, input.inst));
-    KF_TRY_ASSIGN(kernel, input.device.load(binary));
-    out.kernel = std::move(kernel);
+    const BinarySource::Compile compile_it = [&] { return compile(input.device, input.tpl, input.inst); };
+    if (input.device.info().backend == kInterpreterBackend) {  // nothing compiled: nothing to keep
+      out.origin = "compiled";
+      KF_TRY_ASSIGN(source, compile_it());
+      KF_TRY_ASSIGN(kernel, input.device.load(source));
+      out.kernel = std::move(kernel);
+      out.binary = std::move(source);
+      return out;
+    }
+    const json source = json::parse(input.inst.source);
+    KF_TRY_ASSIGN(binary, binaries.obtain(input, compile_it, out));
+    KF_TRY(attach_abi(binary, source));
+    KF_TRY(binaries.admit(input, binary));
+    auto kernel = input.device.load(binary);
+    if (!kernel.ok() && out.cache_hit) {
+      KF_TRY_ASSIGN(fresh, binaries.replace_refused(input, compile_it, kernel.error(), out));
+      binary = std::move(fresh);
+      KF_TRY(attach_abi(binary, source));
+      kernel = input.device.load(binary);
+    }
+    if (!kernel.ok()) return kernel.error();
+    out.kernel = std::move(*kernel);
     out.binary = std::move(binary);
     return out;
+  }
+
+  void add_identity(Hasher& h, const BuildInput&) const override { h.add("triton").add(triton_version()); }
+
+  void key_compiler(BinaryCacheKey& key) const override {
+    key.compiler = "triton";
+    key.compiler_version = triton_version();
   }
 };
 

@@ -272,7 +272,9 @@ Result<CompiledKernel> InProcessRunner::compile(const TemplateSource& tpl, const
 }
 
 BinaryCacheKey InProcessRunner::cache_key(const TemplateSource& tpl, const Instance& inst) const {
-  return make_cache_key(tpl.hash(prelude_text(device_.info().backend)), inst, problem_, device_.info(), "");
+  BinaryCacheKey key = make_cache_key(tpl.hash(prelude_text(device_.info().backend)), inst, problem_, device_.info(), "");
+  template_kind(tpl).key_compiler(key);
+  return key;
 }
 
 namespace {

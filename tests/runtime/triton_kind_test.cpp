@@ -6,6 +6,10 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include <unistd.h>
 
 #include "backend_parameters.hpp"
 #include "cuda_backend.hpp"
@@ -164,4 +168,57 @@ TEST_CASE("A tune varies only the Triton parameters that apply on its device's b
   CHECK(values(interpreted, "waves_per_eu") == 1);
   CHECK(values(interpreted, "BLOCK_M") == values(declared, "BLOCK_M"));
   CHECK(interpreted.default_config() == declared.default_config());
+}
+
+TEST_CASE("The binary cache keeps a Triton binary with its launch record, keyed on Triton", "[triton]") {
+  if (const std::string& why = triton_kind().unavailable(TemplateSource{}); !why.empty()) {
+    WARN("SKIPPED: " << why);
+    return;
+  }
+  FakeGpu::get().reset();
+  auto device = open_cuda_device(test::fake_cuda_driver(), 0);
+  REQUIRE(device.ok());
+  const auto cache_dir = std::filesystem::temp_directory_path() /
+                         ("kforge-triton-cache-test-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(cache_dir);
+  LookupOptions options;
+  options.user_db = "/nonexistent/kforge-triton-cache-test.db";
+  options.binary_cache_dir = cache_dir.string();
+  options.env_overrides = false;
+  auto prepared_in_a_fresh_lookup = [&]() -> std::string {
+    auto catalog = TemplateCatalog::builtin();
+    REQUIRE(catalog.ok());
+    REQUIRE(catalog->add_dir((kCorpus / "rmsnorm_row").string()).ok());
+    auto lookup = Lookup::open(options, **device, std::move(*catalog));
+    REQUIRE(lookup.ok());
+    REQUIRE((*lookup)->set_override("rmsnorm", "rmsnorm_triton_row", "BLOCK_N128_ROWS2_num_warps4").ok());
+    auto selection = (*lookup)->select(rmsnorm(9, 100));
+    REQUIRE(selection.ok());
+    auto prepared = (*lookup)->prepare(*selection);
+    INFO((prepared.ok() ? std::string() : prepared.error().message));
+    REQUIRE(prepared.ok());
+    std::ifstream entry((*prepared)->cache_entry, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(entry)), std::istreambuf_iterator<char>());
+    CHECK_THAT(bytes, Catch::Contains("compiler=triton"));
+    CHECK_THAT(bytes, Catch::Contains("\"format\":\"cubin\""));
+    auto x = (*device)->allocate(9 * 100 * 4), w = (*device)->allocate(100 * 4), y = (*device)->allocate(9 * 100 * 4);
+    REQUIRE((x.ok() && w.ok() && y.ok()));
+    REQUIRE((*lookup)->enqueue(*selection, {KernelArg::of(std::int32_t{9}), KernelArg::of(std::int32_t{100}),
+                                            KernelArg::of(1e-6f), KernelArg::of(**x), KernelArg::of(**w),
+                                            KernelArg::of(**y)}).ok());
+    return (*prepared)->origin;
+  };
+  CHECK(prepared_in_a_fresh_lookup() == "compiled");
+  CHECK(prepared_in_a_fresh_lookup() == "disk");
+  // Launched from the cache as when compiled: the ABI and the argument map came back.
+  REQUIRE(FakeGpu::get().launches.size() == 2);
+  const auto& compiled = FakeGpu::get().launches[0];
+  const auto& cached = FakeGpu::get().launches[1];
+  CHECK(cached.block == compiled.block);
+  CHECK(cached.grid == compiled.grid);
+  REQUIRE(cached.params.size() == compiled.params.size());
+  std::int32_t stride = 0;
+  std::memcpy(&stride, cached.params[6].data(), 4);
+  CHECK(stride == 100);
+  std::filesystem::remove_all(cache_dir);
 }
