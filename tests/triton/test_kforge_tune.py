@@ -117,3 +117,29 @@ def test_a_wrong_reduction_is_caught_by_the_reference_and_named(tmp_path):
     assert (config, status) == (CONFIG, "wrong_result"), reason
     assert CONFIG in reason, reason
     assert "--device interpret:0" in reason, reason  # the rerun line reruns it here
+
+
+EXAMPLE = os.path.join(os.path.dirname(CORPUS), "..", "examples", "triton_swiglu")
+
+
+def test_the_users_swiglu_example_is_validated_and_compiles_for_three_targets(tmp_path):
+    from kforge_triton.manifest import load_manifest
+    load_manifest(os.path.join(EXAMPLE, "manifest.json"))  # step 4 of docs/triton.md
+    env = dict(os.environ, KFORGE_TRITON_HELPERS=HELPERS, KFORGE_PYTHON=sys.executable)
+    db = tmp_path / "check.db"
+    tuned = subprocess.run([KFORGE, "tune", "--device", "interpret:0", "--template", EXAMPLE, "--op", "swiglu",
+                            "--shape", "rows=5,cols=300", "--dtype", "bf16", "--db", str(db), "--json", "--quiet"],
+                           capture_output=True, text=True, env=env, timeout=900)
+    assert tuned.returncode == 0, tuned.stdout[-3000:] + tuned.stderr[-3000:]
+    report = json.loads(tuned.stdout)
+    assert report["validated"] >= 3 and report["failed"] == 0, report
+    for target in ("cuda:sm_80", "cuda:sm_90a", "hip:gfx942"):
+        compiled = subprocess.run([KFORGE, "compile", "--target", target, "--triton", EXAMPLE, "--op", "swiglu",
+                                   "--shape", "rows=4096,cols=11008", "--dtype", "bf16", "--max-configs", "2",
+                                   "--json"], capture_output=True, text=True, env=env, timeout=900)
+        assert compiled.returncode == 0, compiled.stderr[-3000:]
+        candidates = json.loads(compiled.stdout)["candidates"]
+        assert len(candidates) == 2
+        for c in candidates:
+            assert c["status"] == "ok", (target, c)
+            assert c["spill_stores"] == 0 and c["registers"] > 0, (target, c)

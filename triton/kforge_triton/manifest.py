@@ -33,6 +33,7 @@ OPERATORS = {
                 "arguments": ["rows", "cols", "X", "Y", "partials", "counters"]},
     "attention": {"dims": ["B", "H", "S", "SK", "D"], "names": ["dtype_bytes", "mask"],
                   "arguments": ["B", "H", "S", "SK", "D", "scale", "Q", "K", "V", "O"]},
+    "swiglu": {"dims": ["rows", "cols"], "names": ["dtype_bytes"], "arguments": ["rows", "cols", "X", "Y"]},
 }
 DEVICE_LIMITS = ["max_block_threads", "local_mem_bytes", "max_shared_bytes", "compute_units", "simd_width"]
 LAYOUTS = ["NN", "NT", "TN", "TT"]
