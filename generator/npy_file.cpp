@@ -127,6 +127,11 @@ Result<NpyArray> read_npy(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return Error::bad_input(path + ": cannot open the .npy file");
   const std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  return parse_npy(bytes, path);
+}
+
+Result<NpyArray> parse_npy(std::string_view text, const std::string& path) {
+  const std::string bytes(text);
   if (bytes.size() < 10 || bytes.compare(0, 6, kMagic, 6) != 0) {
     return Error::bad_input(path + ": not a .npy file (no \\x93NUMPY magic)");
   }

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "result.hpp"
@@ -23,6 +24,8 @@ struct NpyArray {
 /// Reads `path`. Errors name the file and what is wrong with it (magic,
 /// header, dtype, Fortran order, a size that disagrees with the shape).
 Result<NpyArray> read_npy(const std::string& path);
+/// The same for a file's bytes already read; `path` names it in errors.
+Result<NpyArray> parse_npy(std::string_view bytes, const std::string& path);
 
 /// Writes `values` as a 1-D array of `descr` ("<f4", "<f8" or "<i4").
 Status write_npy(const std::string& path, const std::vector<double>& values,

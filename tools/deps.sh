@@ -7,6 +7,8 @@ kforge_packages=(cmake g++ make pkg-config git libsqlite3-dev nlohmann-json3-dev
 # The offline HIP compiler for gfx942 and gfx950, which hipRTC 5.2 cannot reach
 # (docs/compile-only.md): clang 22, in bookworm-security.
 kforge_packages+=(clang-22 lld-22 llvm-22)
+# libFuzzer and the sanitizer runtimes of clang 22 (tools/fuzz.sh).
+kforge_packages+=(libclang-rt-22-dev)
 # The Python package (runtime/python): headers, venv and pip for nanobind and pytest, NumPy.
 kforge_packages+=(python3-dev python3-venv python3-pip python3-numpy)
 # The report test: a headless browser renders kforge report, libpng reads its screenshot.

@@ -23,3 +23,6 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DKFORGE_WARNINGS_AS_ERRORS=ON
       -DPython_EXECUTABLE="$python_env/bin/python" ${nvdisasm:+-DKFORGE_NVDISASM="$nvdisasm"}
 cmake --build "$build" -j"$(nproc)"
 ctest --test-dir "$build" --output-on-failure --timeout 900 -j"$(nproc)"
+# The parsers of outside bytes under libFuzzer with ASan and UBSan, a fixed
+# number of executions each (tests/fuzz/README.md).
+KFORGE_BUILD_DIR="$build" tools/fuzz.sh

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (tests/fuzz) with clang++-22 and
+# -fsanitize=fuzzer,address,undefined, seeds each from the repository's own
+# inputs, and runs it for a fixed number of executions. A crash, a leak or
+# undefined behaviour fails the run; libFuzzer leaves the input that did it
+# in the target's artifact folder, to be committed under tests/fuzz/regressions.
+#   KFORGE_FUZZ_RUNS (default 20000): executions per target.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+out=${KFORGE_BUILD_DIR:-build}/fuzz
+runs=${KFORGE_FUZZ_RUNS:-20000}
+if ! command -v clang++-22 >/dev/null; then
+  echo "fuzz: SKIPPED: clang++-22 not found (tools/deps.sh installs it)"
+  exit 0
+fi
+cmake -S tests/fuzz -B "$out" -DCMAKE_CXX_COMPILER=clang++-22 -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build "$out" -j"$(nproc)"
+
+# Seeds: every input of the kind the repository holds, plus each
+# manifest's expressions one per file for the expression parser.
+seeds=$out/seeds
+rm -rf "$seeds"
+mkdir -p "$seeds"/{expr,manifest,operator_declaration,npy,problem_json}
+n=0
+for f in $(find templates examples tests/data -name manifest.json); do cp "$f" "$seeds/manifest/$((n++)).json"; done
+for f in $(find examples tests/data -name operator.json); do cp "$f" "$seeds/operator_declaration/$((n++)).json"; done
+for f in $(find examples tests/data -name '*.npy'); do cp "$f" "$seeds/npy/$((n++)).npy"; done
+python3 - "$seeds" <<'PY'
+import glob, json, sys
+seeds = sys.argv[1]
+texts = set()
+for path in glob.glob("templates/**/manifest.json", recursive=True) + glob.glob("tests/data/**/manifest.json", recursive=True):
+    m = json.load(open(path))
+    for key in ("constraints", "envelope", "grid"):
+        for e in m.get(key, []) or []:
+            if isinstance(e, str):
+                texts.add(e)
+for i, t in enumerate(sorted(texts)):
+    open(f"{seeds}/expr/{i}.txt", "w").write(t)
+problems = [
+    {"op": "gemm", "dims": {"M": 128, "N": 64, "K": 32, "batch": 1}, "dtype": "bf16", "layout": "TN",
+     "epilogue": "bias_relu", "attrs": {}},
+    {"op": "rmsnorm", "dims": {"rows": 9, "cols": 100}, "dtype": "f32", "layout": "NN", "epilogue": "none",
+     "attrs": {}},
+    {"op": "attention", "dims": {"B": 1, "H": 2, "S": 20, "SK": 20, "D": 64}, "dtype": "f16", "layout": "NN",
+     "epilogue": "none", "attrs": {"mask": "causal"}},
+]
+for i, p in enumerate(problems):
+    open(f"{seeds}/problem_json/{i}.json", "w").write(json.dumps(p))
+PY
+
+status=0
+for target in expr manifest operator_declaration npy problem_json; do
+  artifacts=$out/artifacts/$target
+  mkdir -p "$artifacts" "$out/corpus/$target"
+  echo "fuzz: $target, $runs executions"
+  dirs=("$out/corpus/$target" "$seeds/$target")
+  [ -d "$root/tests/fuzz/regressions/$target" ] && dirs+=("$root/tests/fuzz/regressions/$target")
+  if ! "$out/fuzz_$target" -runs="$runs" -seed=1 -max_len=65536 -rss_limit_mb=4096 -print_final_stats=1 \
+        -artifact_prefix="$artifacts/" "${dirs[@]}" 2>"$out/$target.log"; then
+    tail -n 40 "$out/$target.log"
+    echo "fuzz: $target FAILED; the input is in $artifacts"
+    status=1
+  else
+    grep -E "stat::number_of_executed_units|stat::new_units_added" "$out/$target.log" | sed "s/^/fuzz: $target /"
+  fi
+done
+exit $status
