@@ -21,11 +21,12 @@ cmake --build "$out" -j"$(nproc)"
 # manifest's expressions one per file for the expression parser.
 seeds=$out/seeds
 rm -rf "$seeds"
-mkdir -p "$seeds"/{expr,manifest,operator_declaration,npy,problem_json}
+mkdir -p "$seeds"/{expr,manifest,operator_declaration,npy,problem_json,ptx}
 n=0
 for f in $(find templates examples tests/data -name manifest.json); do cp "$f" "$seeds/manifest/$((n++)).json"; done
 for f in $(find examples tests/data -name operator.json); do cp "$f" "$seeds/operator_declaration/$((n++)).json"; done
 for f in $(find examples tests/data -name '*.npy'); do cp "$f" "$seeds/npy/$((n++)).npy"; done
+cp tests/fuzz/seeds/ptx/* "$seeds/ptx/"
 python3 - "$seeds" <<'PY'
 import glob, json, sys
 seeds = sys.argv[1]
@@ -51,7 +52,7 @@ for i, p in enumerate(problems):
 PY
 
 status=0
-for target in expr manifest operator_declaration npy problem_json; do
+for target in expr manifest operator_declaration npy problem_json ptx; do
   artifacts=$out/artifacts/$target
   mkdir -p "$artifacts" "$out/corpus/$target"
   echo "fuzz: $target, $runs executions"
