@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (tests/fuzz) with clang++-22 and
-# -fsanitize=fuzzer,address,undefined, seeds each from the repository's own
+# -fsanitize=fuzzer,address,undefined, runs the generator's unit tests under
+# ASan and UBSan, seeds each fuzz target from the repository's own
 # inputs, and runs it for a fixed number of executions. A crash, a leak or
 # undefined behaviour fails the run; libFuzzer leaves the input that did it
 # in the target's artifact folder, to be committed under tests/fuzz/regressions.
@@ -52,6 +53,15 @@ for i, p in enumerate(problems):
 PY
 
 status=0
+# The generator's unit tests under the same sanitizers, first.
+echo "sanitizers: generator unit tests (ASan, UBSan)"
+if ! "$out/generator_tests_sanitized" >"$out/generator_tests.log" 2>&1; then
+  tail -n 60 "$out/generator_tests.log"
+  echo "sanitizers: generator unit tests FAILED"
+  status=1
+else
+  grep -E "test cases" "$out/generator_tests.log" | sed "s/^/sanitizers: /"
+fi
 for target in expr manifest operator_declaration npy problem_json ptx; do
   artifacts=$out/artifacts/$target
   mkdir -p "$artifacts" "$out/corpus/$target"
