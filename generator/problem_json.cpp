@@ -1,5 +1,7 @@
 #include "problem_json.hpp"
 
+#include <cstdint>
+
 namespace kforge {
 
 nlohmann::json problem_to_json(const Problem& p) {
@@ -15,7 +17,12 @@ Result<Problem> problem_from_json(const nlohmann::json& j, const std::string& wh
   try {
     Problem p;
     p.op = j.at("op").get<std::string>();
-    p.dims = j.at("dims").get<std::map<std::string, std::int64_t>>();
+    for (const auto& [name, value] : j.at("dims").items()) {
+      // get<int64_t> of a float is a plain cast, undefined out of range.
+      if (!value.is_number_integer() || (value.is_number_unsigned() && value.get<std::uint64_t>() > INT64_MAX))
+        return Error::bad_input(where + ": problem.dims." + name + ": not an integer: " + value.dump());
+      p.dims[name] = value.get<std::int64_t>();
+    }
     auto dtype = parse_dtype(j.at("dtype").get<std::string>());
     if (!dtype) return Error::bad_input(where + ": bad problem.dtype " + j.at("dtype").dump());
     p.dtype = *dtype;

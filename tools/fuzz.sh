@@ -22,12 +22,13 @@ cmake --build "$out" -j"$(nproc)"
 # manifest's expressions one per file for the expression parser.
 seeds=$out/seeds
 rm -rf "$seeds"
-mkdir -p "$seeds"/{expr,manifest,operator_declaration,npy,problem_json,ptx}
+mkdir -p "$seeds"/{expr,manifest,operator_declaration,npy,problem_json,ptx,worker_protocol}
 n=0
 for f in $(find templates examples tests/data -name manifest.json); do cp "$f" "$seeds/manifest/$((n++)).json"; done
 for f in $(find examples tests/data -name operator.json); do cp "$f" "$seeds/operator_declaration/$((n++)).json"; done
 for f in $(find examples tests/data -name '*.npy'); do cp "$f" "$seeds/npy/$((n++)).npy"; done
 cp tests/fuzz/seeds/ptx/* "$seeds/ptx/"
+cp tests/fuzz/seeds/worker_protocol/* "$seeds/worker_protocol/"
 python3 - "$seeds" <<'PY'
 import glob, json, sys
 seeds = sys.argv[1]
@@ -62,7 +63,7 @@ if ! "$out/generator_tests_sanitized" >"$out/generator_tests.log" 2>&1; then
 else
   grep -E "test cases" "$out/generator_tests.log" | sed "s/^/sanitizers: /"
 fi
-for target in expr manifest operator_declaration npy problem_json ptx; do
+for target in expr manifest operator_declaration npy problem_json ptx worker_protocol; do
   artifacts=$out/artifacts/$target
   mkdir -p "$artifacts" "$out/corpus/$target"
   echo "fuzz: $target, $runs executions"

@@ -8,6 +8,7 @@
 #include <climits>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 #include "bounded_json.hpp"
 #include "problem_json.hpp"
@@ -22,6 +23,20 @@ double number(const nlohmann::json& j, const char* key) {
   if (it == j.end()) return 0.0;
   if (it->is_null()) return std::numeric_limits<double>::quiet_NaN();
   return it->get<double>();
+}
+
+/// j[key] as T where it is an integer T holds, else `fallback`: nlohmann
+/// reads a float into an integer by a plain cast, undefined out of range.
+template <typename T>
+T integer_or(const nlohmann::json& j, const char* key, T fallback) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_number_integer()) return fallback;
+  if (it->is_number_unsigned()) {
+    const auto v = it->get<std::uint64_t>();
+    return v <= static_cast<std::uint64_t>(std::numeric_limits<T>::max()) ? static_cast<T>(v) : fallback;
+  }
+  const auto v = it->get<std::int64_t>();
+  return std::in_range<T>(v) ? static_cast<T>(v) : fallback;
 }
 
 }  // namespace
@@ -39,8 +54,13 @@ nlohmann::json to_json(const std::vector<CandidateRef>& refs) {
 
 std::vector<CandidateRef> refs_from_json(const nlohmann::json& list) {
   std::vector<CandidateRef> refs;
+  if (!list.is_array()) return refs;
   for (const auto& c : list) {
-    refs.push_back({c.value("template", ""), c.value("config", ""), c.value("group", -1), c.value("build_only", false)});
+    try {  // an entry that does not read back is left out
+      refs.push_back({c.value("template", ""), c.value("config", ""), integer_or(c, "group", -1),
+                      c.value("build_only", false)});
+    } catch (const nlohmann::json::exception&) {
+    }
   }
   return refs;
 }
@@ -53,14 +73,16 @@ nlohmann::json to_json(const TimingStats& t) {
           {"stop", t.stop},           {"clocks", t.clocks.to_json()}};
 }
 
-TimingStats timing_from_json(const nlohmann::json& j) {
+namespace {
+
+TimingStats timing_fields(const nlohmann::json& j) {
   TimingStats t;
   t.median_ms = number(j, "median_ms");
   t.p20_ms = number(j, "p20_ms");
   t.p80_ms = number(j, "p80_ms");
   t.min_ms = number(j, "min_ms");
   t.max_ms = number(j, "max_ms");
-  t.count = j.value("count", std::int64_t{0});
+  t.count = integer_or(j, "count", std::int64_t{0});
   for (const auto& v : j.value("samples_ms", nlohmann::json::array())) {
     t.samples_ms.push_back(v.is_null() ? std::numeric_limits<double>::quiet_NaN() : v.get<double>());
   }
@@ -74,6 +96,16 @@ TimingStats timing_from_json(const nlohmann::json& j) {
   return t;
 }
 
+}  // namespace
+
+TimingStats timing_from_json(const nlohmann::json& j) {
+  try {
+    return timing_fields(j);
+  } catch (const nlohmann::json::exception&) {
+    return {};  // unreadable: no samples, as if never timed
+  }
+}
+
 nlohmann::json to_json(const Evaluation& e) {
   return {{"status", status_name(e.status)}, {"reason", e.reason},           {"timing", to_json(e.timing)},
           {"error_norm", e.error_norm},      {"error_ratio", e.error_ratio}, {"compile_ms", e.compile_ms},
@@ -84,11 +116,13 @@ nlohmann::json to_json(const Evaluation& e) {
           {"untimed_ms", e.untimed_ms}};
 }
 
-Evaluation evaluation_from_json(const nlohmann::json& j) {
+namespace {
+
+Evaluation evaluation_fields(const nlohmann::json& j) {
   Evaluation e;
   e.status = parse_status(j.value("status", std::string("crash"))).value_or(CandidateStatus::kCrash);
   e.reason = j.value("reason", std::string());
-  if (j.contains("timing")) e.timing = timing_from_json(j["timing"]);
+  if (j.contains("timing")) e.timing = timing_fields(j["timing"]);
   e.error_norm = number(j, "error_norm");
   e.error_ratio = number(j, "error_ratio");
   e.compile_ms = number(j, "compile_ms");
@@ -108,23 +142,38 @@ Evaluation evaluation_from_json(const nlohmann::json& j) {
   return e;
 }
 
+}  // namespace
+
+Evaluation evaluation_from_json(const nlohmann::json& j) {
+  try {
+    return evaluation_fields(j);
+  } catch (const nlohmann::json::exception& ex) {
+    // Workers write these with to_json: one that does not read back is a
+    // worker gone wrong, which costs its candidate only.
+    Evaluation bad;
+    bad.status = CandidateStatus::kCrash;
+    bad.reason = std::string("the worker's evaluation message does not read back: ") + ex.what();
+    return bad;
+  }
+}
+
 MeasurementProtocol protocol_from_json(const nlohmann::json& j) {
   MeasurementProtocol p;
-  p.warmup = j.value("warmup", p.warmup);
-  p.min_reps = j.value("min_reps", p.min_reps);
-  p.max_reps = j.value("max_reps", p.max_reps);
+  p.warmup = integer_or(j, "warmup", p.warmup);
+  p.min_reps = integer_or(j, "min_reps", p.min_reps);
+  p.max_reps = integer_or(j, "max_reps", p.max_reps);
   p.budget_ms = j.value("budget_ms", p.budget_ms);
   p.flush_cache = j.value("flush_cache", p.flush_cache);
   p.ci_rel_width = j.value("ci_rel_width", p.ci_rel_width);
   p.cut_ratio = j.value("cut_ratio", p.cut_ratio);
-  p.cut_after = j.value("cut_after", p.cut_after);
+  p.cut_after = integer_or(j, "cut_after", p.cut_after);
   p.stop_outside_window = j.value("stop_outside_window", p.stop_outside_window);
-  p.finalists = j.value("finalists", p.finalists);
+  p.finalists = integer_or(j, "finalists", p.finalists);
   p.finalist_window = j.value("finalist_window", p.finalist_window);
-  p.max_finalists = j.value("max_finalists", p.max_finalists);
-  p.finalist_rounds = j.value("finalist_rounds", p.finalist_rounds);
-  p.finalist_race_after = j.value("finalist_race_after", p.finalist_race_after);
-  p.finalist_retimings = j.value("finalist_retimings", p.finalist_retimings);
+  p.max_finalists = integer_or(j, "max_finalists", p.max_finalists);
+  p.finalist_rounds = integer_or(j, "finalist_rounds", p.finalist_rounds);
+  p.finalist_race_after = integer_or(j, "finalist_race_after", p.finalist_race_after);
+  p.finalist_retimings = integer_or(j, "finalist_retimings", p.finalist_retimings);
   p.retime_load_share = j.value("retime_load_share", p.retime_load_share);
   return p;
 }
@@ -150,10 +199,13 @@ Result<RunnerSetup> setup_from_json(const nlohmann::json& j) {
     KF_TRY_ASSIGN(problem, problem_from_json(j.at("problem"), "worker setup"));
     s.problem = std::move(problem);
     s.template_origins = j.at("templates").get<std::vector<std::string>>();
-    s.workload_seed = j.at("workload_seed").get<std::uint64_t>();
+    const auto& seed = j.at("workload_seed");
+    if (!seed.is_number_integer() || (!seed.is_number_unsigned() && seed.get<std::int64_t>() < 0))
+      return Error::bad_input("worker setup: workload_seed: not an unsigned integer: " + seed.dump());
+    s.workload_seed = j["workload_seed"].get<std::uint64_t>();
     s.protocol = protocol_from_json(j.at("protocol"));
     s.cache_dir = j.value("cache_dir", std::string());
-    s.compile_threads = j.value("compile_threads", 0);
+    s.compile_threads = integer_or(j, "compile_threads", 0);
     s.compile_overlap = j.value("compile_overlap", false);
     s.code_generator = j.value("code_generator", false);
     s.reference_dir = j.value("reference_dir", std::string());

@@ -28,7 +28,9 @@
 namespace kforge {
 
 /// A list of candidates as [{"template":T,"config":C},...] (with "group"
-/// and "build_only" where set), and back.
+/// and "build_only" where set), and back. The readers never throw: an
+/// entry that does not read back is left out, a timing that does not is
+/// empty, and an evaluation that does not is a crash saying so.
 nlohmann::json to_json(const std::vector<CandidateRef>& refs);
 std::vector<CandidateRef> refs_from_json(const nlohmann::json& list);
 nlohmann::json to_json(const TimingStats& t);

@@ -410,3 +410,41 @@ TEST_CASE("every protocol setting reaches the worker as set", "[measurement][uni
   CHECK(protocol_from_json(sent).to_json() == sent);
   CHECK(sent != MeasurementProtocol{}.to_json());
 }
+
+TEST_CASE("A worker message that does not read back is a crash, never an exception", "[worker]") {
+  // Found by tests/fuzz/fuzz_worker_protocol: nlohmann's value() threw on a
+  // field of another type, and the tuner ended in std::terminate.
+  const auto bad = nlohmann::json::parse(R"({"status": "ok", "reason": 5, "timing": {"median_ms": 1.0}})");
+  const Evaluation e = evaluation_from_json(bad);
+  CHECK(e.status == CandidateStatus::kCrash);
+  CHECK_THAT(e.reason, Catch::Contains("does not read back"));
+  // An ok evaluation whose timing is garbage is not taken as a 0 ms winner.
+  const auto garbled = nlohmann::json::parse(R"({"status": "ok", "timing": {"samples_ms": [true]}})");
+  CHECK(evaluation_from_json(garbled).status == CandidateStatus::kCrash);
+  CHECK(timing_from_json(nlohmann::json::parse(R"({"count": "many"})")).count == 0);
+  const auto refs = refs_from_json(nlohmann::json::parse(R"([{"template": "t", "config": "A1"}, {"template": 7}, 3])"));
+  REQUIRE(refs.size() == 1);
+  CHECK(refs[0].config == "A1");
+}
+
+TEST_CASE("Integers of a worker message out of their type's range are refused, never cast", "[worker]") {
+  // Found by tests/fuzz/fuzz_worker_protocol: a float seed read as an
+  // unsigned integer is undefined behaviour (UBSan: outside the range of
+  // representable values).
+  auto setup = nlohmann::json::parse(
+      R"({"device": "opencl:0", "problem": {"op": "gemm", "dims": {"M": 64, "N": 64, "K": 64, "batch": 1},
+          "dtype": "f32", "layout": "NN", "epilogue": "none", "attrs": {}},
+          "templates": [], "workload_seed": 7.2e61, "protocol": {"warmup": 1e300, "min_reps": 3}})");
+  auto refused = setup_from_json(setup);
+  REQUIRE_FALSE(refused.ok());
+  CHECK_THAT(refused.error().message, Catch::Contains("workload_seed"));
+  setup["workload_seed"] = 7;
+  auto read = setup_from_json(setup);
+  REQUIRE(read.ok());
+  CHECK(read->protocol.warmup == MeasurementProtocol{}.warmup);  // out of range: the default
+  CHECK(read->protocol.min_reps == 3);
+  setup["problem"]["dims"]["M"] = 1e30;
+  auto bad_dim = setup_from_json(setup);
+  REQUIRE_FALSE(bad_dim.ok());
+  CHECK_THAT(bad_dim.error().message, Catch::Contains("problem.dims.M"));
+}
