@@ -2,6 +2,7 @@
 #include "triton_helpers.hpp"
 
 #include <cstdlib>
+#include <fstream>
 #include <mutex>
 
 #include "subprocess.hpp"
@@ -59,6 +60,20 @@ std::vector<std::string> triton_helper_command(const std::vector<std::string>& a
   std::vector<std::string> argv = {"env", "PYTHONPATH=" + triton_helper_dir(), triton_python()};
   argv.insert(argv.end(), args.begin(), args.end());
   return argv;
+}
+
+Result<nlohmann::json> run_triton_helper(const std::string& helper, const nlohmann::json& request,
+                                         const std::filesystem::path& dir, ErrorCode failure) {
+  const auto request_path = dir / "request.json", response_path = dir / "response.json";
+  std::ofstream(request_path) << request.dump();
+  KF_TRY_ASSIGN(run, run_subprocess(triton_helper_command({"-m", "kforge_triton." + helper, request_path.string(),
+                                                           response_path.string()})));
+  std::ifstream in(response_path);
+  nlohmann::json response = nlohmann::json::parse(in, nullptr, false);
+  if (run.exit_code != 0 || response.is_discarded() || !response.is_object())
+    return Error{failure, "the Triton " + helper + " helper failed (exit " + std::to_string(run.exit_code) + ")",
+                 run.output};
+  return response;
 }
 
 }  // namespace kforge

@@ -12,7 +12,6 @@
 #include "host_cpus.hpp"
 #include "host_memory.hpp"
 #include "scratch_dir.hpp"
-#include "subprocess.hpp"
 #include "triton_binary.hpp"
 #include "triton_helpers.hpp"
 
@@ -115,21 +114,6 @@ Result<json> request_arguments(const LaunchAbi& abi, const std::vector<KernelArg
   return out;
 }
 
-Result<json> run_interpreter(const json& request, const fs::path& dir) {
-  const fs::path request_path = dir / "request.json", response_path = dir / "response.json";
-  std::ofstream(request_path) << request.dump();
-  KF_TRY_ASSIGN(run, run_subprocess(triton_helper_command({"-m", "kforge_triton.interpret", request_path.string(),
-                                                           response_path.string()})));
-  std::ifstream in(response_path);
-  json response = json::parse(in, nullptr, false);
-  if (run.exit_code != 0 || response.is_discarded() || !response.is_object())
-    return Error{ErrorCode::kLaunch,
-                 "the Triton interpreter helper failed (exit " + std::to_string(run.exit_code) + ")", run.output};
-  if (!response.value("ok", false))
-    return Error{ErrorCode::kLaunch, response.value("error", std::string("the interpreter failed")), run.output};
-  return response;
-}
-
 Status read_back(const std::vector<std::pair<HostBuffer*, fs::path>>& files) {
   for (const auto& [buffer, file] : files) {
     std::ifstream in(file, std::ios::binary);
@@ -195,7 +179,9 @@ class InterpreterDevice final : public Device {
                           {"grid", {geometry.grid[0], geometry.grid[1], geometry.grid[2]}},
                           {"guard_elements", kGuardElements}};
     if (on_running) on_running();
-    KF_TRY_ASSIGN(response, run_interpreter(request, dir.path));
+    KF_TRY_ASSIGN(response, run_triton_helper("interpret", request, dir.path, ErrorCode::kLaunch));
+    if (!response.value("ok", false))
+      return Error{ErrorCode::kLaunch, response.value("error", std::string("the interpreter failed")), {}};
     KF_TRY(read_back(files));
     return response.value("seconds", 0.0) * 1e3;
   }

@@ -12,7 +12,6 @@
 
 #include "binary_cache.hpp"
 #include "scratch_dir.hpp"
-#include "subprocess.hpp"
 #include "template_kind.hpp"
 #include "triton_binary.hpp"
 #include "triton_helpers.hpp"
@@ -65,19 +64,6 @@ json compile_request(const json& source, const std::string& target, const std::f
   return request;
 }
 
-Result<json> run_helper(const json& request, const std::filesystem::path& dir) {
-  const auto request_path = dir / "request.json", response_path = dir / "response.json";
-  std::ofstream(request_path) << request.dump();
-  KF_TRY_ASSIGN(run, run_subprocess(triton_helper_command({"-m", "kforge_triton.compile", request_path.string(),
-                                                           response_path.string()})));
-  std::ifstream in(response_path);
-  json response = json::parse(in, nullptr, false);
-  if (run.exit_code != 0 || response.is_discarded() || !response.is_object())
-    return Error{ErrorCode::kCompile, "the Triton compile helper failed (exit " + std::to_string(run.exit_code) + ")",
-                 run.output};
-  return response;
-}
-
 /// `kernel` with its launch ABI and the instance's argument map (`source`,
 /// its request). A binary from the binary cache has no ABI: its launch
 /// record, kept in `options`, gives it again.
@@ -121,7 +107,8 @@ class TritonKind final : public TemplateKind {
     KF_TRY_ASSIGN(path, make_scratch_dir("kforge-triton"));
     const ScratchDir dir{path};
     std::ofstream(dir.path / "kernel.py") << tpl.kernel_text;
-    KF_TRY_ASSIGN(response, run_helper(compile_request(source, target, dir.path, timeout_s), dir.path));
+    KF_TRY_ASSIGN(response, run_triton_helper("compile", compile_request(source, target, dir.path, timeout_s), dir.path,
+                                                      ErrorCode::kCompile));
     if (!response.value("ok", false))
       return Error{ErrorCode::kCompile, response.value("error", std::string("Triton failed")),
                    response.value("log", std::string())};

@@ -157,14 +157,23 @@ void print_no_winner(const std::map<std::string, int>& failures, const RunnerOpt
   }
 }
 
+/// What was skipped or sampled, then how many candidates ran and failed.
+void print_search(const TuneSummary& s, const Problem& problem, const DeviceInfo& info) {
+  for (const auto& [name, reason] : s.search.skipped_templates) std::cout << "\nskipped " << name << ": " << reason;
+  for (const auto& [name, note] : s.search.partial_spaces) std::cout << "\npart of the space: " << note;
+  for (const auto& w : s.search.warm_starts) {
+    std::cout << "\nwarm start " << w.template_name << " " << w.config << ": the winner of " << w.from_problem
+              << " (log2 distance " << fmt(w.distance, 3) << ")";
+  }
+  std::cout << "\n" << problem.key() << " on " << info.name << " (" << info.selector
+            << "): " << s.counts.evaluated + s.counts.reused << " candidates (" << s.counts.reused
+            << " already stored), " << s.counts.failed << " failed, " << fmt(s.times.total_s, 3) << " s\n";
+}
+
 /// A device that does not time (the Triton interpreter): what it validated
 /// is the result, and there is no winner to expect.
 void print_validated(const TuneSummary& s, const Problem& problem, const DeviceInfo& info) {
-  for (const auto& [name, reason] : s.search.skipped_templates) std::cout << "\nskipped " << name << ": " << reason;
-  for (const auto& [name, note] : s.search.partial_spaces) std::cout << "\npart of the space: " << note;
-  std::cout << "\n" << problem.key() << " on " << info.name << " (" << info.selector << "): "
-            << s.counts.evaluated + s.counts.reused << " candidates (" << s.counts.reused << " already stored), "
-            << s.counts.failed << " failed, " << fmt(s.times.total_s, 3) << " s\n";
+  print_search(s, problem, info);
   std::cout << s.counts.validated << " candidate" << (s.counts.validated == 1 ? "" : "s")
             << " validated against the reference on " << info.name
             << " (logic only: it does not time kernels, so nothing is a winner)\n";
@@ -178,15 +187,7 @@ void print_validated(const TuneSummary& s, const Problem& problem, const DeviceI
 
 /// The human-readable summary of a finished tune.
 void print_summary(const TuneSummary& s, const Problem& problem, const DeviceInfo& info, double flops) {
-    for (const auto& [name, reason] : s.search.skipped_templates) std::cout << "\nskipped " << name << ": " << reason;
-    for (const auto& [name, note] : s.search.partial_spaces) std::cout << "\npart of the space: " << note;
-    for (const auto& w : s.search.warm_starts) {
-      std::cout << "\nwarm start " << w.template_name << " " << w.config << ": the winner of " << w.from_problem
-                << " (log2 distance " << fmt(w.distance, 3) << ")";
-    }
-    std::cout << "\n" << problem.key() << " on " << info.name << " (" << info.selector
-              << "): " << s.counts.evaluated + s.counts.reused << " candidates (" << s.counts.reused
-              << " already stored), " << s.counts.failed << " failed, " << fmt(s.times.total_s, 3) << " s\n";
+    print_search(s, problem, info);
     std::vector<std::vector<std::string>> rows;
     auto row = [&](const std::string& label, const CandidateOutcome& c) {
       rows.push_back({label, c.template_name, c.config, std::string(status_name(c.status)),

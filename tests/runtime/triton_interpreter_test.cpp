@@ -12,12 +12,13 @@
 #include "template_catalog.hpp"
 #include "template_kind.hpp"
 #include "triton_interpreter.hpp"
+#include "triton_lookup_fixture.hpp"
 
 using namespace kforge;
 
 namespace {
 
-const std::filesystem::path kCorpus = std::filesystem::path(KFORGE_TEST_DATA_DIR) / ".." / ".." / "templates" / "triton";
+const std::filesystem::path& kCorpus = test::kTritonCorpus;
 
 /// Y = X / sqrt(mean(X^2) + eps) * W, row by row, in double.
 std::vector<double> rmsnorm_reference(const std::vector<float>& x, const std::vector<float>& w, int rows, int cols,
@@ -52,16 +53,11 @@ TEST_CASE("The Triton interpreter device runs a Triton template built by a Looku
   REQUIRE(device.ok());
   CHECK_FALSE((*device)->times_kernels());
   CHECK((*device)->info().compiler_version.find('.') != std::string::npos);  // Triton's version
-  auto catalog = TemplateCatalog::builtin();
-  REQUIRE(catalog.ok());
-  REQUIRE(catalog->add_dir((kCorpus / "rmsnorm_row").string()).ok());
-  auto lookup = Lookup::open("/nonexistent/kforge-interpreter-test.db", **device, std::move(*catalog));
-  REQUIRE(lookup.ok());
-  REQUIRE((*lookup)->set_override("rmsnorm", "rmsnorm_triton_row", "BLOCK_N128_ROWS2_num_warps4").ok());
+  auto lookup = test::rmsnorm_row_lookup(**device);
   Problem p;
   p.op = "rmsnorm";
   p.dims = {{"rows", 9}, {"cols", 100}};
-  auto selection = (*lookup)->select(p);
+  auto selection = lookup->select(p);
   REQUIRE(selection.ok());
 
   const int rows = 9, cols = 100;
@@ -75,7 +71,7 @@ TEST_CASE("The Triton interpreter device runs a Triton template built by a Looku
   REQUIRE((*device)->write(**xb, x.data(), x.size() * 4).ok());
   REQUIRE((*device)->write(**wb, w.data(), w.size() * 4).ok());
   REQUIRE((*device)->write(**yb, y.data(), y.size() * 4).ok());
-  auto enqueued = (*lookup)->enqueue(*selection, {KernelArg::of(std::int32_t{rows}), KernelArg::of(std::int32_t{cols}),
+  auto enqueued = lookup->enqueue(*selection, {KernelArg::of(std::int32_t{rows}), KernelArg::of(std::int32_t{cols}),
                                                   KernelArg::of(eps), KernelArg::of(**xb), KernelArg::of(**wb),
                                                   KernelArg::of(**yb)});
   INFO((enqueued.ok() ? std::string() : enqueued.error().message + "\n" + enqueued.error().context));
@@ -90,7 +86,7 @@ TEST_CASE("The Triton interpreter device runs a Triton template built by a Looku
   SECTION("a write past a buffer, which a Lookup would have refused, fails the launch naming the argument") {
     auto tpl = TemplateSource::load_dir((kCorpus / "rmsnorm_row").string());
     REQUIRE(tpl.ok());
-    auto cfg = Config::parse("BLOCK_N128_ROWS2_num_warps4");
+    auto cfg = Config::parse(test::kRmsnormRowConfig);
     REQUIRE(cfg.ok());
     auto inst = instantiate(*tpl, "", *find_operator("rmsnorm"), *cfg, p, (*device)->info().limits());
     REQUIRE(inst.ok());

@@ -19,13 +19,14 @@
 #include "operator.hpp"
 #include "template_catalog.hpp"
 #include "template_kind.hpp"
+#include "triton_lookup_fixture.hpp"
 
 using namespace kforge;
 using test::FakeGpu;
 
 namespace {
 
-const std::filesystem::path kCorpus = std::filesystem::path(KFORGE_TEST_DATA_DIR) / ".." / ".." / "templates" / "triton";
+const std::filesystem::path& kCorpus = test::kTritonCorpus;
 
 Problem rmsnorm(std::int64_t rows, std::int64_t cols) {
   Problem p;
@@ -107,13 +108,8 @@ TEST_CASE("A Lookup builds a Triton template and launches it with the operator's
   FakeGpu::get().reset();
   auto device = open_cuda_device(test::fake_cuda_driver(), 0);
   REQUIRE(device.ok());
-  auto catalog = TemplateCatalog::builtin();
-  REQUIRE(catalog.ok());
-  REQUIRE(catalog->add_dir((kCorpus / "rmsnorm_row").string()).ok());
-  auto lookup = Lookup::open("/nonexistent/kforge-triton-kind-test.db", **device, std::move(*catalog));
-  REQUIRE(lookup.ok());
-  REQUIRE((*lookup)->set_override("rmsnorm", "rmsnorm_triton_row", "BLOCK_N128_ROWS2_num_warps4").ok());
-  auto selection = (*lookup)->select(rmsnorm(9, 100));
+  auto lookup = test::rmsnorm_row_lookup(**device);
+  auto selection = lookup->select(rmsnorm(9, 100));
   REQUIRE(selection.ok());
   CHECK(selection->template_name == "rmsnorm_triton_row");
 
@@ -122,7 +118,7 @@ TEST_CASE("A Lookup builds a Triton template and launches it with the operator's
   const std::vector<KernelArg> args = {KernelArg::of(std::int32_t{9}), KernelArg::of(std::int32_t{100}),
                                        KernelArg::of(1e-6f), KernelArg::of(**x), KernelArg::of(**w),
                                        KernelArg::of(**y)};
-  auto enqueued = (*lookup)->enqueue(*selection, args);
+  auto enqueued = lookup->enqueue(*selection, args);
   INFO((enqueued.ok() ? std::string() : enqueued.error().message + "\n" + enqueued.error().context));
   REQUIRE(enqueued.ok());
   REQUIRE(FakeGpu::get().launches.size() == 1);
@@ -186,15 +182,10 @@ TEST_CASE("The binary cache keeps a Triton binary with its launch record, keyed 
   options.binary_cache_dir = cache_dir.string();
   options.env_overrides = false;
   auto prepared_in_a_fresh_lookup = [&]() -> std::string {
-    auto catalog = TemplateCatalog::builtin();
-    REQUIRE(catalog.ok());
-    REQUIRE(catalog->add_dir((kCorpus / "rmsnorm_row").string()).ok());
-    auto lookup = Lookup::open(options, **device, std::move(*catalog));
-    REQUIRE(lookup.ok());
-    REQUIRE((*lookup)->set_override("rmsnorm", "rmsnorm_triton_row", "BLOCK_N128_ROWS2_num_warps4").ok());
-    auto selection = (*lookup)->select(rmsnorm(9, 100));
+    auto lookup = test::rmsnorm_row_lookup(**device, options);
+    auto selection = lookup->select(rmsnorm(9, 100));
     REQUIRE(selection.ok());
-    auto prepared = (*lookup)->prepare(*selection);
+    auto prepared = lookup->prepare(*selection);
     INFO((prepared.ok() ? std::string() : prepared.error().message));
     REQUIRE(prepared.ok());
     std::ifstream entry((*prepared)->cache_entry, std::ios::binary);
@@ -203,7 +194,7 @@ TEST_CASE("The binary cache keeps a Triton binary with its launch record, keyed 
     CHECK_THAT(bytes, Catch::Contains("\"format\":\"cubin\""));
     auto x = (*device)->allocate(9 * 100 * 4), w = (*device)->allocate(100 * 4), y = (*device)->allocate(9 * 100 * 4);
     REQUIRE((x.ok() && w.ok() && y.ok()));
-    REQUIRE((*lookup)->enqueue(*selection, {KernelArg::of(std::int32_t{9}), KernelArg::of(std::int32_t{100}),
+    REQUIRE(lookup->enqueue(*selection, {KernelArg::of(std::int32_t{9}), KernelArg::of(std::int32_t{100}),
                                             KernelArg::of(1e-6f), KernelArg::of(**x), KernelArg::of(**w),
                                             KernelArg::of(**y)}).ok());
     return (*prepared)->origin;
