@@ -16,12 +16,12 @@
 #include <string>
 #include <vector>
 
-#include "builtin_templates.hpp"
-#include "device_registry.hpp"
-#include "gemm_operator.hpp"
-#include "instance.hpp"
-#include "operator.hpp"
-#include "template_catalog.hpp"
+#include "generator/gemm_operator.hpp"
+#include "generator/instance.hpp"
+#include "generator/operator.hpp"
+#include "runtime/catalog/template_catalog.hpp"
+#include "runtime/device/device_registry.hpp"
+#include "templates/builtin_templates.hpp"
 
 using namespace kforge;
 

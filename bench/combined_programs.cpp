@@ -18,13 +18,13 @@
 #include <string>
 #include <vector>
 
-#include "builtin_templates.hpp"
-#include "device_registry.hpp"
-#include "gemm_operator.hpp"
-#include "instance.hpp"
-#include "operator.hpp"
-#include "program_combiner.hpp"
-#include "search_space.hpp"
+#include "generator/gemm_operator.hpp"
+#include "generator/instance.hpp"
+#include "generator/operator.hpp"
+#include "generator/program_combiner.hpp"
+#include "generator/search_space.hpp"
+#include "runtime/device/device_registry.hpp"
+#include "templates/builtin_templates.hpp"
 
 using namespace kforge;
 

@@ -4,7 +4,7 @@ kforge flushes on it (`cache_flush_bytes` in a sweep's settings; 64 MiB here)
 written with clEnqueueFillBuffer and a 4-, 16- and 64-byte pattern, and by a
 kernel storing 16 bytes per work-item, 15 times each (wall time around the
 enqueue and clFinish, median and minimum, ms). kforge fills with a 16-byte
-pattern (runtime/opencl_cache_flush.cpp, docs/measurement.md step 4).
+pattern (runtime/device/opencl/opencl_cache_flush.cpp, docs/measurement.md step 4).
 
 Runs pyopencl from bench/.venv (bench/kernel_tuner_comparison.py installs it).
 

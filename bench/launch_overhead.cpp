@@ -21,10 +21,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "device_registry.hpp"
-#include "gemm_operator.hpp"
-#include "lookup.hpp"
-#include "opencl_device.hpp"
+#include "generator/gemm_operator.hpp"
+#include "runtime/device/device_registry.hpp"
+#include "runtime/device/opencl/opencl_device.hpp"
+#include "runtime/lookup/lookup.hpp"
 
 using namespace kforge;
 using Clock = std::chrono::steady_clock;

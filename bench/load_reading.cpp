@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "cpu_clock_reader.hpp"
+#include "runtime/profiling/cpu_clock_reader.hpp"
 
 using namespace kforge;
 

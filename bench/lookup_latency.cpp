@@ -13,10 +13,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "device_registry.hpp"
-#include "gemm_operator.hpp"
-#include "kforge.h"
-#include "lookup.hpp"
+#include "bindings/c/kforge.h"
+#include "generator/gemm_operator.hpp"
+#include "runtime/device/device_registry.hpp"
+#include "runtime/lookup/lookup.hpp"
 
 using namespace kforge;
 using Clock = std::chrono::steady_clock;

@@ -1,5 +1,5 @@
 // What a restarted tuner worker saves by reading the validation reference
-// its predecessor wrote (tuner/reference_file.hpp) instead of computing it:
+// its predecessor wrote (tuner/measure/reference_file.hpp) instead of computing it:
 // for gemm f32 NN at each size, and for attention B1 H4 S1024 D128, the
 // seconds to compute the double-precision reference of the poisoned-output
 // run, to write it, and to read it back.
@@ -17,9 +17,9 @@
 #include <string>
 #include <thread>
 
-#include "attention_operator.hpp"
-#include "gemm_operator.hpp"
-#include "reference_file.hpp"
+#include "generator/attention_operator.hpp"
+#include "generator/gemm_operator.hpp"
+#include "tuner/measure/reference_file.hpp"
 
 using namespace kforge;
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """What a restarted tuner worker saves by reading its predecessor's
-validation references (tuner/reference_file.hpp) instead of computing them.
+validation references (tuner/measure/reference_file.hpp) instead of computing them.
 
 Runs build/bench/kforge_bench_reference_reuse --repeat times: per GEMM size,
 the seconds to compute the double-precision reference of one validation

@@ -17,11 +17,11 @@
 #include <string>
 #include <vector>
 
-#include "coded_space.hpp"
-#include "regression_forest.hpp"
-#include "strategy.hpp"
-#include "strategy_features.hpp"
-#include "timing_stats.hpp"
+#include "tuner/measure/timing_stats.hpp"
+#include "tuner/search/coded_space.hpp"
+#include "tuner/search/regression_forest.hpp"
+#include "tuner/search/strategy.hpp"
+#include "tuner/search/strategy_features.hpp"
 
 using namespace kforge;
 using Clock = std::chrono::steady_clock;

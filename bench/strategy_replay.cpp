@@ -49,11 +49,11 @@
 #include <string>
 #include <vector>
 
-#include "config.hpp"
-#include "hash.hpp"
-#include "strategy.hpp"
-#include "strategy_default.hpp"
-#include "timing_stats.hpp"
+#include "core/hash.hpp"
+#include "generator/config.hpp"
+#include "tuner/measure/timing_stats.hpp"
+#include "tuner/search/strategy.hpp"
+#include "tuner/search/strategy_default.hpp"
 
 using namespace kforge;
 

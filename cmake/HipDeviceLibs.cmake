@@ -1,5 +1,5 @@
 # cmake -P script: the device-library directory of the offline HIP compiler
-# (runtime/hip_offline_compiler.cpp). Links every bitcode file of Debian's
+# (runtime/device/hip/hip_offline_compiler.cpp). Links every bitcode file of Debian's
 # rocm-device-libs (SOURCE) into OUT and generates oclc_isa_version_942.bc and
 # _950.bc, which Debian lacks, from the 940 file: its one constant, the ISA
 # version, changed (llvm-dis LLVM_DIS, llvm-as LLVM_AS).

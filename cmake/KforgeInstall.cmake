@@ -1,19 +1,21 @@
 # Install rules and the CMake package: `cmake --install build --prefix P`
 # gives P/lib/cmake/kforge/kforgeConfig.cmake, so another project can
 #   find_package(kforge REQUIRED)
-#   target_link_libraries(app PRIVATE kforge::runtime)   # C++: #include <kforge/lookup.hpp>
-#   target_link_libraries(capp PRIVATE kforge::c)        # C:   #include <kforge/kforge.h>
-# The public headers go flat into P/include/kforge (they include each other
-# by file name). tests/consumer is such a project, built against an
-# installed tree.
+#   target_link_libraries(app PRIVATE kforge::runtime)   # C++: #include <kforge/runtime/lookup/lookup.hpp>
+#   target_link_libraries(capp PRIVATE kforge::c)        # C:   #include <kforge/bindings/c/kforge.h>
+# The public headers go into P/include/kforge in the source tree's folders;
+# they include each other from that root ("core/result.hpp"), so
+# P/include/kforge is on the include path beside P/include. tests/consumer is
+# such a project, built against an installed tree.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-set(_kforge_exported kforge_generator kforge_templates kforge_db kforge_runtime kforge_tuner kforge_c)
-set(_kforge_export_names generator templates db runtime tuner c)
+set(_kforge_exported kforge_core kforge_generator kforge_templates kforge_db kforge_runtime kforge_tuner kforge_c)
+set(_kforge_export_names core generator templates db runtime tuner c)
 foreach(target name IN ZIP_LISTS _kforge_exported _kforge_export_names)
   set_target_properties(${target} PROPERTIES EXPORT_NAME ${name})
-  target_include_directories(${target} INTERFACE $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+  target_include_directories(${target} INTERFACE $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
+                             $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/kforge>)
 endforeach()
 
 install(TARGETS ${_kforge_exported} EXPORT kforgeTargets
@@ -24,8 +26,10 @@ install(TARGETS kforge RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
 # The public headers only (KforgePublicHeaders.cmake says which and why).
 include(KforgePublicHeaders)
-list(TRANSFORM KFORGE_PUBLIC_HEADERS PREPEND ${PROJECT_SOURCE_DIR}/ OUTPUT_VARIABLE _kforge_headers)
-install(FILES ${_kforge_headers} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kforge)
+foreach(header IN LISTS KFORGE_PUBLIC_HEADERS)
+  get_filename_component(folder ${header} DIRECTORY)
+  install(FILES ${PROJECT_SOURCE_DIR}/${header} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kforge/${folder})
+endforeach()
 
 set(_kforge_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/kforge)
 install(EXPORT kforgeTargets NAMESPACE kforge:: DESTINATION ${_kforge_cmake_dir})

@@ -1,5 +1,5 @@
-# The public headers: what `cmake --install` puts in P/include/kforge, and all
-# of it. A consumer opens a device, selects and launches through Lookup,
+# The public headers: what `cmake --install` puts in P/include/kforge, in
+# their source folders, and all of it. A consumer opens a device, selects and launches through Lookup,
 # describes problems and operators, tunes from C++ and reads or exchanges
 # tuning databases with these alone; C programs need only kforge.h, and a
 # declared operator's reference library only kforge_reference.h. Every
@@ -10,20 +10,20 @@
 # queues, readers of compiler output) stay inside the build.
 set(KFORGE_PUBLIC_HEADERS
   # C API (libkforge.so), and the C ABI a declared operator's reference library exports.
-  runtime/kforge.h runtime/kforge_reference.h
+  bindings/c/kforge.h runtime/libraries/kforge_reference.h
   # Devices: open one, its identity and the Device/Compiler interfaces.
-  runtime/device_registry.hpp runtime/backend.hpp runtime/device_info.hpp
+  runtime/device/device_registry.hpp runtime/device/backend.hpp runtime/device/device_info.hpp
   # Device exposes its cache flush method and clock samples.
-  runtime/cache_flush.hpp runtime/clock_reader.hpp
+  runtime/device/cache_flush.hpp runtime/profiling/clock_reader.hpp
   # A compiled kernel's format and foreign launch ABI, and Triton binaries loaded without Python.
-  runtime/launch_abi.hpp runtime/triton_binary.hpp
+  runtime/device/launch_abi.hpp runtime/kinds/triton_binary.hpp
   # The lookup, what it holds by value on its hot path, and its named launch arguments.
-  runtime/lookup.hpp runtime/template_catalog.hpp runtime/binary_cache.hpp runtime/entry_check.hpp
-  runtime/selection_cache.hpp runtime/named_arguments.hpp runtime/library_policy.hpp
+  runtime/lookup/lookup.hpp runtime/catalog/template_catalog.hpp runtime/kinds/binary_cache.hpp runtime/catalog/entry_check.hpp
+  runtime/lookup/selection_cache.hpp runtime/lookup/named_arguments.hpp runtime/libraries/library_policy.hpp
   # Online tuning's options, held by LookupOptions, and the job it starts.
-  runtime/online_tuning.hpp runtime/online_job.hpp
+  runtime/lookup/online_tuning.hpp runtime/lookup/online_job.hpp
   # Problems, operators, templates and their instances.
-  generator/result.hpp generator/problem.hpp generator/dtype.hpp generator/operator.hpp
+  core/result.hpp generator/problem.hpp core/dtype.hpp generator/operator.hpp
   generator/gemm_operator.hpp generator/expr.hpp generator/config.hpp generator/manifest.hpp
   generator/template_source.hpp generator/triton_spec.hpp generator/instance.hpp generator/device_limits.hpp
   generator/hardware_identity.hpp
@@ -31,6 +31,6 @@ set(KFORGE_PUBLIC_HEADERS
   db/database.hpp db/records.hpp db/json_interchange.hpp db/tuning_set.hpp
   # Tuning from C++: the tuner, its strategies and measurement protocol, and
   # the summary a run returns (its outcomes and warm starts).
-  tuner/tuner.hpp tuner/strategy.hpp tuner/candidate_status.hpp tuner/measurement.hpp
-  tuner/timing_stats.hpp tuner/worker_timeouts.hpp tuner/tune_summary.hpp tuner/candidate_outcome.hpp
-  tuner/warm_start.hpp)
+  tuner/tuner.hpp tuner/search/strategy.hpp tuner/candidate_status.hpp tuner/measure/measurement.hpp
+  tuner/measure/timing_stats.hpp tuner/worker/worker_timeouts.hpp tuner/tune_summary.hpp tuner/candidate_outcome.hpp
+  tuner/search/warm_start.hpp)

@@ -1,4 +1,4 @@
-# KFORGE_PYTHON: build the Python package's extension module (runtime/python).
+# KFORGE_PYTHON: build the Python package's extension module (bindings/python).
 # On by default when nanobind is found: through nanobind_DIR, or by asking
 # the Python interpreter (`python -m nanobind --cmake_dir`, after
 # `pip install nanobind`). Python_EXECUTABLE chooses the interpreter.

@@ -1,8 +1,8 @@
 // The SQLite tuning database: opening (validate, then migrate), and the typed
 // queries over a small RAII statement wrapper. Values always travel as bound
 // parameters; SQL text is constant (filters only append constant fragments).
-#include "database.hpp"
-#include "sql_steps.hpp"
+#include "db/database.hpp"
+#include "db/sql_steps.hpp"
 
 #include <sqlite3.h>
 
@@ -14,9 +14,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bounded_json.hpp"
-#include "schema.hpp"
-#include "sql_functions.hpp"
+#include "core/bounded_json.hpp"
+#include "db/schema.hpp"
+#include "db/sql_functions.hpp"
 
 namespace kforge {
 namespace {

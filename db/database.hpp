@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "records.hpp"
-#include "result.hpp"
+#include "core/result.hpp"
+#include "db/records.hpp"
 
 struct sqlite3;
 

@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "database.hpp"
-#include "sql_steps.hpp"
+#include "db/database.hpp"
+#include "db/sql_steps.hpp"
 
 namespace kforge {
 namespace {

@@ -11,8 +11,8 @@
 #include <memory>
 #include <string_view>
 
-#include "database.hpp"
-#include "sql_steps.hpp"
+#include "db/database.hpp"
+#include "db/sql_steps.hpp"
 
 namespace kforge {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include "database.hpp"
+#include "db/database.hpp"
 
 namespace kforge {
 

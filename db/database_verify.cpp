@@ -4,8 +4,8 @@
 // declares, and that counter rows are well formed. Reads only.
 #include <sqlite3.h>
 
-#include "database.hpp"
-#include "sql_steps.hpp"
+#include "db/database.hpp"
+#include "db/sql_steps.hpp"
 
 namespace kforge {
 namespace {

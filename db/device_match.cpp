@@ -1,5 +1,5 @@
 // Device matching by key, arch, backend:arch or name.
-#include "device_match.hpp"
+#include "db/device_match.hpp"
 
 #include <algorithm>
 #include <cctype>

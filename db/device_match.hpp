@@ -1,11 +1,11 @@
 // How a `--device` text names a stored device: one rule for every command
 // that reads devices from a database (export, report, compare) and for the
-// live devices `tune` and `lookup` open (runtime/device_registry.hpp).
+// live devices `tune` and `lookup` open (runtime/device/device_registry.hpp).
 #pragma once
 
 #include <string_view>
 
-#include "records.hpp"
+#include "db/records.hpp"
 
 namespace kforge {
 

@@ -1,4 +1,4 @@
-#include "file_lease.hpp"
+#include "db/file_lease.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -9,7 +9,7 @@
 #include <cstring>
 #include <thread>
 
-#include "utc_time.hpp"
+#include "core/utc_time.hpp"
 
 namespace kforge {
 

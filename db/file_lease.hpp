@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "result.hpp"
+#include "core/result.hpp"
 
 namespace kforge {
 

@@ -1,5 +1,5 @@
 // Writing and checking the JSON interchange format (docs/export.md).
-#include "json_interchange.hpp"
+#include "db/json_interchange.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -7,8 +7,8 @@
 #include <limits>
 #include <set>
 
-#include "bounded_json.hpp"
-#include "database.hpp"
+#include "core/bounded_json.hpp"
+#include "db/database.hpp"
 
 namespace kforge {
 

@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "result.hpp"
-#include "tuning_set.hpp"
+#include "core/result.hpp"
+#include "db/tuning_set.hpp"
 
 namespace kforge {
 

@@ -1,10 +1,10 @@
 // Schema migrations of the tuning database. Never edit a shipped migration:
 // append a new one, bump kSchemaVersion and update docs/database.md.
-#include "schema.hpp"
+#include "db/schema.hpp"
 
 #include <iterator>
 
-#include "database.hpp"
+#include "db/database.hpp"
 
 namespace kforge::schema {
 namespace {

@@ -1,5 +1,5 @@
 // kforge_declared and kforge_device_key_v3: C++ rules offered to SQL.
-#include "sql_functions.hpp"
+#include "db/sql_functions.hpp"
 
 #include <sqlite3.h>
 
@@ -11,8 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "hardware_identity.hpp"
-#include "manifest.hpp"
+#include "generator/hardware_identity.hpp"
+#include "generator/manifest.hpp"
 
 namespace kforge::sql {
 namespace {

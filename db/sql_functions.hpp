@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "result.hpp"
+#include "core/result.hpp"
 
 struct sqlite3;
 

@@ -12,8 +12,8 @@
 #include <string_view>
 #include <vector>
 
-#include "result.hpp"
-#include "utc_time.hpp"
+#include "core/result.hpp"
+#include "core/utc_time.hpp"
 
 namespace kforge::sql {
 

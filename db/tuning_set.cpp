@@ -1,5 +1,5 @@
 // Reading tuning sets from databases and JSON exports, and writing them into databases.
-#include "tuning_set.hpp"
+#include "db/tuning_set.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -10,9 +10,9 @@
 #include <sstream>
 #include <tuple>
 
-#include "device_match.hpp"
-#include "json_interchange.hpp"
-#include "printable.hpp"
+#include "core/printable.hpp"
+#include "db/device_match.hpp"
+#include "db/json_interchange.hpp"
 
 namespace kforge {
 

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "database.hpp"
-#include "records.hpp"
-#include "result.hpp"
+#include "core/result.hpp"
+#include "db/database.hpp"
+#include "db/records.hpp"
 
 namespace kforge {
 

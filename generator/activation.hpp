@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "problem.hpp"
+#include "generator/problem.hpp"
 
 namespace kforge {
 

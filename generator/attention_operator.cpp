@@ -1,15 +1,15 @@
 // The attention operator: problem checks, cost model, reproducible workloads
 // (plain and peaked), and the double-precision reference with an f32 host
 // baseline that sets the tolerance.
-#include "attention_operator.hpp"
+#include "generator/attention_operator.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 
-#include "parallel_for.hpp"
-#include "workload_builder.hpp"
+#include "core/parallel_for.hpp"
+#include "generator/workload_builder.hpp"
 
 namespace kforge {
 

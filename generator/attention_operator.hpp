@@ -29,7 +29,7 @@
 // the error a trusted f32 host implementation reaches on the same inputs.
 #pragma once
 
-#include "operator.hpp"
+#include "generator/operator.hpp"
 
 namespace kforge {
 

@@ -1,9 +1,9 @@
 // Parameters held at their defaults where they do not apply (backend_parameters.hpp).
-#include "backend_parameters.hpp"
+#include "generator/backend_parameters.hpp"
 
 #include <algorithm>
 
-#include "triton_spec.hpp"
+#include "generator/triton_spec.hpp"
 
 namespace kforge {
 

@@ -7,7 +7,7 @@
 
 #include <string_view>
 
-#include "manifest.hpp"
+#include "generator/manifest.hpp"
 
 namespace kforge {
 

@@ -1,4 +1,4 @@
-#include "backend_traits.hpp"
+#include "generator/backend_traits.hpp"
 
 #include <array>
 

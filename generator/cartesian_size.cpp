@@ -1,6 +1,6 @@
 // Exact cartesian size: a 64-bit product with an overflow check, and the
 // decimal digits from a product in base 10^9 limbs.
-#include "cartesian_size.hpp"
+#include "generator/cartesian_size.hpp"
 
 #include <algorithm>
 #include <cstdio>

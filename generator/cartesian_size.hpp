@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "manifest.hpp"
+#include "generator/manifest.hpp"
 
 namespace kforge {
 

@@ -1,10 +1,10 @@
 // Canonical configuration names: sorted NAMEvalue pairs joined by '_'.
-#include "config.hpp"
+#include "generator/config.hpp"
 
 #include <cctype>
 #include <charconv>
 
-#include "printable.hpp"
+#include "core/printable.hpp"
 
 namespace kforge {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "result.hpp"
+#include "core/result.hpp"
 
 namespace kforge {
 

@@ -1,14 +1,14 @@
 // A declared operator: problem checks, workloads, cost and validation from
 // its declaration; the reference values come from the user (a library or
 // expected outputs), the tolerance from each output's declared rule.
-#include "declared_operator.hpp"
+#include "generator/declared_operator.hpp"
 
 #include <cmath>
 #include <cstring>
 #include <limits>
 
-#include "input_distribution.hpp"
-#include "workload_builder.hpp"
+#include "generator/input_distribution.hpp"
+#include "generator/workload_builder.hpp"
 
 namespace kforge {
 

@@ -5,10 +5,10 @@
 #include <map>
 #include <memory>
 
-#include "external_reference.hpp"
-#include "npy_file.hpp"
-#include "operator.hpp"
-#include "operator_declaration.hpp"
+#include "generator/external_reference.hpp"
+#include "generator/npy_file.hpp"
+#include "generator/operator.hpp"
+#include "generator/operator_declaration.hpp"
 
 namespace kforge {
 

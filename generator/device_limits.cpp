@@ -1,5 +1,5 @@
 // Device limits as expression names.
-#include "device_limits.hpp"
+#include "generator/device_limits.hpp"
 
 namespace kforge {
 

@@ -3,7 +3,7 @@
 
 #include <cstdint>
 
-#include "expr.hpp"
+#include "generator/expr.hpp"
 
 namespace kforge {
 

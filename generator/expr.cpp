@@ -1,5 +1,5 @@
 // Manifest expressions: tokenizer, recursive-descent parser and checked int64 evaluation.
-#include "expr.hpp"
+#include "generator/expr.hpp"
 
 #include <algorithm>
 #include <cctype>

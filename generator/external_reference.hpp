@@ -1,5 +1,5 @@
 // A declared operator's reference computed by code outside kforge (a user's
-// shared library, runtime/library_reference.hpp), behind a small interface so
+// shared library, runtime/libraries/library_reference.hpp), behind a small interface so
 // that the generator, the lowest layer, does not load libraries itself.
 #pragma once
 
@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "operator_declaration.hpp"
-#include "problem.hpp"
-#include "result.hpp"
+#include "core/result.hpp"
+#include "generator/operator_declaration.hpp"
+#include "generator/problem.hpp"
 
 namespace kforge {
 

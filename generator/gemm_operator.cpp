@@ -1,15 +1,15 @@
 // The gemm operator: problem checks, cost model, reproducible workloads and the
 // double-precision host reference.
-#include "gemm_operator.hpp"
+#include "generator/gemm_operator.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 
-#include "activation.hpp"
-#include "parallel_for.hpp"
-#include "workload_builder.hpp"
+#include "core/parallel_for.hpp"
+#include "generator/activation.hpp"
+#include "generator/workload_builder.hpp"
 
 namespace kforge {
 

@@ -23,7 +23,7 @@
 // once, C written once (beta = 0 assumed), bias read once when present.
 #pragma once
 
-#include "operator.hpp"
+#include "generator/operator.hpp"
 
 namespace kforge {
 

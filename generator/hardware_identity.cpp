@@ -1,7 +1,7 @@
 // HardwareIdentity: the device key and the key it replaced.
-#include "hardware_identity.hpp"
+#include "generator/hardware_identity.hpp"
 
-#include "hash.hpp"
+#include "core/hash.hpp"
 
 namespace kforge {
 namespace {

@@ -1,5 +1,5 @@
 // Distributions for declared inputs, reproducible from a seed on every machine.
-#include "input_distribution.hpp"
+#include "generator/input_distribution.hpp"
 
 #include <cmath>
 

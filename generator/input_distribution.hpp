@@ -2,9 +2,9 @@
 // the run's seed through the portable stream, a constant, a ramp, or a file.
 #pragma once
 
-#include "npy_file.hpp"
-#include "operator_declaration.hpp"
-#include "workload_builder.hpp"
+#include "generator/npy_file.hpp"
+#include "generator/operator_declaration.hpp"
+#include "generator/workload_builder.hpp"
 
 namespace kforge {
 

@@ -1,12 +1,12 @@
 // Turns a template, configuration and problem into compilable source and launch geometry.
-#include "instance.hpp"
+#include "generator/instance.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <limits>
 
-#include "hash.hpp"
-#include "printable.hpp"
+#include "core/hash.hpp"
+#include "core/printable.hpp"
 
 namespace kforge {
 

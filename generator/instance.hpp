@@ -7,12 +7,12 @@
 #include <string>
 #include <string_view>
 
-#include "config.hpp"
-#include "device_limits.hpp"
-#include "operator.hpp"
-#include "problem.hpp"
-#include "result.hpp"
-#include "template_source.hpp"
+#include "core/result.hpp"
+#include "generator/config.hpp"
+#include "generator/device_limits.hpp"
+#include "generator/operator.hpp"
+#include "generator/problem.hpp"
+#include "generator/template_source.hpp"
 
 namespace kforge {
 

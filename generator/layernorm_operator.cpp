@@ -1,13 +1,13 @@
 // The layernorm operator: problem checks, cost model, reproducible workloads
 // (plain and boundary) and the double-precision reference with its
 // componentwise error scale.
-#include "layernorm_operator.hpp"
+#include "generator/layernorm_operator.hpp"
 
 #include <cmath>
 #include <limits>
 
-#include "row_norm.hpp"
-#include "workload_builder.hpp"
+#include "generator/row_norm.hpp"
+#include "generator/workload_builder.hpp"
 
 namespace kforge {
 

@@ -24,7 +24,7 @@
 // variance).
 #pragma once
 
-#include "operator.hpp"
+#include "generator/operator.hpp"
 
 namespace kforge {
 

@@ -1,5 +1,5 @@
 // Manifest parsing and checking: every error is "<path>: <field>: <what>", one line.
-#include "manifest.hpp"
+#include "generator/manifest.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -7,13 +7,13 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "backend_traits.hpp"
-#include "bounded_json.hpp"
-#include "device_limits.hpp"
-#include "operator.hpp"
-#include "printable.hpp"
-#include "reserved_names.hpp"
-#include "triton_spec.hpp"
+#include "core/bounded_json.hpp"
+#include "core/printable.hpp"
+#include "generator/backend_traits.hpp"
+#include "generator/device_limits.hpp"
+#include "generator/operator.hpp"
+#include "generator/reserved_names.hpp"
+#include "generator/triton_spec.hpp"
 
 namespace kforge {
 

@@ -10,11 +10,11 @@
 #include <string_view>
 #include <vector>
 
-#include "config.hpp"
-#include "dtype.hpp"
-#include "expr.hpp"
-#include "result.hpp"
-#include "triton_spec.hpp"
+#include "core/dtype.hpp"
+#include "core/result.hpp"
+#include "generator/config.hpp"
+#include "generator/expr.hpp"
+#include "generator/triton_spec.hpp"
 
 namespace kforge {
 
@@ -24,7 +24,7 @@ inline constexpr int kManifestSchemaVersion = 1;
 /// How a template becomes a kernel (manifest `kind`): compiled from its
 /// source, a vendor library call bound in its place, or a Triton kernel
 /// compiled by Triton. The build itself is the runtime's
-/// (runtime/template_kind.hpp).
+/// (runtime/kinds/template_kind.hpp).
 enum class TemplateKindId { kSource, kLibrary, kTriton };
 
 /// "source", "library", "triton".

@@ -1,13 +1,13 @@
 // A small .npy reader and writer: the header is a Python dict literal with
 // 'descr', 'fortran_order' and 'shape', padded so the data is 64-byte aligned.
-#include "npy_file.hpp"
+#include "generator/npy_file.hpp"
 
 #include <cmath>
 #include <cstring>
 #include <fstream>
 #include <iterator>
 
-#include "printable.hpp"
+#include "core/printable.hpp"
 
 namespace kforge {
 

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "result.hpp"
+#include "core/result.hpp"
 
 namespace kforge {
 

@@ -1,19 +1,19 @@
 // The registry of built-in operators, and the attribute helpers every operator shares.
-#include "operator.hpp"
+#include "generator/operator.hpp"
 
 #include <algorithm>
 #include <limits>
 #include <mutex>
 
-#include "attention_operator.hpp"
-#include "gemm_operator.hpp"
-#include "layernorm_operator.hpp"
-#include "reduce_operator.hpp"
-#include "rmsnorm_operator.hpp"
-#include "rope_operator.hpp"
-#include "softmax_operator.hpp"
-#include "swiglu_operator.hpp"
-#include "transpose_operator.hpp"
+#include "generator/attention_operator.hpp"
+#include "generator/gemm_operator.hpp"
+#include "generator/layernorm_operator.hpp"
+#include "generator/reduce_operator.hpp"
+#include "generator/rmsnorm_operator.hpp"
+#include "generator/rope_operator.hpp"
+#include "generator/softmax_operator.hpp"
+#include "generator/swiglu_operator.hpp"
+#include "generator/transpose_operator.hpp"
 
 namespace kforge {
 

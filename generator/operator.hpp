@@ -14,10 +14,10 @@
 #include <variant>
 #include <vector>
 
-#include "dtype.hpp"
-#include "expr.hpp"
-#include "problem.hpp"
-#include "result.hpp"
+#include "core/dtype.hpp"
+#include "core/result.hpp"
+#include "generator/expr.hpp"
+#include "generator/problem.hpp"
 
 namespace kforge {
 

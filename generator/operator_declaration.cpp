@@ -1,5 +1,5 @@
 // Parsing and checking operator.json: every error is "<path>: <field>: <what>", one line.
-#include "operator_declaration.hpp"
+#include "generator/operator_declaration.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -11,11 +11,11 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "bounded_json.hpp"
-#include "npy_file.hpp"
-#include "operator.hpp"
-#include "printable.hpp"
-#include "reserved_names.hpp"
+#include "core/bounded_json.hpp"
+#include "core/printable.hpp"
+#include "generator/npy_file.hpp"
+#include "generator/operator.hpp"
+#include "generator/reserved_names.hpp"
 
 namespace kforge {
 

@@ -11,11 +11,11 @@
 #include <string_view>
 #include <vector>
 
-#include "dtype.hpp"
-#include "expr.hpp"
-#include "manifest.hpp"
-#include "operator.hpp"
-#include "result.hpp"
+#include "core/dtype.hpp"
+#include "core/result.hpp"
+#include "generator/expr.hpp"
+#include "generator/manifest.hpp"
+#include "generator/operator.hpp"
 
 namespace kforge {
 
@@ -67,7 +67,7 @@ struct DeclaredDim {
 };
 
 /// The user's reference: a host shared library with the C ABI of
-/// runtime/kforge_reference.h, expected outputs as .npy files, or a
+/// runtime/libraries/kforge_reference.h, expected outputs as .npy files, or a
 /// reference template (a trusted simple kernel of the same operator) run
 /// on the device in one fixed configuration.
 struct ReferenceSpec {

@@ -1,5 +1,5 @@
 // Problem keys, epilogue names and the parsing of dims, epilogues and attributes.
-#include "problem.hpp"
+#include "generator/problem.hpp"
 
 #include <cctype>
 #include <charconv>

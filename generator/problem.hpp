@@ -9,8 +9,8 @@
 #include <string>
 #include <string_view>
 
-#include "dtype.hpp"
-#include "result.hpp"
+#include "core/dtype.hpp"
+#include "core/result.hpp"
 
 namespace kforge {
 

@@ -1,4 +1,4 @@
-#include "problem_json.hpp"
+#include "generator/problem_json.hpp"
 
 #include <cstdint>
 

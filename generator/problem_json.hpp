@@ -4,8 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "problem.hpp"
-#include "result.hpp"
+#include "core/result.hpp"
+#include "generator/problem.hpp"
 
 namespace kforge {
 

@@ -1,5 +1,5 @@
 // Several instances of one template as one translation unit (program_combiner.hpp).
-#include "program_combiner.hpp"
+#include "generator/program_combiner.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -22,9 +22,9 @@
 #include <string_view>
 #include <vector>
 
-#include "instance.hpp"
-#include "result.hpp"
-#include "template_source.hpp"
+#include "core/result.hpp"
+#include "generator/instance.hpp"
+#include "generator/template_source.hpp"
 
 namespace kforge {
 

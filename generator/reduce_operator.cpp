@@ -1,11 +1,11 @@
 // The reduce operator: problem checks, cost, workloads (uniform and boundary
 // rows) and the double reference with its tolerance.
-#include "reduce_operator.hpp"
+#include "generator/reduce_operator.hpp"
 
 #include <cmath>
 #include <limits>
 
-#include "workload_builder.hpp"
+#include "generator/workload_builder.hpp"
 
 namespace kforge {
 

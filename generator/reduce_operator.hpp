@@ -23,7 +23,7 @@
 // flops: rows * cols; bytes: X once, out once.
 #pragma once
 
-#include "operator.hpp"
+#include "generator/operator.hpp"
 
 namespace kforge {
 

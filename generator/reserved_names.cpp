@@ -1,10 +1,10 @@
 // The names kforge reserves in manifests and operator declarations.
-#include "reserved_names.hpp"
+#include "generator/reserved_names.hpp"
 
 #include <algorithm>
 #include <cctype>
 
-#include "device_limits.hpp"
+#include "generator/device_limits.hpp"
 
 namespace kforge {
 

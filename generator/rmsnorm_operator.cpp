@@ -1,12 +1,12 @@
 // The rmsnorm operator: problem checks, cost model, reproducible workloads
 // (plain and boundary) and the double-precision reference.
-#include "rmsnorm_operator.hpp"
+#include "generator/rmsnorm_operator.hpp"
 
 #include <cmath>
 #include <limits>
 
-#include "row_norm.hpp"
-#include "workload_builder.hpp"
+#include "generator/row_norm.hpp"
+#include "generator/workload_builder.hpp"
 
 namespace kforge {
 

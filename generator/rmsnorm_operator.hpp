@@ -22,7 +22,7 @@
 // relative to |X[i][j] W[j]| / sqrt(ms_i + eps)).
 #pragma once
 
-#include "operator.hpp"
+#include "generator/operator.hpp"
 
 namespace kforge {
 

@@ -1,11 +1,11 @@
 // The rope operator: problem checks, cost model, reproducible workloads (a
 // prefill at position 0, a late decode-like position) and the double reference.
-#include "rope_operator.hpp"
+#include "generator/rope_operator.hpp"
 
 #include <cmath>
 #include <limits>
 
-#include "workload_builder.hpp"
+#include "generator/workload_builder.hpp"
 
 namespace kforge {
 

@@ -31,7 +31,7 @@
 // factor that grows with the angle, which the device computes in f32).
 #pragma once
 
-#include "operator.hpp"
+#include "generator/operator.hpp"
 
 namespace kforge {
 

@@ -1,5 +1,5 @@
 // Problem checks and boundary inputs shared by layernorm and rmsnorm.
-#include "row_norm.hpp"
+#include "generator/row_norm.hpp"
 
 #include <cmath>
 #include <limits>

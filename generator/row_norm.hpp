@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "operator.hpp"
-#include "workload_builder.hpp"
+#include "generator/operator.hpp"
+#include "generator/workload_builder.hpp"
 
 namespace kforge {
 

@@ -5,7 +5,7 @@
 // is bound; expressions that read no parameter are tested once before binding
 // anything (when one fails, the space is empty). A problem whose dtype or
 // layout the template does not declare has an empty space.
-#include "search_space.hpp"
+#include "generator/search_space.hpp"
 
 #include <algorithm>
 #include <limits>

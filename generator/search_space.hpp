@@ -8,12 +8,12 @@
 #include <functional>
 #include <vector>
 
-#include "config.hpp"
-#include "device_limits.hpp"
-#include "manifest.hpp"
-#include "operator.hpp"
-#include "problem.hpp"
-#include "result.hpp"
+#include "core/result.hpp"
+#include "generator/config.hpp"
+#include "generator/device_limits.hpp"
+#include "generator/manifest.hpp"
+#include "generator/operator.hpp"
+#include "generator/problem.hpp"
 
 namespace kforge {
 

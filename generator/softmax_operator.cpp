@@ -1,11 +1,11 @@
 // The softmax operator: problem checks, cost, workloads and the double
 // reference with its derived tolerance (docs/tolerances.md).
-#include "softmax_operator.hpp"
+#include "generator/softmax_operator.hpp"
 
 #include <cmath>
 #include <limits>
 
-#include "workload_builder.hpp"
+#include "generator/workload_builder.hpp"
 
 namespace kforge {
 

@@ -15,7 +15,7 @@
 // flops: 5 rows cols (max, subtract, exp, sum, divide); bytes: X once, Y once.
 #pragma once
 
-#include "operator.hpp"
+#include "generator/operator.hpp"
 
 namespace kforge {
 

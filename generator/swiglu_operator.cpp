@@ -1,13 +1,13 @@
 // The swiglu operator: problem checks, cost model, reproducible workloads
 // (plain and saturating gates) and the double-precision reference.
-#include "swiglu_operator.hpp"
+#include "generator/swiglu_operator.hpp"
 
 #include <cmath>
 #include <limits>
 
-#include "activation.hpp"
-#include "row_norm.hpp"
-#include "workload_builder.hpp"
+#include "generator/activation.hpp"
+#include "generator/row_norm.hpp"
+#include "generator/workload_builder.hpp"
 
 namespace kforge {
 

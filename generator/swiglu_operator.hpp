@@ -19,7 +19,7 @@
 // docs/tolerances.md (12u relative to |gate * up|).
 #pragma once
 
-#include "operator.hpp"
+#include "generator/operator.hpp"
 
 namespace kforge {
 

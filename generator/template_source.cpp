@@ -1,13 +1,13 @@
 // Loading templates from a directory or from text, and the template hash.
-#include "template_source.hpp"
+#include "generator/template_source.hpp"
 
 #include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 
-#include "hash.hpp"
-#include "operator_declaration.hpp"
+#include "core/hash.hpp"
+#include "generator/operator_declaration.hpp"
 
 namespace kforge {
 

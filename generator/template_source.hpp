@@ -4,8 +4,8 @@
 #include <string>
 #include <string_view>
 
-#include "manifest.hpp"
-#include "result.hpp"
+#include "core/result.hpp"
+#include "generator/manifest.hpp"
 
 namespace kforge {
 
@@ -18,7 +18,7 @@ struct TemplateSource {
   std::string operator_text;
   std::string origin;         ///< directory, or "builtin:<name>"
   /// A library template's (manifest `library`) identity where the library
-  /// loads: name, version and file (runtime/library_candidates.hpp). Part of
+  /// loads: name, version and file (runtime/libraries/library_candidates.hpp). Part of
   /// the hash, so that a library upgrade makes its results stale.
   std::string library_identity;
   /// Why a library template cannot be used in this process (the library is

@@ -1,10 +1,10 @@
 // The transpose operator: problem checks, cost, workloads and the exact reference.
-#include "transpose_operator.hpp"
+#include "generator/transpose_operator.hpp"
 
 #include <cmath>
 #include <limits>
 
-#include "workload_builder.hpp"
+#include "generator/workload_builder.hpp"
 
 namespace kforge {
 

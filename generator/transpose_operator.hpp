@@ -12,7 +12,7 @@
 // Tolerance: exact (a widening copy); NaN and infinities are copied.
 #pragma once
 
-#include "operator.hpp"
+#include "generator/operator.hpp"
 
 namespace kforge {
 

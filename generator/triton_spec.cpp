@@ -1,5 +1,5 @@
 // A Triton manifest split into a source template's manifest and its TritonSpec.
-#include "triton_spec.hpp"
+#include "generator/triton_spec.hpp"
 
 #include <algorithm>
 #include <set>

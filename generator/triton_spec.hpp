@@ -15,12 +15,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "expr.hpp"
-#include "result.hpp"
+#include "core/result.hpp"
+#include "generator/expr.hpp"
 
 namespace kforge {
 
-/// The backend of the Triton interpreter device (runtime/triton_interpreter.hpp):
+/// The backend of the Triton interpreter device (runtime/device/host/triton_interpreter.hpp):
 /// its DeviceInfo::backend and selector prefix. Every Triton template runs
 /// there whatever its targets.
 inline constexpr std::string_view kInterpreterBackend = "interpret";

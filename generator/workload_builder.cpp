@@ -1,11 +1,11 @@
 // Random streams, host tensors and argument records for operator workloads.
-#include "workload_builder.hpp"
+#include "generator/workload_builder.hpp"
 
 #include <cmath>
 #include <cstring>
 #include <limits>
 
-#include "float_convert.hpp"
+#include "core/float_convert.hpp"
 
 namespace kforge {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "operator.hpp"
+#include "generator/operator.hpp"
 
 namespace kforge {
 

@@ -1,12 +1,12 @@
 // Looks up embedded templates and preludes.
-#include "builtin_templates.hpp"
+#include "templates/builtin_templates.hpp"
 
 #include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
-#include "backend_traits.hpp"
+#include "generator/backend_traits.hpp"
 
 namespace kforge {
 

@@ -5,8 +5,8 @@
 #include <string_view>
 #include <vector>
 
-#include "result.hpp"
-#include "template_source.hpp"
+#include "core/result.hpp"
+#include "generator/template_source.hpp"
 
 namespace kforge {
 

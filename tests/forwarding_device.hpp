@@ -6,7 +6,7 @@
 #include <memory>
 #include <vector>
 
-#include "backend.hpp"
+#include "runtime/device/backend.hpp"
 
 namespace kforge::test {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "test_util.hpp"
+#include "tests/test_util.hpp"
 
 namespace kforge::test {
 

@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <string>
 
-#include "test_util.hpp"
+#include "tests/test_util.hpp"
 
 namespace kforge::test {
 

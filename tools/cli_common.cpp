@@ -1,5 +1,5 @@
 // Common CLI flags and helpers.
-#include "cli_common.hpp"
+#include "tools/cli_common.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -9,9 +9,9 @@
 #include <optional>
 #include <sstream>
 
-#include "device_registry.hpp"
-#include "operator.hpp"
-#include "operator_declaration.hpp"
+#include "generator/operator.hpp"
+#include "generator/operator_declaration.hpp"
+#include "runtime/device/device_registry.hpp"
 
 namespace kforge::cli {
 

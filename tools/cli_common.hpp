@@ -10,10 +10,10 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "backend.hpp"
-#include "problem.hpp"
-#include "result.hpp"
-#include "template_catalog.hpp"
+#include "core/result.hpp"
+#include "generator/problem.hpp"
+#include "runtime/catalog/template_catalog.hpp"
+#include "runtime/device/backend.hpp"
 
 namespace kforge::cli {
 
@@ -57,7 +57,7 @@ CLI::Option* add_db_option(CLI::App& cmd, CommonOptions& o, const std::string& h
 /// --device for commands that run on a device (tune, lookup, sweep).
 void add_device_flag(CLI::App& cmd, CommonOptions& o);
 /// --device for commands that read stored rows (export, report, compare):
-/// the same texts name the same device (runtime/device_registry.hpp).
+/// the same texts name the same device (runtime/device/device_registry.hpp).
 void add_device_filter_flag(CLI::App& cmd, std::string& device);
 /// A TuningFilter::device from a --device text: a live selector ("auto",
 /// "opencl:0") becomes that device's hardware key; other texts match as given.

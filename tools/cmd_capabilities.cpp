@@ -3,9 +3,9 @@
 #include <filesystem>
 #include <iostream>
 
-#include "capabilities.hpp"
-#include "commands.hpp"
-#include "tuning_set.hpp"
+#include "db/tuning_set.hpp"
+#include "report/capabilities.hpp"
+#include "tools/commands.hpp"
 
 namespace kforge::cli {
 

@@ -3,11 +3,11 @@
 // verdicts of show, report and capabilities (docs/profiling.md).
 #include <iostream>
 
-#include "build_version.hpp"
-#include "ceiling_probe.hpp"
-#include "commands.hpp"
-#include "database.hpp"
-#include "tuning_facts.hpp"
+#include "db/database.hpp"
+#include "report/tuning_facts.hpp"
+#include "tools/commands.hpp"
+#include "tuner/build_version.hpp"
+#include "tuner/measure/ceiling_probe.hpp"
 
 namespace kforge::cli {
 

@@ -4,9 +4,9 @@
 #include <fstream>
 #include <iostream>
 
-#include "commands.hpp"
-#include "set_comparison.hpp"
-#include "tuning_set.hpp"
+#include "db/tuning_set.hpp"
+#include "report/set_comparison.hpp"
+#include "tools/commands.hpp"
 
 namespace kforge::cli {
 

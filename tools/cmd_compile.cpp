@@ -5,15 +5,15 @@
 // no device (hipRTC and PoCL must not share a process).
 #include <filesystem>
 
-#include "arch_guard.hpp"
-#include "artifact_inspect.hpp"
-#include "backend_traits.hpp"
-#include "commands.hpp"
-#include "compile_candidate.hpp"
-#include "operator.hpp"
-#include "search_space.hpp"
-#include "target.hpp"
-#include "triton_compile.hpp"
+#include "generator/backend_traits.hpp"
+#include "generator/operator.hpp"
+#include "generator/search_space.hpp"
+#include "report/inspect/artifact_inspect.hpp"
+#include "report/inspect/compile_candidate.hpp"
+#include "report/inspect/triton_compile.hpp"
+#include "runtime/catalog/arch_guard.hpp"
+#include "runtime/device/target.hpp"
+#include "tools/commands.hpp"
 
 namespace kforge::cli {
 

@@ -5,9 +5,9 @@
 #include <map>
 #include <unistd.h>
 
-#include "commands.hpp"
-#include "database.hpp"
-#include "entry_check.hpp"
+#include "db/database.hpp"
+#include "runtime/catalog/entry_check.hpp"
+#include "tools/commands.hpp"
 
 namespace kforge::cli {
 

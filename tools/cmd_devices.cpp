@@ -1,6 +1,6 @@
 // `kforge devices`: every device every backend sees, with its fingerprint.
-#include "commands.hpp"
-#include "device_registry.hpp"
+#include "runtime/device/device_registry.hpp"
+#include "tools/commands.hpp"
 
 namespace kforge::cli {
 

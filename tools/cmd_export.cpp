@@ -8,12 +8,12 @@
 #include <sstream>
 #include <string_view>
 
-#include "build_version.hpp"
-#include "commands.hpp"
-#include "export_formats.hpp"
-#include "json_interchange.hpp"
-#include "printable.hpp"
-#include "tuning_set.hpp"
+#include "core/printable.hpp"
+#include "db/json_interchange.hpp"
+#include "db/tuning_set.hpp"
+#include "report/export_formats.hpp"
+#include "tools/commands.hpp"
+#include "tuner/build_version.hpp"
 
 namespace kforge::cli {
 

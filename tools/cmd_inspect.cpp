@@ -4,8 +4,8 @@
 #include <filesystem>
 #include <iostream>
 
-#include "artifact_inspect.hpp"
-#include "commands.hpp"
+#include "report/inspect/artifact_inspect.hpp"
+#include "tools/commands.hpp"
 
 namespace kforge::cli {
 

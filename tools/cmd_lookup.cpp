@@ -1,8 +1,8 @@
 // `kforge lookup`: what the runtime library would select for a problem, and why.
-#include "commands.hpp"
-#include "library_kernel.hpp"
-#include "lookup.hpp"
-#include "tune_setup.hpp"
+#include "runtime/libraries/library_kernel.hpp"
+#include "runtime/lookup/lookup.hpp"
+#include "tools/commands.hpp"
+#include "tools/tune_setup.hpp"
 
 namespace kforge::cli {
 

@@ -4,9 +4,9 @@
 #include <iostream>
 #include <set>
 
-#include "commands.hpp"
-#include "report_renderer.hpp"
-#include "tuning_set.hpp"
+#include "db/tuning_set.hpp"
+#include "report/report_renderer.hpp"
+#include "tools/commands.hpp"
 
 namespace kforge::cli {
 

@@ -1,12 +1,12 @@
 // `kforge show`: what a tuning database holds: winners, and optionally every result.
 #include <iostream>
 
-#include "bounded_json.hpp"
-#include "commands.hpp"
-#include "counter_summary.hpp"
-#include "database.hpp"
-#include "device_ceilings.hpp"
-#include "vendor_comparison.hpp"
+#include "core/bounded_json.hpp"
+#include "db/database.hpp"
+#include "report/counter_summary.hpp"
+#include "report/device_ceilings.hpp"
+#include "report/vendor_comparison.hpp"
+#include "tools/commands.hpp"
 
 namespace kforge::cli {
 

@@ -2,13 +2,13 @@
 // it) into the database, resumably; docs/sweep.md.
 #include <chrono>
 
-#include "commands.hpp"
-#include "database.hpp"
-#include "mpi_sweep.hpp"
-#include "progress_printer.hpp"
-#include "sweep_eta.hpp"
-#include "sweep_plan.hpp"
-#include "sweep_runner.hpp"
+#include "db/database.hpp"
+#include "tools/commands.hpp"
+#include "tools/mpi_sweep.hpp"
+#include "tools/progress_printer.hpp"
+#include "tools/sweep_runner.hpp"
+#include "tuner/sweep_eta.hpp"
+#include "tuner/sweep_plan.hpp"
 
 namespace kforge::cli {
 

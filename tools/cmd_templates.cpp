@@ -1,12 +1,12 @@
 // `kforge templates`: the templates kforge knows, with their tunables.
 #include <iostream>
 
-#include "commands.hpp"
-#include "backend_traits.hpp"
-#include "builtin_templates.hpp"
-#include "cartesian_size.hpp"
-#include "manifest.hpp"
-#include "operator.hpp"
+#include "generator/backend_traits.hpp"
+#include "generator/cartesian_size.hpp"
+#include "generator/manifest.hpp"
+#include "generator/operator.hpp"
+#include "templates/builtin_templates.hpp"
+#include "tools/commands.hpp"
 
 namespace kforge::cli {
 

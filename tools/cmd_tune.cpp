@@ -4,16 +4,16 @@
 #include <cstdint>
 #include <map>
 
-#include "commands.hpp"
-#include "database.hpp"
-#include "operator.hpp"
-#include "progress_printer.hpp"
-#include "runner_options.hpp"
-#include "strategy.hpp"
-#include "strategy_default.hpp"
-#include "tune_setup.hpp"
-#include "tuner.hpp"
-#include "winner_profiling.hpp"
+#include "db/database.hpp"
+#include "generator/operator.hpp"
+#include "tools/commands.hpp"
+#include "tools/progress_printer.hpp"
+#include "tools/runner_options.hpp"
+#include "tools/tune_setup.hpp"
+#include "tools/winner_profiling.hpp"
+#include "tuner/search/strategy.hpp"
+#include "tuner/search/strategy_default.hpp"
+#include "tuner/tuner.hpp"
 
 namespace kforge::cli {
 

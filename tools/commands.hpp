@@ -3,7 +3,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "cli_common.hpp"
+#include "tools/cli_common.hpp"
 
 namespace kforge::cli {
 

@@ -9,7 +9,7 @@ kforge_packages=(cmake g++ make pkg-config git libsqlite3-dev nlohmann-json3-dev
 kforge_packages+=(clang-22 lld-22 llvm-22)
 # libFuzzer and the sanitizer runtimes of clang 22 (tools/fuzz.sh).
 kforge_packages+=(libclang-rt-22-dev)
-# The Python package (runtime/python): headers, venv and pip for nanobind and pytest, NumPy.
+# The Python package (bindings/python): headers, venv and pip for nanobind and pytest, NumPy.
 kforge_packages+=(python3-dev python3-venv python3-pip python3-numpy)
 # The report test: a headless browser renders kforge report, libpng reads its screenshot.
 kforge_packages+=(chromium libpng-dev)

@@ -259,7 +259,7 @@ run() {
   step devices "$raw/devices.json" 60 "$build/kforge" devices --json
   # The same GPU through OpenCL, where the driver's OpenCL is installed: a
   # short run whose winner's clocks must come from NVML, found by the PCI
-  # address the OpenCL device reports (runtime/pci_clock_reader.hpp).
+  # address the OpenCL device reports (runtime/profiling/pci_clock_reader.hpp).
   local cl_gpu
   cl_gpu=$(python3 -c 'import json, sys
 print(next((d["selector"] for d in json.load(open(sys.argv[1]))

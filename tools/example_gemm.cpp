@@ -6,9 +6,9 @@
 #include <cstdlib>
 #include <vector>
 
-#include "device_registry.hpp"
-#include "gemm_operator.hpp"
-#include "lookup.hpp"
+#include "generator/gemm_operator.hpp"
+#include "runtime/device/device_registry.hpp"
+#include "runtime/lookup/lookup.hpp"
 
 using namespace kforge;
 

@@ -1,5 +1,5 @@
 // The examples table and the --help footers built from it.
-#include "help_examples.hpp"
+#include "tools/help_examples.hpp"
 
 #include <sstream>
 

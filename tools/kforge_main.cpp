@@ -4,18 +4,18 @@
 #include <iostream>
 #include <new>
 
-#include "build_version.hpp"
-#include "commands.hpp"
-#include "help_examples.hpp"
-#include "online_job_runner.hpp"
-#include "runner_options.hpp"
-#include "worker_main.hpp"
+#include "tools/commands.hpp"
+#include "tools/help_examples.hpp"
+#include "tools/runner_options.hpp"
+#include "tuner/build_version.hpp"
+#include "tuner/online_job_runner.hpp"
+#include "tuner/worker/worker_main.hpp"
 
 int main(int argc, char** argv) {
   using namespace kforge;
-  // The tuner's worker process (tuner/worker_runner.hpp), not a user command.
+  // The tuner's worker process (tuner/worker/worker_runner.hpp), not a user command.
   if (argc == 3 && std::string_view(argv[1]) == "__worker") return run_tuner_worker(std::atoi(argv[2]));
-  // An online tune a program's lookup started (runtime/online_tuning.hpp).
+  // An online tune a program's lookup started (runtime/lookup/online_tuning.hpp).
   if (argc == 3 && std::string_view(argv[1]) == "__online-tune") {
     return run_online_job(argv[2], {cli::self_executable(), "__worker"});
   }

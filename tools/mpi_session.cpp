@@ -1,12 +1,12 @@
 // MPI for the distributed sweep.
-#include "mpi_session.hpp"
+#include "tools/mpi_session.hpp"
 
 #include <mpi.h>
 
 #include <cstdlib>
 #include <exception>
 
-#include "cli_common.hpp"
+#include "tools/cli_common.hpp"
 
 namespace kforge::cli {
 

@@ -3,7 +3,7 @@
 // hands them out one at a time as ranks ask (a thread of its own serves the
 // other ranks while it tunes too), and merges every rank's database into the
 // plan's at the end (docs/sweep.md, "MPI").
-#include "mpi_sweep.hpp"
+#include "tools/mpi_sweep.hpp"
 
 #include <signal.h>
 #include <unistd.h>
@@ -18,11 +18,11 @@
 #include <optional>
 #include <thread>
 
-#include "device_registry.hpp"
-#include "mpi_session.hpp"
-#include "rank_databases.hpp"
-#include "sweep_coordinator.hpp"
-#include "sweep_lock.hpp"
+#include "runtime/device/device_registry.hpp"
+#include "tools/mpi_session.hpp"
+#include "tools/rank_databases.hpp"
+#include "tools/sweep_coordinator.hpp"
+#include "tools/sweep_lock.hpp"
 
 namespace kforge::cli {
 

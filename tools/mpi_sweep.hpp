@@ -4,8 +4,8 @@
 // says so and exits 2.
 #pragma once
 
-#include "cli_common.hpp"
-#include "sweep_runner.hpp"
+#include "tools/cli_common.hpp"
+#include "tools/sweep_runner.hpp"
 
 namespace kforge::cli {
 

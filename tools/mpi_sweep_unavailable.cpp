@@ -1,6 +1,6 @@
 // `--mpi` in a kforge built without MPI (KFORGE_WITH_MPI=OFF): a clear
 // refusal, exit status 2, rather than a silent serial sweep per rank.
-#include "mpi_sweep.hpp"
+#include "tools/mpi_sweep.hpp"
 
 namespace kforge::cli {
 

@@ -1,5 +1,5 @@
 // Progress rendering.
-#include "progress_printer.hpp"
+#include "tools/progress_printer.hpp"
 
 #include <unistd.h>
 
@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "finalist_retiming.hpp"
+#include "tuner/measure/finalist_retiming.hpp"
 
 namespace kforge::cli {
 

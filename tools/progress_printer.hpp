@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "sweep_eta.hpp"
-#include "tuner.hpp"
+#include "tuner/sweep_eta.hpp"
+#include "tuner/tuner.hpp"
 
 namespace kforge::cli {
 

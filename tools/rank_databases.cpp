@@ -1,12 +1,12 @@
 // Per-rank databases of a distributed sweep.
-#include "rank_databases.hpp"
+#include "tools/rank_databases.hpp"
 
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
 #include <optional>
 
-#include "cli_common.hpp"
+#include "tools/cli_common.hpp"
 
 namespace kforge::cli {
 

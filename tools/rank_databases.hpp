@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "database.hpp"
+#include "db/database.hpp"
 
 namespace kforge::cli {
 

@@ -1,5 +1,5 @@
 // Worker, timeout and cache flags for tune and sweep.
-#include "runner_options.hpp"
+#include "tools/runner_options.hpp"
 
 #include <unistd.h>
 
@@ -7,8 +7,8 @@
 #include <cstdlib>
 #include <iostream>
 
-#include "binary_cache.hpp"
-#include "cli_common.hpp"
+#include "runtime/kinds/binary_cache.hpp"
+#include "tools/cli_common.hpp"
 
 namespace kforge::cli {
 

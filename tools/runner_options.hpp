@@ -7,7 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "tuner.hpp"
+#include "tuner/tuner.hpp"
 
 namespace kforge::cli {
 

@@ -1,11 +1,11 @@
 // Rank 0's hand-out, reports and progress for a distributed sweep.
-#include "sweep_coordinator.hpp"
+#include "tools/sweep_coordinator.hpp"
 
 #include <unistd.h>
 
 #include <cstdio>
 
-#include "cli_common.hpp"
+#include "tools/cli_common.hpp"
 
 namespace kforge::cli {
 

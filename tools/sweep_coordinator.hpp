@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "sweep_dispatch.hpp"
-#include "sweep_eta.hpp"
-#include "sweep_runner.hpp"
+#include "tools/sweep_runner.hpp"
+#include "tuner/sweep_dispatch.hpp"
+#include "tuner/sweep_eta.hpp"
 
 namespace kforge::cli {
 

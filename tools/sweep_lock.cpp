@@ -1,6 +1,6 @@
-#include "sweep_lock.hpp"
+#include "tools/sweep_lock.hpp"
 
-#include "rank_databases.hpp"
+#include "tools/rank_databases.hpp"
 
 namespace kforge::cli {
 

@@ -7,8 +7,8 @@
 
 #include <string>
 
-#include "file_lease.hpp"
-#include "result.hpp"
+#include "core/result.hpp"
+#include "db/file_lease.hpp"
 
 namespace kforge::cli {
 

@@ -1,15 +1,15 @@
 // The per-task steps of `kforge sweep`, serial or distributed.
-#include "sweep_runner.hpp"
+#include "tools/sweep_runner.hpp"
 
 #include <chrono>
 #include <iostream>
 
-#include "bounded_json.hpp"
-#include "builtin_templates.hpp"
-#include "cli_common.hpp"
-#include "operator.hpp"
-#include "tune_setup.hpp"
-#include "winner_profiling.hpp"
+#include "core/bounded_json.hpp"
+#include "generator/operator.hpp"
+#include "templates/builtin_templates.hpp"
+#include "tools/cli_common.hpp"
+#include "tools/tune_setup.hpp"
+#include "tools/winner_profiling.hpp"
 
 namespace kforge::cli {
 

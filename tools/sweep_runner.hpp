@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "database.hpp"
-#include "runner_options.hpp"
-#include "sweep_plan.hpp"
-#include "template_catalog.hpp"
-#include "tuner.hpp"
+#include "db/database.hpp"
+#include "runtime/catalog/template_catalog.hpp"
+#include "tools/runner_options.hpp"
+#include "tuner/sweep_plan.hpp"
+#include "tuner/tuner.hpp"
 
 namespace kforge::cli {
 

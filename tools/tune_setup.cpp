@@ -1,5 +1,5 @@
 // Template selection shared by tune and sweep.
-#include "tune_setup.hpp"
+#include "tools/tune_setup.hpp"
 
 namespace kforge::cli {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "library_policy.hpp"
-#include "template_catalog.hpp"
+#include "runtime/catalog/template_catalog.hpp"
+#include "runtime/libraries/library_policy.hpp"
 
 namespace kforge::cli {
 

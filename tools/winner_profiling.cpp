@@ -1,12 +1,12 @@
 // profile_winners: which results, which setup, then the stored rows.
-#include "winner_profiling.hpp"
+#include "tools/winner_profiling.hpp"
 
 #include <filesystem>
 #include <random>
 
-#include "counter_profiler.hpp"
-#include "instance.hpp"
-#include "runner_options.hpp"
+#include "generator/instance.hpp"
+#include "tools/runner_options.hpp"
+#include "tuner/profiling/counter_profiler.hpp"
 
 namespace kforge::cli {
 namespace {

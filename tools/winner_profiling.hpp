@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
-#include "backend.hpp"
-#include "counter_collection.hpp"
-#include "database.hpp"
-#include "operator.hpp"
-#include "tune_summary.hpp"
-#include "tuner.hpp"
+#include "db/database.hpp"
+#include "generator/operator.hpp"
+#include "runtime/device/backend.hpp"
+#include "runtime/profiling/counter_collection.hpp"
+#include "tuner/tune_summary.hpp"
+#include "tuner/tuner.hpp"
 
 namespace kforge::cli {
 

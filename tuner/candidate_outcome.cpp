@@ -1,5 +1,5 @@
 // CandidateOutcome <-> ResultRecord.
-#include "candidate_outcome.hpp"
+#include "tuner/candidate_outcome.hpp"
 
 namespace kforge {
 

@@ -5,9 +5,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "candidate_status.hpp"
-#include "records.hpp"
-#include "timing_stats.hpp"
+#include "db/records.hpp"
+#include "tuner/candidate_status.hpp"
+#include "tuner/measure/timing_stats.hpp"
 
 namespace kforge {
 

@@ -14,13 +14,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "candidate_status.hpp"
-#include "config.hpp"
-#include "measurement.hpp"
-#include "problem.hpp"
-#include "result.hpp"
-#include "template_source.hpp"
-#include "timing_stats.hpp"
+#include "core/result.hpp"
+#include "generator/config.hpp"
+#include "generator/problem.hpp"
+#include "generator/template_source.hpp"
+#include "tuner/candidate_status.hpp"
+#include "tuner/measure/measurement.hpp"
+#include "tuner/measure/timing_stats.hpp"
 
 namespace kforge {
 

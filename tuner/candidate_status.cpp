@@ -1,5 +1,5 @@
 // Candidate status names.
-#include "candidate_status.hpp"
+#include "tuner/candidate_status.hpp"
 
 #include <array>
 #include <utility>

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string_view>
 
-#include "result.hpp"
+#include "core/result.hpp"
 
 namespace kforge {
 

@@ -1,5 +1,5 @@
 // Compile (or cache hit), prune, validate, time: one candidate in this process.
-#include "in_process_runner.hpp"
+#include "tuner/in_process_runner.hpp"
 
 #include <unistd.h>
 
@@ -11,22 +11,22 @@
 #include <thread>
 #include <tuple>
 
-#include "builtin_templates.hpp"
-#include "declared_operator.hpp"
-#include "device_reference.hpp"
-#include "host_cpus.hpp"
-#include "instance.hpp"
-#include "library_candidates.hpp"
-#include "library_kernel.hpp"
-#include "occupancy.hpp"
-#include "output_guard.hpp"
-#include "program_combiner.hpp"
-#include "reference_file.hpp"
-#include "sticky_error.hpp"
-#include "template_kind.hpp"
-#include "tuner.hpp"
-#include "validator.hpp"
-#include "workload_builder.hpp"
+#include "generator/declared_operator.hpp"
+#include "generator/instance.hpp"
+#include "generator/program_combiner.hpp"
+#include "generator/workload_builder.hpp"
+#include "runtime/device/host/host_cpus.hpp"
+#include "runtime/device/occupancy.hpp"
+#include "runtime/device/sticky_error.hpp"
+#include "runtime/kinds/template_kind.hpp"
+#include "runtime/libraries/library_candidates.hpp"
+#include "runtime/libraries/library_kernel.hpp"
+#include "templates/builtin_templates.hpp"
+#include "tuner/measure/device_reference.hpp"
+#include "tuner/measure/output_guard.hpp"
+#include "tuner/measure/reference_file.hpp"
+#include "tuner/measure/validator.hpp"
+#include "tuner/tuner.hpp"
 
 namespace kforge {
 

@@ -10,11 +10,11 @@
 #include <utility>
 #include <vector>
 
-#include "backend.hpp"
-#include "binary_cache.hpp"
-#include "candidate_runner.hpp"
-#include "compile_queue.hpp"
-#include "operator.hpp"
+#include "generator/operator.hpp"
+#include "runtime/device/backend.hpp"
+#include "runtime/kinds/binary_cache.hpp"
+#include "tuner/candidate_runner.hpp"
+#include "tuner/compile_queue.hpp"
 
 namespace kforge {
 

@@ -1,19 +1,19 @@
-#include "online_job_runner.hpp"
+#include "tuner/online_job_runner.hpp"
 
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <iostream>
 
-#include "binary_cache.hpp"
-#include "device_registry.hpp"
-#include "file_lease.hpp"
-#include "library_policy.hpp"
-#include "online_job.hpp"
-#include "strategy_default.hpp"
-#include "template_catalog.hpp"
-#include "tuner.hpp"
-#include "utc_time.hpp"
+#include "core/utc_time.hpp"
+#include "db/file_lease.hpp"
+#include "runtime/catalog/template_catalog.hpp"
+#include "runtime/device/device_registry.hpp"
+#include "runtime/kinds/binary_cache.hpp"
+#include "runtime/libraries/library_policy.hpp"
+#include "runtime/lookup/online_job.hpp"
+#include "tuner/search/strategy_default.hpp"
+#include "tuner/tuner.hpp"
 
 namespace kforge {
 

@@ -1,4 +1,4 @@
-// The tuner process of an online tune (runtime/online_tuning.hpp): `kforge
+// The tuner process of an online tune (runtime/lookup/online_tuning.hpp): `kforge
 // __online-tune JOB` and `python -m kforge._online_tune JOB` run this.
 #pragma once
 

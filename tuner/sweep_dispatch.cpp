@@ -1,5 +1,5 @@
 // Task hand-out for distributed sweeps.
-#include "sweep_dispatch.hpp"
+#include "tuner/sweep_dispatch.hpp"
 
 namespace kforge {
 

@@ -1,5 +1,5 @@
 // Whole-sweep time estimate.
-#include "sweep_eta.hpp"
+#include "tuner/sweep_eta.hpp"
 
 #include <algorithm>
 

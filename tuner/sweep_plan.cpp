@@ -1,5 +1,5 @@
 // Sweep plan parsing, expansion and sharding.
-#include "sweep_plan.hpp"
+#include "tuner/sweep_plan.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -12,10 +12,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bounded_json.hpp"
-#include "operator.hpp"
-#include "strategy.hpp"
-#include "strategy_default.hpp"
+#include "core/bounded_json.hpp"
+#include "generator/operator.hpp"
+#include "tuner/search/strategy.hpp"
+#include "tuner/search/strategy_default.hpp"
 
 namespace kforge {
 

@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "problem.hpp"
-#include "result.hpp"
+#include "core/result.hpp"
+#include "generator/problem.hpp"
 
 namespace kforge {
 
@@ -30,7 +30,7 @@ struct SweepBudget {
   int min_reps = 5, max_reps = 30;
   int warm_start = 0;  ///< TuneRequest::warm_start; 0: none
   bool operator==(const SweepBudget&) const = default;
-  /// The strategy named, else default_strategy(max_evals) (tuner/strategy_default.hpp).
+  /// The strategy named, else default_strategy(max_evals) (tuner/search/strategy_default.hpp).
   std::string strategy_to_run() const;
 };
 

@@ -1,5 +1,5 @@
 // The tuning summary's finalist queries and its JSON rendering.
-#include "tune_summary.hpp"
+#include "tuner/tune_summary.hpp"
 
 #include <algorithm>
 

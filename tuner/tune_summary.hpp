@@ -9,9 +9,9 @@
 #include <utility>
 #include <vector>
 
-#include "candidate_outcome.hpp"
-#include "timing_stats.hpp"
-#include "warm_start.hpp"
+#include "tuner/candidate_outcome.hpp"
+#include "tuner/measure/timing_stats.hpp"
+#include "tuner/search/warm_start.hpp"
 
 namespace kforge {
 
@@ -85,7 +85,7 @@ struct PipelineCounters {
   std::string compile_ahead_stopped;
 };
 
-/// What the worker processes went through (tuner/worker_runner.hpp); all 0
+/// What the worker processes went through (tuner/worker/worker_runner.hpp); all 0
 /// in process.
 struct WorkerCounters {
   int restarts = 0;  ///< workers started after a crash or timeout

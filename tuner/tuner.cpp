@@ -1,9 +1,9 @@
 // The tuner's entry point: each run is one TuningSession (tuning_session.hpp).
-#include "tuner.hpp"
+#include "tuner/tuner.hpp"
 
-#include "in_process_runner.hpp"
-#include "tuning_session.hpp"
-#include "worker_runner.hpp"
+#include "tuner/in_process_runner.hpp"
+#include "tuner/tuning_session.hpp"
+#include "tuner/worker/worker_runner.hpp"
 
 namespace kforge {
 

@@ -11,16 +11,16 @@
 #include <string>
 #include <vector>
 
-#include "backend.hpp"
-#include "candidate_status.hpp"
-#include "database.hpp"
-#include "measurement.hpp"
-#include "operator.hpp"
-#include "problem.hpp"
-#include "template_source.hpp"
-#include "timing_stats.hpp"
-#include "tune_summary.hpp"
-#include "worker_timeouts.hpp"
+#include "db/database.hpp"
+#include "generator/operator.hpp"
+#include "generator/problem.hpp"
+#include "generator/template_source.hpp"
+#include "runtime/device/backend.hpp"
+#include "tuner/candidate_status.hpp"
+#include "tuner/measure/measurement.hpp"
+#include "tuner/measure/timing_stats.hpp"
+#include "tuner/tune_summary.hpp"
+#include "tuner/worker/worker_timeouts.hpp"
 
 namespace kforge {
 
@@ -42,11 +42,11 @@ struct TuneRequest {
   MeasurementProtocol protocol;
   std::string command_line;
   /// "background" or "blocking" when a program's lookup asked for this run
-  /// (online tuning, runtime/online_tuning.hpp): the sweep's settings say
+  /// (online tuning, runtime/lookup/online_tuning.hpp): the sweep's settings say
   /// so, and the lookup and `kforge show` name its winners online-tuned.
   std::string online_mode;
   /// Candidates run in a supervised worker process started with this argv
-  /// (tuner/worker_runner.hpp); empty: in this process, unprotected.
+  /// (tuner/worker/worker_runner.hpp); empty: in this process, unprotected.
   std::vector<std::string> worker_command;
   WorkerTimeouts timeouts;
   /// On-disk binary cache shared with later sweeps and the runtime; empty: none.

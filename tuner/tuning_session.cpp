@@ -1,6 +1,6 @@
 // The tuning loop's steps: prepare, plan a batch, evaluate a turn, store,
 // re-time the finalists, finish.
-#include "tuning_session.hpp"
+#include "tuner/tuning_session.hpp"
 
 #include <unistd.h>
 
@@ -9,19 +9,19 @@
 #include <ctime>
 #include <limits>
 
-#include "backend_parameters.hpp"
-#include "build_version.hpp"
-#include "builtin_templates.hpp"
-#include "can_implement.hpp"
-#include "finalist_retiming.hpp"
-#include "hash.hpp"
-#include "in_process_runner.hpp"
-#include "printable.hpp"
-#include "problem_footprint.hpp"
-#include "search_space.hpp"
-#include "stop_condition.hpp"
-#include "tuning_space.hpp"
-#include "utc_time.hpp"
+#include "core/hash.hpp"
+#include "core/printable.hpp"
+#include "core/utc_time.hpp"
+#include "generator/backend_parameters.hpp"
+#include "generator/search_space.hpp"
+#include "runtime/catalog/can_implement.hpp"
+#include "templates/builtin_templates.hpp"
+#include "tuner/build_version.hpp"
+#include "tuner/in_process_runner.hpp"
+#include "tuner/measure/finalist_retiming.hpp"
+#include "tuner/measure/problem_footprint.hpp"
+#include "tuner/search/stop_condition.hpp"
+#include "tuner/tuning_space.hpp"
 
 namespace kforge {
 
@@ -206,7 +206,7 @@ nlohmann::json TuningSession::sweep_settings() const {
                              {"protocol", request_.protocol.to_json()},
                              {"problem", problem_.key()}};
   settings.update(strategy_record(request_));
-  // What a flush wrote depends on the device (runtime/cache_flush.hpp): kept
+  // What a flush wrote depends on the device (runtime/device/cache_flush.hpp): kept
   // beside the protocol, which sweeps compare across devices' runs.
   if (request_.protocol.flush_cache) {
     const CacheFlush flush = device_.cache_flush();

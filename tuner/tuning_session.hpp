@@ -19,11 +19,11 @@
 #include <utility>
 #include <vector>
 
-#include "candidate_runner.hpp"
-#include "strategy.hpp"
-#include "tuner.hpp"
-#include "warm_start.hpp"
-#include "worker_runner.hpp"
+#include "tuner/candidate_runner.hpp"
+#include "tuner/search/strategy.hpp"
+#include "tuner/search/warm_start.hpp"
+#include "tuner/tuner.hpp"
+#include "tuner/worker/worker_runner.hpp"
 
 namespace kforge {
 

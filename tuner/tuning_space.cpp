@@ -2,13 +2,13 @@
 // steps, takes a small valid space whole; a large one is
 // sampled (rejection sampling, SearchSpace::sample) or, for the exhaustive
 // strategy under a budget, cut to the budget's length of its order.
-#include "tuning_space.hpp"
+#include "tuner/tuning_space.hpp"
 
 #include <algorithm>
 #include <set>
 
-#include "cartesian_size.hpp"
-#include "strategy.hpp"
+#include "generator/cartesian_size.hpp"
+#include "tuner/search/strategy.hpp"
 
 namespace kforge {
 

@@ -10,9 +10,9 @@
 #include <string_view>
 #include <vector>
 
-#include "config.hpp"
-#include "result.hpp"
-#include "search_space.hpp"
+#include "core/result.hpp"
+#include "generator/config.hpp"
+#include "generator/search_space.hpp"
 
 namespace kforge {
 

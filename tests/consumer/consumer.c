@@ -3,7 +3,7 @@
  * (bias+relu) and a reduce with kind=max through kforge_problem_ext. Also
  * checks that errors come back as statuses with messages, a short buffer
  * among them. Exit 0 when all is well. */
-#include <kforge/kforge.h>
+#include <kforge/bindings/c/kforge.h>
 
 #include <math.h>
 #include <stdio.h>

@@ -1,8 +1,8 @@
 // A C++ program using the installed kforge package: select a GEMM kernel,
 // launch it on its own data and check the answer. Exit 0 when correct.
-#include <kforge/device_registry.hpp>
-#include <kforge/gemm_operator.hpp>
-#include <kforge/lookup.hpp>
+#include <kforge/runtime/device/device_registry.hpp>
+#include <kforge/generator/gemm_operator.hpp>
+#include <kforge/runtime/lookup/lookup.hpp>
 
 #include <cmath>
 #include <cstdio>

@@ -22,8 +22,8 @@ step(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
 
 # The installed headers are exactly the public ones (cmake/KforgePublicHeaders.cmake).
 include(${SOURCE_DIR}/cmake/KforgePublicHeaders.cmake)
-list(TRANSFORM KFORGE_PUBLIC_HEADERS REPLACE "^.*/" "" OUTPUT_VARIABLE expected)
-file(GLOB installed RELATIVE ${prefix}/include/kforge ${prefix}/include/kforge/*)
+set(expected ${KFORGE_PUBLIC_HEADERS})
+file(GLOB_RECURSE installed RELATIVE ${prefix}/include/kforge ${prefix}/include/kforge/*)
 set(extra ${installed})
 list(REMOVE_ITEM extra ${expected})
 set(missing ${expected})

@@ -3,9 +3,9 @@
 #include <catch2/catch.hpp>
 #include <map>
 
-#include "database.hpp"
-#include "db_fixtures.hpp"
-#include "test_util.hpp"
+#include "db/database.hpp"
+#include "tests/db/db_fixtures.hpp"
+#include "tests/test_util.hpp"
 
 namespace kforge {
 namespace {

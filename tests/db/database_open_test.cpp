@@ -5,9 +5,9 @@
 #include <random>
 #include <thread>
 
-#include "database.hpp"
-#include "db_fixtures.hpp"
-#include "test_util.hpp"
+#include "db/database.hpp"
+#include "tests/db/db_fixtures.hpp"
+#include "tests/test_util.hpp"
 
 namespace kforge {
 namespace {

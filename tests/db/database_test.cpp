@@ -1,11 +1,11 @@
 // Database records, results, winners and filters on a healthy current-version file.
-#include "database.hpp"
+#include "db/database.hpp"
 
 #include <catch2/catch.hpp>
 #include <regex>
 
-#include "db_fixtures.hpp"
-#include "test_util.hpp"
+#include "tests/db/db_fixtures.hpp"
+#include "tests/test_util.hpp"
 
 namespace kforge {
 namespace {

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "database.hpp"
+#include "db/database.hpp"
 
 namespace kforge::test {
 

@@ -8,10 +8,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "database.hpp"
-#include "db_fixtures.hpp"
-#include "hardware_identity.hpp"
-#include "test_util.hpp"
+#include "db/database.hpp"
+#include "generator/hardware_identity.hpp"
+#include "tests/db/db_fixtures.hpp"
+#include "tests/test_util.hpp"
 
 using namespace kforge;
 using namespace kforge::test;

@@ -3,9 +3,9 @@
 // with a message that names them.
 #include <catch2/catch.hpp>
 
-#include "database.hpp"
-#include "db_fixtures.hpp"
-#include "test_util.hpp"
+#include "db/database.hpp"
+#include "tests/db/db_fixtures.hpp"
+#include "tests/test_util.hpp"
 
 using namespace kforge;
 using namespace kforge::test;

@@ -4,9 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "database.hpp"
-#include "db_fixtures.hpp"
-#include "test_util.hpp"
+#include "db/database.hpp"
+#include "tests/db/db_fixtures.hpp"
+#include "tests/test_util.hpp"
 
 using namespace kforge;
 using nlohmann::json;

@@ -3,10 +3,10 @@
 // whether it was added, tampered in place, or merged in.
 #include <catch2/catch.hpp>
 
-#include "../generator/generator_fixtures.hpp"
-#include "database.hpp"
-#include "db_fixtures.hpp"
-#include "test_util.hpp"
+#include "db/database.hpp"
+#include "tests/db/db_fixtures.hpp"
+#include "tests/generator/generator_fixtures.hpp"
+#include "tests/test_util.hpp"
 
 using namespace kforge;
 using namespace kforge::test;

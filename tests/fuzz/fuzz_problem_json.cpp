@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "bounded_json.hpp"
-#include "problem_json.hpp"
+#include "core/bounded_json.hpp"
+#include "generator/problem_json.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

@@ -1,12 +1,12 @@
 // The messages a worker process and the tuner exchange (a worker that
 // crashed mid-write, or anything else on the socket, must not crash the
-// tuner): each reader of tuner/worker_protocol.hpp on the same object.
+// tuner): each reader of tuner/worker/worker_protocol.hpp on the same object.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
-#include "bounded_json.hpp"
-#include "worker_protocol.hpp"
+#include "core/bounded_json.hpp"
+#include "tuner/worker/worker_protocol.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

@@ -1,14 +1,14 @@
 // The attention operator: problem checks, the mask attribute, cost model,
 // workloads (plain and peaked), the reference on hand-computed cases, the
 // baseline-relative tolerance and NaN propagation.
-#include "attention_operator.hpp"
+#include "generator/attention_operator.hpp"
 
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
 
-#include "test_util.hpp"
-#include "workload_builder.hpp"
+#include "generator/workload_builder.hpp"
+#include "tests/test_util.hpp"
 
 using kforge::AttentionOperator;
 using kforge::Dtype;

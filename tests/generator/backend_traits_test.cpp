@@ -1,7 +1,7 @@
 // The backend table: every backend found by its name, in enum order, with
 // the prelude, architecture spelling, compute-unit word and profiler the
 // code asks it for.
-#include "backend_traits.hpp"
+#include "generator/backend_traits.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,12 +1,12 @@
 // JSON read from outside: nesting bounded, numbers out of range and syntax
 // errors reported with where the text came from and the field.
-#include "bounded_json.hpp"
+#include "core/bounded_json.hpp"
 
 #include <catch2/catch.hpp>
 
 #include <string>
 
-#include "manifest.hpp"
+#include "generator/manifest.hpp"
 
 using kforge::parse_json_bounded;
 using kforge::parse_ordered_json_bounded;

@@ -1,5 +1,5 @@
 // Canonical configuration names.
-#include "config.hpp"
+#include "generator/config.hpp"
 
 #include <catch2/catch.hpp>
 

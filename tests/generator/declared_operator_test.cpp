@@ -1,6 +1,6 @@
 // Operators declared in data: the declaration's checks (each bad field named
 // with its file and value), workloads, cost, tolerances and the registry.
-#include "declared_operator.hpp"
+#include "generator/declared_operator.hpp"
 
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -8,9 +8,9 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "input_distribution.hpp"
-#include "test_util.hpp"
-#include "workload_builder.hpp"
+#include "generator/input_distribution.hpp"
+#include "generator/workload_builder.hpp"
+#include "tests/test_util.hpp"
 
 using namespace kforge;
 using nlohmann::json;

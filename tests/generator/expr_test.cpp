@@ -1,5 +1,5 @@
 // Manifest expressions: grammar, C integer semantics, functions and error positions.
-#include "expr.hpp"
+#include "generator/expr.hpp"
 
 #include <catch2/catch.hpp>
 #include <limits>

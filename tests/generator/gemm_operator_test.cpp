@@ -1,13 +1,13 @@
 // The gemm operator: problem checks, cost model, reference, workloads, conversions.
-#include "gemm_operator.hpp"
+#include "generator/gemm_operator.hpp"
 
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
 
-#include "float_convert.hpp"
-#include "softmax_operator.hpp"
-#include "workload_builder.hpp"
+#include "core/float_convert.hpp"
+#include "generator/softmax_operator.hpp"
+#include "generator/workload_builder.hpp"
 
 using kforge::Dtype;
 using kforge::GemmOperator;

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "manifest.hpp"
+#include "generator/manifest.hpp"
 
 namespace kforge::test {
 

@@ -1,12 +1,12 @@
 // Instances: source layout, kernel name, geometry, resource limits, distrust of configurations.
-#include "instance.hpp"
+#include "generator/instance.hpp"
 
 #include <catch2/catch.hpp>
 
-#include "gemm_operator.hpp"
-#include "generator_fixtures.hpp"
-#include "hash.hpp"
-#include "test_util.hpp"
+#include "core/hash.hpp"
+#include "generator/gemm_operator.hpp"
+#include "tests/generator/generator_fixtures.hpp"
+#include "tests/test_util.hpp"
 
 using kforge::Config;
 using kforge::ErrorCode;

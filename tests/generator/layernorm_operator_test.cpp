@@ -4,9 +4,9 @@
 #include <cmath>
 #include <cstring>
 
-#include "layernorm_operator.hpp"
-#include "rmsnorm_operator.hpp"
-#include "row_norm.hpp"
+#include "generator/layernorm_operator.hpp"
+#include "generator/rmsnorm_operator.hpp"
+#include "generator/row_norm.hpp"
 
 using kforge::Dtype;
 using kforge::Problem;

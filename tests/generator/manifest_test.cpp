@@ -1,10 +1,10 @@
 // Manifest parsing: a valid manifest, and one case per class of bad input, each
 // checking that the message names the file and the field.
-#include "manifest.hpp"
+#include "generator/manifest.hpp"
 
 #include <catch2/catch.hpp>
 
-#include "generator_fixtures.hpp"
+#include "tests/generator/generator_fixtures.hpp"
 
 using kforge::test::gemm_manifest_json;
 using kforge::test::parse_manifest;

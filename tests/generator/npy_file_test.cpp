@@ -1,10 +1,10 @@
 // The .npy reader and writer: round trips, and files it must refuse.
-#include "npy_file.hpp"
+#include "generator/npy_file.hpp"
 
 #include <catch2/catch.hpp>
 #include <fstream>
 
-#include "test_util.hpp"
+#include "tests/test_util.hpp"
 
 using namespace kforge;
 

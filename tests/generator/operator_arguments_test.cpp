@@ -4,7 +4,7 @@
 #include <limits>
 #include <map>
 
-#include "operator.hpp"
+#include "generator/operator.hpp"
 
 using kforge::ArgumentSpec;
 using kforge::OperatorArg;

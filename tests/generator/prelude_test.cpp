@@ -7,9 +7,9 @@
 #include <cctype>
 #include <string>
 
-#include "builtin_templates.hpp"
-#include "problem.hpp"
-#include "reserved_names.hpp"
+#include "generator/problem.hpp"
+#include "generator/reserved_names.hpp"
+#include "templates/builtin_templates.hpp"
 
 using namespace kforge;
 

@@ -1,10 +1,10 @@
 // Problems: keys, epilogue names, attribute parsing and the shared attribute checks.
-#include "problem.hpp"
+#include "generator/problem.hpp"
 
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "gemm_operator.hpp"
+#include "generator/gemm_operator.hpp"
 
 using kforge::Activation;
 using kforge::Epilogue;

@@ -1,14 +1,14 @@
 // Combined programs: the scanners that find a template's macros and
 // file-scope functions, and the translation unit that holds several instances.
-#include "program_combiner.hpp"
+#include "generator/program_combiner.hpp"
 
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 
-#include "gemm_operator.hpp"
-#include "generator_fixtures.hpp"
-#include "instance.hpp"
+#include "generator/gemm_operator.hpp"
+#include "generator/instance.hpp"
+#include "tests/generator/generator_fixtures.hpp"
 
 using kforge::combine_instances;
 using kforge::Config;

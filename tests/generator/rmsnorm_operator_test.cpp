@@ -4,9 +4,9 @@
 #include <cmath>
 #include <cstring>
 
-#include "rmsnorm_operator.hpp"
-#include "row_norm.hpp"
-#include "workload_builder.hpp"
+#include "generator/rmsnorm_operator.hpp"
+#include "generator/row_norm.hpp"
+#include "generator/workload_builder.hpp"
 
 using kforge::Problem;
 using kforge::Workload;

@@ -1,12 +1,12 @@
 // The rope operator: problem checks, cost model, workloads (position 0 and a
 // late position), references on hand-computed heads for both pairings, NaN.
-#include "rope_operator.hpp"
+#include "generator/rope_operator.hpp"
 
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
 
-#include "workload_builder.hpp"
+#include "generator/workload_builder.hpp"
 
 using kforge::Dtype;
 using kforge::Problem;

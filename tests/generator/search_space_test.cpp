@@ -1,14 +1,14 @@
 // Search spaces: exact counts against brute force, pruning, order, is_valid.
-#include "search_space.hpp"
+#include "generator/search_space.hpp"
 
 #include <limits>
 #include <map>
 
 #include <catch2/catch.hpp>
 
-#include "cartesian_size.hpp"
-#include "gemm_operator.hpp"
-#include "generator_fixtures.hpp"
+#include "generator/cartesian_size.hpp"
+#include "generator/gemm_operator.hpp"
+#include "tests/generator/generator_fixtures.hpp"
 
 using kforge::Config;
 using kforge::SearchSpace;

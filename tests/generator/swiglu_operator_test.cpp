@@ -1,12 +1,12 @@
 // The swiglu operator: problem checks, cost model, workloads (plain and
 // saturating gates), the reference on a hand-computed row, tolerance, NaN.
-#include "swiglu_operator.hpp"
+#include "generator/swiglu_operator.hpp"
 
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
 
-#include "workload_builder.hpp"
+#include "generator/workload_builder.hpp"
 
 using kforge::Dtype;
 using kforge::Problem;

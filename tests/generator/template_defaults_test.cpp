@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "builtin_templates.hpp"
+#include "templates/builtin_templates.hpp"
 
 using namespace kforge;
 

@@ -15,7 +15,7 @@ DATA = ROOT / "tests" / "data" / "workload"
 
 def load_module():
     # The package alone (its modules import one another relatively), not kforge's extension.
-    package = ROOT / "runtime" / "python" / "kforge" / "workload"
+    package = ROOT / "bindings" / "python" / "kforge" / "workload"
     spec = importlib.util.spec_from_file_location("kforge_workload", package / "__init__.py",
                                                   submodule_search_locations=[str(package)])
     module = importlib.util.module_from_spec(spec)

@@ -1,5 +1,5 @@
 // AMDGPU target ids in both spellings a code object carries.
-#include "amd_target_id.hpp"
+#include "runtime/binaries/amd_target_id.hpp"
 
 #include <catch2/catch.hpp>
 

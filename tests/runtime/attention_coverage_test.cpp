@@ -14,11 +14,11 @@
 
 #include <cmath>
 
-#include "attention_operator.hpp"
-#include "coverage_runner.hpp"
-#include "search_space.hpp"
-#include "test_level.hpp"
-#include "workload_builder.hpp"
+#include "generator/attention_operator.hpp"
+#include "generator/search_space.hpp"
+#include "generator/workload_builder.hpp"
+#include "tests/runtime/coverage_runner.hpp"
+#include "tests/test_level.hpp"
 
 using namespace kforge;
 using test::TestLevel;

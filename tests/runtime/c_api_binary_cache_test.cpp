@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "kforge.h"
-#include "test_util.hpp"
+#include "bindings/c/kforge.h"
+#include "tests/test_util.hpp"
 
 namespace {
 

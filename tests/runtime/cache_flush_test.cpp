@@ -1,8 +1,8 @@
 // The flush size rule: every cache between memory and the cores is evicted.
 #include <catch2/catch.hpp>
 
-#include "cache_flush.hpp"
-#include "target.hpp"
+#include "runtime/device/cache_flush.hpp"
+#include "runtime/device/target.hpp"
 
 using namespace kforge;
 

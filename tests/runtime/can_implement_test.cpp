@@ -1,5 +1,5 @@
 // can_implement: each template-level gap is found, in order, and named.
-#include "can_implement.hpp"
+#include "runtime/catalog/can_implement.hpp"
 
 #include <catch2/catch.hpp>
 #include <string>

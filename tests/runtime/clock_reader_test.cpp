@@ -11,9 +11,9 @@
 #include <thread>
 #include <vector>
 
-#include "cpu_clock_reader.hpp"
-#include "nvml_api.hpp"
-#include "test_util.hpp"
+#include "runtime/profiling/cpu_clock_reader.hpp"
+#include "runtime/profiling/nvml_api.hpp"
+#include "tests/test_util.hpp"
 
 using namespace kforge;
 

@@ -6,10 +6,10 @@
 #include <memory>
 #include <vector>
 
-#include "coverage_runner.hpp"
-#include "gemm_operator.hpp"
-#include "instance.hpp"
-#include "program_combiner.hpp"
+#include "generator/gemm_operator.hpp"
+#include "generator/instance.hpp"
+#include "generator/program_combiner.hpp"
+#include "tests/runtime/coverage_runner.hpp"
 
 using namespace kforge;
 

@@ -2,13 +2,13 @@
 // (this machine has none: the reason is recorded), Nsight Compute's raw CSV
 // against the fixtures in tests/data/ncu (written to ncu's documented
 // format, not recorded: tests/data/ncu/README.md), and collections as rows.
-#include "counter_collection.hpp"
+#include "runtime/profiling/counter_collection.hpp"
 
 #include <catch2/catch.hpp>
 
-#include "ncu_csv.hpp"
-#include "perf_counters.hpp"
-#include "test_util.hpp"
+#include "runtime/profiling/ncu_csv.hpp"
+#include "runtime/profiling/perf_counters.hpp"
+#include "tests/test_util.hpp"
 
 using namespace kforge;
 

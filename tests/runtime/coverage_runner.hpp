@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "builtin_templates.hpp"
-#include "device_registry.hpp"
-#include "instance.hpp"
-#include "tuner.hpp"
-#include "validator.hpp"
+#include "generator/instance.hpp"
+#include "runtime/device/device_registry.hpp"
+#include "templates/builtin_templates.hpp"
+#include "tuner/measure/validator.hpp"
+#include "tuner/tuner.hpp"
 
 namespace kforge::test {
 

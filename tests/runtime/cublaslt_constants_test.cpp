@@ -1,4 +1,4 @@
-// The cuBLASLt types and values runtime/cublaslt_api.hpp declares by hand
+// The cuBLASLt types and values runtime/libraries/cublaslt_api.hpp declares by hand
 // (so kforge builds without the toolkit) against cublasLt.h, where the build
 // finds it. Its own executable: cublasLt.h brings the CUDA runtime's vector
 // types, which HIP's headers (driver_constants_test.cpp) declare too.
@@ -8,7 +8,7 @@
 
 #include <cublasLt.h>
 
-#include "cublaslt_api.hpp"
+#include "runtime/libraries/cublaslt_api.hpp"
 
 TEST_CASE("cublaslt_api.hpp's types and values are cublasLt.h's", "[cuda][cublaslt]") {
   namespace lt = kforge::cublaslt;

@@ -8,12 +8,12 @@
 #include <filesystem>
 #include <set>
 
-#include "column_major_gemm.hpp"
-#include "cublaslt_api.hpp"
-#include "hipblaslt_api.hpp"
-#include "library_candidates.hpp"
-#include "template_catalog.hpp"
-#include "test_util.hpp"
+#include "runtime/catalog/template_catalog.hpp"
+#include "runtime/libraries/column_major_gemm.hpp"
+#include "runtime/libraries/cublaslt_api.hpp"
+#include "runtime/libraries/hipblaslt_api.hpp"
+#include "runtime/libraries/library_candidates.hpp"
+#include "tests/test_util.hpp"
 
 using namespace kforge;
 

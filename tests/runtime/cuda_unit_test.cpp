@@ -2,16 +2,16 @@
 // occupancy and pruning, architecture guards, ptxas log parsing, listing.
 #include <catch2/catch.hpp>
 
-#include "arch_guard.hpp"
-#include "builtin_templates.hpp"
-#include "cuda_backend.hpp"
-#include "cuda_ptxas_log.hpp"
-#include "dynamic_library.hpp"
-#include "occupancy.hpp"
-#include "operator.hpp"
-#include "search_space.hpp"
-#include "sticky_error.hpp"
-#include "target.hpp"
+#include "generator/operator.hpp"
+#include "generator/search_space.hpp"
+#include "runtime/catalog/arch_guard.hpp"
+#include "runtime/device/cuda/cuda_backend.hpp"
+#include "runtime/device/cuda/cuda_ptxas_log.hpp"
+#include "runtime/device/occupancy.hpp"
+#include "runtime/device/sticky_error.hpp"
+#include "runtime/device/target.hpp"
+#include "runtime/platform/dynamic_library.hpp"
+#include "templates/builtin_templates.hpp"
 
 using namespace kforge;
 

@@ -1,4 +1,4 @@
-// The CUDA and HIP constants runtime/cuda_api.hpp and hip_api.hpp declare by
+// The CUDA and HIP constants runtime/device/cuda/cuda_api.hpp and hip_api.hpp declare by
 // hand (so kforge builds without either toolkit) against the toolkits' own
 // headers, where the build finds them: a value that drifts from the header
 // would make kforge ask the driver for the wrong attribute.
@@ -8,7 +8,7 @@
 #ifdef KFORGE_HAVE_CUDA_H
 #include <cuda.h>
 
-#include "cuda_api.hpp"
+#include "runtime/device/cuda/cuda_api.hpp"
 
 TEST_CASE("cuda_api.hpp's constants are cuda.h's", "[cuda]") {
   using namespace kforge::cuda;
@@ -50,7 +50,7 @@ TEST_CASE("cuda_api.hpp's constants are cuda.h's", "[cuda]") {
 #endif
 #include <hip/hip_runtime_api.h>
 
-#include "hip_api.hpp"
+#include "runtime/device/hip/hip_api.hpp"
 
 TEST_CASE("hip_api.hpp's constants are hip_runtime_api.h's", "[hip]") {
   namespace hip = kforge::hip;

@@ -3,7 +3,7 @@
 #include <array>
 #include <cstring>
 
-#include "fake_gpu_entry_points.hpp"
+#include "tests/runtime/fake_gpu_entry_points.hpp"
 
 namespace kforge::test {
 

@@ -1,5 +1,5 @@
 // The fake GPU's memory, modules and launches (fake_gpu_driver.hpp).
-#include "fake_gpu_driver.hpp"
+#include "tests/runtime/fake_gpu_driver.hpp"
 
 #include <array>
 #include <cstdlib>
@@ -8,9 +8,9 @@
 #include <span>
 #include <sstream>
 
-#include "code_object_reader.hpp"
-#include "cubin_attributes.hpp"
-#include "elf_image.hpp"
+#include "runtime/binaries/code_object_reader.hpp"
+#include "runtime/binaries/cubin_attributes.hpp"
+#include "runtime/binaries/elf_image.hpp"
 
 namespace kforge::test {
 

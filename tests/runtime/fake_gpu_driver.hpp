@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "cuda_api.hpp"
-#include "hip_api.hpp"
+#include "runtime/device/cuda/cuda_api.hpp"
+#include "runtime/device/hip/hip_api.hpp"
 
 namespace kforge::test {
 

@@ -9,7 +9,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "fake_gpu_driver.hpp"
+#include "tests/runtime/fake_gpu_driver.hpp"
 
 namespace kforge::test::fake {
 

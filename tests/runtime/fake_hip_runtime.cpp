@@ -2,7 +2,7 @@
 // what only HIP has here, and the table.
 #include <cstring>
 
-#include "fake_gpu_entry_points.hpp"
+#include "tests/runtime/fake_gpu_entry_points.hpp"
 
 namespace kforge::test {
 

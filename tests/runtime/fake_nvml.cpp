@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "fake_script.hpp"
+#include "tests/runtime/fake_script.hpp"
 
 namespace {
 

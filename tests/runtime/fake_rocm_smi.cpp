@@ -36,7 +36,7 @@
 #include <string>
 #include <vector>
 
-#include "fake_script.hpp"
+#include "tests/runtime/fake_script.hpp"
 
 namespace {
 

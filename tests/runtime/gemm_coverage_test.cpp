@@ -17,8 +17,8 @@
 
 #include <string>
 
-#include "coverage_runner.hpp"
-#include "test_level.hpp"
+#include "tests/runtime/coverage_runner.hpp"
+#include "tests/test_level.hpp"
 
 using namespace kforge;
 using test::TestLevel;

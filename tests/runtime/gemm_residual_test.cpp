@@ -6,9 +6,9 @@
 // residual must fail.
 #include <catch2/catch.hpp>
 
-#include "coverage_runner.hpp"
-#include "gemm_operator.hpp"
-#include "workload_builder.hpp"
+#include "generator/gemm_operator.hpp"
+#include "generator/workload_builder.hpp"
+#include "tests/runtime/coverage_runner.hpp"
 
 using namespace kforge;
 

@@ -17,12 +17,12 @@
 #include <map>
 #include <sstream>
 
-#include "builtin_templates.hpp"
-#include "device_registry.hpp"
-#include "gemm_operator.hpp"
-#include "instance.hpp"
-#include "search_space.hpp"
-#include "test_level.hpp"
+#include "generator/gemm_operator.hpp"
+#include "generator/instance.hpp"
+#include "generator/search_space.hpp"
+#include "runtime/device/device_registry.hpp"
+#include "templates/builtin_templates.hpp"
+#include "tests/test_level.hpp"
 
 using namespace kforge;
 

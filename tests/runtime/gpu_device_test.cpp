@@ -5,11 +5,11 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 
-#include "cuda_backend.hpp"
-#include "fake_gpu_driver.hpp"
-#include "foreign_memory.hpp"
-#include "hip_backend.hpp"
-#include "sticky_error.hpp"
+#include "runtime/device/cuda/cuda_backend.hpp"
+#include "runtime/device/foreign_memory.hpp"
+#include "runtime/device/hip/hip_backend.hpp"
+#include "runtime/device/sticky_error.hpp"
+#include "tests/runtime/fake_gpu_driver.hpp"
 
 using namespace kforge;
 using test::FakeGpu;

@@ -2,9 +2,9 @@
 // the offline compiler; other targets and sources are left as they were.
 #include <catch2/catch.hpp>
 
-#include "capabilities.hpp"
-#include "hip_offline_compiler.hpp"
-#include "template_catalog.hpp"
+#include "report/capabilities.hpp"
+#include "runtime/catalog/template_catalog.hpp"
+#include "runtime/device/hip/hip_offline_compiler.hpp"
 
 using namespace kforge;
 

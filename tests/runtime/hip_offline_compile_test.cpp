@@ -5,19 +5,19 @@
 #include <catch2/catch.hpp>
 #include <future>
 
-#include "amdgpu_disassembler.hpp"
-#include "amdgpu_objdump.hpp"
-#include "arch_guard.hpp"
-#include "builtin_templates.hpp"
-#include "code_object_reader.hpp"
-#include "elf_image.hpp"
-#include "hip_offline_compiler.hpp"
-#include "instance.hpp"
-#include "instruction_mix.hpp"
-#include "occupancy.hpp"
-#include "operator.hpp"
-#include "search_space.hpp"
-#include "target.hpp"
+#include "generator/instance.hpp"
+#include "generator/operator.hpp"
+#include "generator/search_space.hpp"
+#include "runtime/binaries/amdgpu_disassembler.hpp"
+#include "runtime/binaries/amdgpu_objdump.hpp"
+#include "runtime/binaries/code_object_reader.hpp"
+#include "runtime/binaries/elf_image.hpp"
+#include "runtime/binaries/instruction_mix.hpp"
+#include "runtime/catalog/arch_guard.hpp"
+#include "runtime/device/hip/hip_offline_compiler.hpp"
+#include "runtime/device/occupancy.hpp"
+#include "runtime/device/target.hpp"
+#include "templates/builtin_templates.hpp"
 
 using namespace kforge;
 

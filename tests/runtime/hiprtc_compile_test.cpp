@@ -4,15 +4,15 @@
 // (docs/architecture.md, Backends), so nothing here touches OpenCL.
 #include <catch2/catch.hpp>
 
-#include "builtin_templates.hpp"
-#include "code_object_reader.hpp"
-#include "hip_backend.hpp"
-#include "instance.hpp"
-#include "operator.hpp"
-#include "search_space.hpp"
-#include "target.hpp"
-#include "template_alone.hpp"
-#include "test_level.hpp"
+#include "generator/instance.hpp"
+#include "generator/operator.hpp"
+#include "generator/search_space.hpp"
+#include "runtime/binaries/code_object_reader.hpp"
+#include "runtime/device/hip/hip_backend.hpp"
+#include "runtime/device/target.hpp"
+#include "templates/builtin_templates.hpp"
+#include "tests/runtime/template_alone.hpp"
+#include "tests/test_level.hpp"
 
 using namespace kforge;
 

@@ -5,8 +5,8 @@
 
 #include <thread>
 
-#include "host_cpus.hpp"
-#include "one_cpu_affinity.hpp"
+#include "runtime/device/host/host_cpus.hpp"
+#include "tests/one_cpu_affinity.hpp"
 
 using namespace kforge;
 

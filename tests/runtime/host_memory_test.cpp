@@ -1,5 +1,5 @@
 // Host memory available to the process: /proc/meminfo and cgroup limits, parsed.
-#include "host_memory.hpp"
+#include "runtime/device/host/host_memory.hpp"
 
 #include <catch2/catch.hpp>
 

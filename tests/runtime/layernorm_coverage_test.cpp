@@ -11,12 +11,12 @@
 
 #include <cmath>
 
-#include "coverage_runner.hpp"
-#include "layernorm_operator.hpp"
-#include "search_space.hpp"
-#include "test_level.hpp"
-#include "vector_row_coverage.hpp"
-#include "workload_builder.hpp"
+#include "generator/layernorm_operator.hpp"
+#include "generator/search_space.hpp"
+#include "generator/workload_builder.hpp"
+#include "tests/runtime/coverage_runner.hpp"
+#include "tests/runtime/vector_row_coverage.hpp"
+#include "tests/test_level.hpp"
 
 using namespace kforge;
 using test::TestLevel;

@@ -6,14 +6,14 @@
 #include <cstdlib>
 #include <random>
 
-#include "database.hpp"
-#include "device_registry.hpp"
-#include "gemm_operator.hpp"
-#include "library_candidates.hpp"
-#include "lookup.hpp"
-#include "template_catalog.hpp"
-#include "test_util.hpp"
-#include "tuner.hpp"
+#include "db/database.hpp"
+#include "generator/gemm_operator.hpp"
+#include "runtime/catalog/template_catalog.hpp"
+#include "runtime/device/device_registry.hpp"
+#include "runtime/libraries/library_candidates.hpp"
+#include "runtime/lookup/lookup.hpp"
+#include "tests/test_util.hpp"
+#include "tuner/tuner.hpp"
 
 using namespace kforge;
 

@@ -1,7 +1,7 @@
 // The device "auto" means for each of several processes on one node.
 #include <catch2/catch.hpp>
 
-#include "device_registry.hpp"
+#include "runtime/device/device_registry.hpp"
 
 using namespace kforge;
 

@@ -6,8 +6,8 @@
 #include <atomic>
 #include <fstream>
 
-#include "forwarding_device.hpp"
-#include "lookup_fixtures.hpp"
+#include "tests/forwarding_device.hpp"
+#include "tests/runtime/lookup_fixtures.hpp"
 
 using namespace kforge;
 using namespace kforge::test;

@@ -8,7 +8,7 @@
 #include <new>
 #include <thread>
 
-#include "lookup_fixtures.hpp"
+#include "tests/runtime/lookup_fixtures.hpp"
 
 using namespace kforge;
 using namespace kforge::test;

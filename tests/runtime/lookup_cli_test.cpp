@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "../tools/cli_util.hpp"
+#include "tests/tools/cli_util.hpp"
 
 using namespace kforge;
 using nlohmann::json;

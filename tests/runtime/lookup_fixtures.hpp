@@ -11,13 +11,13 @@
 #include <string>
 #include <vector>
 
-#include "builtin_templates.hpp"
-#include "device_registry.hpp"
-#include "gemm_operator.hpp"
-#include "lookup.hpp"
-#include "planted_template.hpp"
-#include "test_util.hpp"
-#include "tuner.hpp"
+#include "generator/gemm_operator.hpp"
+#include "runtime/device/device_registry.hpp"
+#include "runtime/lookup/lookup.hpp"
+#include "templates/builtin_templates.hpp"
+#include "tests/planted_template.hpp"
+#include "tests/test_util.hpp"
+#include "tuner/tuner.hpp"
 
 namespace kforge::test {
 

@@ -1,7 +1,7 @@
 // What the lookup never selects: stale entries (with one warning), templates
 // whose envelope or architecture guard fails for the problem, and tampered
 // database entries (with one warning); the next rule applies instead.
-#include "lookup_fixtures.hpp"
+#include "tests/runtime/lookup_fixtures.hpp"
 
 using namespace kforge;
 using namespace kforge::test;

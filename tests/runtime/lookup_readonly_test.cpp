@@ -9,8 +9,8 @@
 
 #include <set>
 
-#include "lookup_fixtures.hpp"
-#include "lookup_source.hpp"
+#include "runtime/lookup/lookup_source.hpp"
+#include "tests/runtime/lookup_fixtures.hpp"
 
 using namespace kforge;
 using namespace kforge::test;

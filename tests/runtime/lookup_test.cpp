@@ -2,7 +2,7 @@
 // (API and environment), exact, nearest, same_arch, same_vendor, default.
 #include <cstdlib>
 
-#include "lookup_fixtures.hpp"
+#include "tests/runtime/lookup_fixtures.hpp"
 
 using namespace kforge;
 using namespace kforge::test;

@@ -1,7 +1,7 @@
 // What the lookup's exact rule rests on: the device key stays the same when
 // the host's memory changes, and the winner slot never holds a tampered row.
-#include "forwarding_device.hpp"
-#include "lookup_fixtures.hpp"
+#include "tests/forwarding_device.hpp"
+#include "tests/runtime/lookup_fixtures.hpp"
 
 using namespace kforge;
 using namespace kforge::test;

@@ -24,7 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "coverage_runner.hpp"
+#include "tests/runtime/coverage_runner.hpp"
 
 using namespace kforge;
 

@@ -3,9 +3,9 @@
 // prints "SKIPPED: <why>", which ctest reports as skipped.
 #include <catch2/catch.hpp>
 
-#include "cuda_backend.hpp"
-#include "device_registry.hpp"
-#include "nvml_api.hpp"
+#include "runtime/device/cuda/cuda_backend.hpp"
+#include "runtime/device/device_registry.hpp"
+#include "runtime/profiling/nvml_api.hpp"
 
 using namespace kforge;
 

@@ -6,16 +6,16 @@
 
 #include <set>
 
-#include "arch_guard.hpp"
-#include "builtin_templates.hpp"
-#include "cuda_backend.hpp"
-#include "instance.hpp"
-#include "occupancy.hpp"
-#include "operator.hpp"
-#include "search_space.hpp"
-#include "target.hpp"
-#include "template_alone.hpp"
-#include "test_level.hpp"
+#include "generator/instance.hpp"
+#include "generator/operator.hpp"
+#include "generator/search_space.hpp"
+#include "runtime/catalog/arch_guard.hpp"
+#include "runtime/device/cuda/cuda_backend.hpp"
+#include "runtime/device/occupancy.hpp"
+#include "runtime/device/target.hpp"
+#include "templates/builtin_templates.hpp"
+#include "tests/runtime/template_alone.hpp"
+#include "tests/test_level.hpp"
 
 using namespace kforge;
 

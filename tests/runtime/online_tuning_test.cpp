@@ -1,5 +1,5 @@
 // Online tuning on PoCL: a lookup's miss tuned by `kforge __online-tune` in a
-// process of its own (runtime/online_tuning.hpp), with planted faults among
+// process of its own (runtime/lookup/online_tuning.hpp), with planted faults among
 // the candidates.
 #include <signal.h>
 #include <spawn.h>
@@ -9,9 +9,9 @@
 #include <chrono>
 #include <thread>
 
-#include "lookup_fixtures.hpp"
-#include "online_job.hpp"
-#include "subprocess.hpp"
+#include "runtime/lookup/online_job.hpp"
+#include "runtime/platform/subprocess.hpp"
+#include "tests/runtime/lookup_fixtures.hpp"
 
 extern char** environ;
 

@@ -7,9 +7,9 @@
 #include <thread>
 #include <vector>
 
-#include "device_registry.hpp"
-#include "host_cache_eviction.hpp"
-#include "opencl_backend.hpp"
+#include "runtime/device/device_registry.hpp"
+#include "runtime/device/host/host_cache_eviction.hpp"
+#include "runtime/device/opencl/opencl_backend.hpp"
 
 using namespace kforge;
 

@@ -1,8 +1,8 @@
 // OpenCL device discovery, fingerprint, JSON round trip and selectors (needs PoCL or a driver).
 #include <catch2/catch.hpp>
 
-#include "device_registry.hpp"
-#include "opencl_backend.hpp"
+#include "runtime/device/device_registry.hpp"
+#include "runtime/device/opencl/opencl_backend.hpp"
 
 using namespace kforge;
 

@@ -4,9 +4,9 @@
 
 #include <set>
 
-#include "builtin_templates.hpp"
-#include "device_registry.hpp"
-#include "template_alone.hpp"
+#include "runtime/device/device_registry.hpp"
+#include "templates/builtin_templates.hpp"
+#include "tests/runtime/template_alone.hpp"
 
 using namespace kforge;
 

@@ -5,8 +5,8 @@
 
 #include <array>
 
-#include "pci_clock_reader.hpp"
-#include "test_util.hpp"
+#include "runtime/profiling/pci_clock_reader.hpp"
+#include "tests/test_util.hpp"
 
 using namespace kforge;
 

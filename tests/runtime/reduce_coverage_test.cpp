@@ -7,9 +7,9 @@
 #include <cmath>
 #include <limits>
 
-#include "coverage_runner.hpp"
-#include "search_space.hpp"
-#include "test_level.hpp"
+#include "generator/search_space.hpp"
+#include "tests/runtime/coverage_runner.hpp"
+#include "tests/test_level.hpp"
 
 using namespace kforge;
 

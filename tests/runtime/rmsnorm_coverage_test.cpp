@@ -10,12 +10,12 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "coverage_runner.hpp"
-#include "rmsnorm_operator.hpp"
-#include "search_space.hpp"
-#include "test_level.hpp"
-#include "vector_row_coverage.hpp"
-#include "workload_builder.hpp"
+#include "generator/rmsnorm_operator.hpp"
+#include "generator/search_space.hpp"
+#include "generator/workload_builder.hpp"
+#include "tests/runtime/coverage_runner.hpp"
+#include "tests/runtime/vector_row_coverage.hpp"
+#include "tests/test_level.hpp"
 
 using namespace kforge;
 using test::TestLevel;

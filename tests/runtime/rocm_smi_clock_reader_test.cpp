@@ -6,9 +6,9 @@
 #include <catch2/catch.hpp>
 #include <cstdlib>
 
-#include "pci_clock_reader.hpp"
-#include "rocm_smi_api.hpp"
-#include "test_util.hpp"
+#include "runtime/profiling/pci_clock_reader.hpp"
+#include "runtime/profiling/rocm_smi_api.hpp"
+#include "tests/test_util.hpp"
 
 using namespace kforge;
 using rocm_smi::PciAddress;

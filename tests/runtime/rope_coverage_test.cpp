@@ -10,11 +10,11 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "coverage_runner.hpp"
-#include "rope_operator.hpp"
-#include "search_space.hpp"
-#include "test_level.hpp"
-#include "workload_builder.hpp"
+#include "generator/rope_operator.hpp"
+#include "generator/search_space.hpp"
+#include "generator/workload_builder.hpp"
+#include "tests/runtime/coverage_runner.hpp"
+#include "tests/test_level.hpp"
 
 using namespace kforge;
 using test::TestLevel;

@@ -7,15 +7,15 @@
 
 #include <map>
 
-#include "builtin_templates.hpp"
-#include "config.hpp"
-#include "cuda_backend.hpp"
-#include "instance.hpp"
-#include "instruction_mix.hpp"
-#include "operator.hpp"
-#include "sass_disassembler.hpp"
-#include "target.hpp"
-#include "test_util.hpp"
+#include "generator/config.hpp"
+#include "generator/instance.hpp"
+#include "generator/operator.hpp"
+#include "runtime/binaries/instruction_mix.hpp"
+#include "runtime/binaries/sass_disassembler.hpp"
+#include "runtime/device/cuda/cuda_backend.hpp"
+#include "runtime/device/target.hpp"
+#include "templates/builtin_templates.hpp"
+#include "tests/test_util.hpp"
 
 using namespace kforge;
 

@@ -9,10 +9,10 @@
 #include <cmath>
 #include <limits>
 
-#include "coverage_runner.hpp"
-#include "softmax_operator.hpp"
-#include "test_level.hpp"
-#include "vector_row_coverage.hpp"
+#include "generator/softmax_operator.hpp"
+#include "tests/runtime/coverage_runner.hpp"
+#include "tests/runtime/vector_row_coverage.hpp"
+#include "tests/test_level.hpp"
 
 using namespace kforge;
 

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "builtin_templates.hpp"
+#include "templates/builtin_templates.hpp"
 
 namespace kforge::test {
 

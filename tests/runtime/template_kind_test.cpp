@@ -2,10 +2,10 @@
 // BinarySource of its caller (compile now, a kept binary, a refused one).
 #include <catch2/catch.hpp>
 
-#include "builtin_templates.hpp"
-#include "device_registry.hpp"
-#include "gemm_operator.hpp"
-#include "template_kind.hpp"
+#include "generator/gemm_operator.hpp"
+#include "runtime/device/device_registry.hpp"
+#include "runtime/kinds/template_kind.hpp"
+#include "templates/builtin_templates.hpp"
 
 using namespace kforge;
 

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <limits>
 
-#include "coverage_runner.hpp"
-#include "test_level.hpp"
+#include "tests/runtime/coverage_runner.hpp"
+#include "tests/test_level.hpp"
 
 using namespace kforge;
 

@@ -6,13 +6,13 @@
 #include <filesystem>
 #include <vector>
 
-#include "device_registry.hpp"
-#include "instance.hpp"
-#include "lookup.hpp"
-#include "template_catalog.hpp"
-#include "template_kind.hpp"
-#include "triton_interpreter.hpp"
-#include "triton_lookup_fixture.hpp"
+#include "generator/instance.hpp"
+#include "runtime/catalog/template_catalog.hpp"
+#include "runtime/device/device_registry.hpp"
+#include "runtime/device/host/triton_interpreter.hpp"
+#include "runtime/kinds/template_kind.hpp"
+#include "runtime/lookup/lookup.hpp"
+#include "tests/runtime/triton_lookup_fixture.hpp"
 
 using namespace kforge;
 

@@ -11,15 +11,15 @@
 
 #include <unistd.h>
 
-#include "backend_parameters.hpp"
-#include "cuda_backend.hpp"
-#include "fake_gpu_driver.hpp"
-#include "instance.hpp"
-#include "lookup.hpp"
-#include "operator.hpp"
-#include "template_catalog.hpp"
-#include "template_kind.hpp"
-#include "triton_lookup_fixture.hpp"
+#include "generator/backend_parameters.hpp"
+#include "generator/instance.hpp"
+#include "generator/operator.hpp"
+#include "runtime/catalog/template_catalog.hpp"
+#include "runtime/device/cuda/cuda_backend.hpp"
+#include "runtime/kinds/template_kind.hpp"
+#include "runtime/lookup/lookup.hpp"
+#include "tests/runtime/fake_gpu_driver.hpp"
+#include "tests/runtime/triton_lookup_fixture.hpp"
 
 using namespace kforge;
 using test::FakeGpu;

@@ -7,13 +7,13 @@
 #include <fstream>
 #include <iterator>
 
-#include "code_object_reader.hpp"
-#include "cubin_attributes.hpp"
-#include "cuda_backend.hpp"
-#include "elf_image.hpp"
-#include "fake_gpu_driver.hpp"
-#include "hip_backend.hpp"
-#include "triton_binary.hpp"
+#include "runtime/binaries/code_object_reader.hpp"
+#include "runtime/binaries/cubin_attributes.hpp"
+#include "runtime/binaries/elf_image.hpp"
+#include "runtime/device/cuda/cuda_backend.hpp"
+#include "runtime/device/hip/hip_backend.hpp"
+#include "runtime/kinds/triton_binary.hpp"
+#include "tests/runtime/fake_gpu_driver.hpp"
 
 using namespace kforge;
 using test::FakeGpu;

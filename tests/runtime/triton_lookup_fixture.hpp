@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <memory>
 
-#include "lookup.hpp"
-#include "template_catalog.hpp"
+#include "runtime/catalog/template_catalog.hpp"
+#include "runtime/lookup/lookup.hpp"
 
 namespace kforge::test {
 

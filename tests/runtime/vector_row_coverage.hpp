@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "coverage_runner.hpp"
-#include "search_space.hpp"
+#include "generator/search_space.hpp"
+#include "tests/runtime/coverage_runner.hpp"
 
 namespace kforge::test {
 

@@ -1,14 +1,14 @@
-// The bound verdict (tools/bound_verdict.hpp): one hand-built case per class,
+// The bound verdict (report/bound_verdict.hpp): one hand-built case per class,
 // the model's fallback, and the two ncu fixtures (tests/data/ncu, written to
 // ncu's documented format, not recorded) on their sides of the verdict.
-#include "bound_verdict.hpp"
+#include "report/bound_verdict.hpp"
 
 #include <catch2/catch.hpp>
 
-#include "counter_collection.hpp"
-#include "counter_summary.hpp"
-#include "ncu_csv.hpp"
-#include "test_util.hpp"
+#include "report/counter_summary.hpp"
+#include "runtime/profiling/counter_collection.hpp"
+#include "runtime/profiling/ncu_csv.hpp"
+#include "tests/test_util.hpp"
 
 using namespace kforge;
 using namespace kforge::cli;

@@ -13,8 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli_util.hpp"
-#include "database.hpp"
+#include "db/database.hpp"
+#include "tests/tools/cli_util.hpp"
 
 using namespace kforge;
 using nlohmann::json;

@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <string>
 
-#include "test_util.hpp"
+#include "tests/test_util.hpp"
 
 namespace kforge::test {
 

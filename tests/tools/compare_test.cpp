@@ -4,10 +4,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli_util.hpp"
-#include "golden.hpp"
-#include "timing_compare.hpp"
-#include "tools_fixtures.hpp"
+#include "report/timing_compare.hpp"
+#include "tests/tools/cli_util.hpp"
+#include "tests/tools/golden.hpp"
+#include "tests/tools/tools_fixtures.hpp"
 
 using namespace kforge;
 using nlohmann::json;

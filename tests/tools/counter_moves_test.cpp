@@ -1,6 +1,6 @@
-// Moved counters (tools/counter_moves.hpp): what `compare` names beside a
+// Moved counters (report/counter_moves.hpp): what `compare` names beside a
 // time that moved, outside a 10 % band (5 points for a percentage).
-#include "counter_moves.hpp"
+#include "report/counter_moves.hpp"
 
 #include <catch2/catch.hpp>
 

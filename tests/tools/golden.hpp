@@ -7,8 +7,8 @@
 #include <regex>
 #include <string>
 
-#include "golden_file.hpp"
-#include "tools_fixtures.hpp"
+#include "tests/golden_file.hpp"
+#include "tests/tools/tools_fixtures.hpp"
 
 namespace kforge::test {
 

@@ -11,11 +11,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli_util.hpp"
-#include "cuda_backend.hpp"
-#include "database.hpp"
-#include "device_registry.hpp"
-#include "faulty_template.hpp"
+#include "db/database.hpp"
+#include "runtime/device/cuda/cuda_backend.hpp"
+#include "runtime/device/device_registry.hpp"
+#include "tests/faulty_template.hpp"
+#include "tests/tools/cli_util.hpp"
 
 using namespace kforge;
 using nlohmann::json;

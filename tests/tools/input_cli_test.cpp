@@ -12,8 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli_util.hpp"
-#include "tools_fixtures.hpp"
+#include "tests/tools/cli_util.hpp"
+#include "tests/tools/tools_fixtures.hpp"
 
 using namespace kforge;
 using nlohmann::json;

@@ -5,15 +5,15 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "amdgpu_disassembler.hpp"
-#include "cli_util.hpp"
-#include "code_object_reader.hpp"
-#include "cubin_attributes.hpp"
-#include "elf_image.hpp"
-#include "instruction_mix.hpp"
-#include "ptx_module.hpp"
-#include "sass_disassembler.hpp"
-#include "test_util.hpp"
+#include "runtime/binaries/amdgpu_disassembler.hpp"
+#include "runtime/binaries/code_object_reader.hpp"
+#include "runtime/binaries/cubin_attributes.hpp"
+#include "runtime/binaries/elf_image.hpp"
+#include "runtime/binaries/instruction_mix.hpp"
+#include "runtime/binaries/ptx_module.hpp"
+#include "runtime/binaries/sass_disassembler.hpp"
+#include "tests/test_util.hpp"
+#include "tests/tools/cli_util.hpp"
 
 using namespace kforge;
 using nlohmann::json;

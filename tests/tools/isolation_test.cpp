@@ -10,10 +10,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli_util.hpp"
-#include "database.hpp"
-#include "faulty_template.hpp"
-#include "planted_template.hpp"
+#include "db/database.hpp"
+#include "tests/faulty_template.hpp"
+#include "tests/planted_template.hpp"
+#include "tests/tools/cli_util.hpp"
 
 namespace kforge::test {
 

@@ -11,7 +11,7 @@
 #include <map>
 #include <thread>
 
-#include "cli_util.hpp"
+#include "tests/tools/cli_util.hpp"
 
 extern char** environ;
 

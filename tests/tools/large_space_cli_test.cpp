@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli_util.hpp"
+#include "tests/tools/cli_util.hpp"
 
 using nlohmann::json;
 

@@ -4,7 +4,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "cli_util.hpp"
+#include "tests/tools/cli_util.hpp"
 
 using json = nlohmann::json;
 

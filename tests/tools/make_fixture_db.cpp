@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <string>
 
-#include "tools_fixtures.hpp"
+#include "tests/tools/tools_fixtures.hpp"
 
 int main(int argc, char** argv) {
   const std::string which = argc == 3 ? argv[1] : "";

@@ -6,9 +6,9 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "cli_util.hpp"
-#include "dtype.hpp"
-#include "worker_protocol.hpp"
+#include "core/dtype.hpp"
+#include "tests/tools/cli_util.hpp"
+#include "tuner/worker/worker_protocol.hpp"
 
 using namespace kforge;
 

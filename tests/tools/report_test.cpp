@@ -11,9 +11,9 @@
 #include <regex>
 #include <set>
 
-#include "cli_util.hpp"
-#include "database.hpp"
-#include "tools_fixtures.hpp"
+#include "db/database.hpp"
+#include "tests/tools/cli_util.hpp"
+#include "tests/tools/tools_fixtures.hpp"
 
 using namespace kforge;
 

@@ -33,10 +33,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "builtin_templates.hpp"
-#include "config.hpp"
-#include "database.hpp"
-#include "template_catalog.hpp"
+#include "db/database.hpp"
+#include "generator/config.hpp"
+#include "runtime/catalog/template_catalog.hpp"
+#include "templates/builtin_templates.hpp"
 
 namespace kforge::test {
 

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli_util.hpp"
+#include "tests/tools/cli_util.hpp"
 
 using namespace kforge;
 using nlohmann::json;

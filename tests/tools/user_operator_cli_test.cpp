@@ -16,10 +16,10 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "cli_util.hpp"
-#include "device_registry.hpp"
-#include "kforge.h"
-#include "lookup.hpp"
+#include "bindings/c/kforge.h"
+#include "runtime/device/device_registry.hpp"
+#include "runtime/lookup/lookup.hpp"
+#include "tests/tools/cli_util.hpp"
 
 using namespace kforge;
 using nlohmann::json;

@@ -4,14 +4,14 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "builtin_templates.hpp"
-#include "capabilities.hpp"
-#include "report_renderer.hpp"
-#include "set_comparison.hpp"
-#include "test_util.hpp"
-#include "tools_fixtures.hpp"
-#include "tuning_facts.hpp"
-#include "vendor_comparison.hpp"
+#include "report/capabilities.hpp"
+#include "report/report_renderer.hpp"
+#include "report/set_comparison.hpp"
+#include "report/tuning_facts.hpp"
+#include "report/vendor_comparison.hpp"
+#include "templates/builtin_templates.hpp"
+#include "tests/test_util.hpp"
+#include "tests/tools/tools_fixtures.hpp"
 
 using namespace kforge;
 

@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "binary_cache.hpp"
-#include "test_util.hpp"
+#include "runtime/kinds/binary_cache.hpp"
+#include "tests/test_util.hpp"
 
 using namespace kforge;
 

@@ -1,6 +1,6 @@
 // An outcome and its result row: every column the tuner stores is the
 // outcome's, and a stored row reads back as the same outcome.
-#include "candidate_outcome.hpp"
+#include "tuner/candidate_outcome.hpp"
 
 #include <catch2/catch.hpp>
 

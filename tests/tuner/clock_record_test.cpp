@@ -2,8 +2,8 @@
 // worker protocol and into a result's resources_json.
 #include <catch2/catch.hpp>
 
-#include "timing_stats.hpp"
-#include "worker_protocol.hpp"
+#include "tuner/measure/timing_stats.hpp"
+#include "tuner/worker/worker_protocol.hpp"
 
 using namespace kforge;
 

@@ -7,9 +7,9 @@
 #include <cmath>
 #include <set>
 
-#include "coded_space.hpp"
-#include "strategy.hpp"
-#include "strategy_features.hpp"
+#include "tuner/search/coded_space.hpp"
+#include "tuner/search/strategy.hpp"
+#include "tuner/search/strategy_features.hpp"
 
 using namespace kforge;
 

@@ -8,10 +8,10 @@
 #include <string>
 #include <thread>
 
-#include "compile_queue.hpp"
-#include "host_cpus.hpp"
-#include "in_process_runner.hpp"
-#include "one_cpu_affinity.hpp"
+#include "runtime/device/host/host_cpus.hpp"
+#include "tests/one_cpu_affinity.hpp"
+#include "tuner/compile_queue.hpp"
+#include "tuner/in_process_runner.hpp"
 
 using namespace kforge;
 

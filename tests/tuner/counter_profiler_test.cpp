@@ -2,15 +2,15 @@
 // device, what each records when its profiler is absent, and the ncu path
 // end to end with a fake `ncu` on PATH that runs the launcher and writes the
 // fixture CSV (tests/data/ncu, written to ncu's documented format).
-#include "counter_profiler.hpp"
+#include "tuner/profiling/counter_profiler.hpp"
 
 #include <sys/stat.h>
 
 #include <catch2/catch.hpp>
 
-#include "child_command.hpp"
-#include "ncu_collector.hpp"
-#include "test_util.hpp"
+#include "tests/test_util.hpp"
+#include "tuner/profiling/child_command.hpp"
+#include "tuner/profiling/ncu_collector.hpp"
 
 using namespace kforge;
 

@@ -5,7 +5,7 @@
 
 #include <map>
 
-#include "finalist_retiming.hpp"
+#include "tuner/measure/finalist_retiming.hpp"
 
 using namespace kforge;
 

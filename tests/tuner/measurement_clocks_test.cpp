@@ -6,10 +6,10 @@
 
 #include <cstdlib>
 
-#include "measurement.hpp"
-#include "nvml_api.hpp"
-#include "opencl_backend.hpp"
-#include "test_util.hpp"
+#include "runtime/device/opencl/opencl_backend.hpp"
+#include "runtime/profiling/nvml_api.hpp"
+#include "tests/test_util.hpp"
+#include "tuner/measure/measurement.hpp"
 
 using namespace kforge;
 

@@ -4,8 +4,8 @@
 
 #include <deque>
 
-#include "measurement.hpp"
-#include "worker_protocol.hpp"
+#include "tuner/measure/measurement.hpp"
+#include "tuner/worker/worker_protocol.hpp"
 
 using namespace kforge;
 

@@ -1,6 +1,6 @@
 // The memory a tuning run needs against the device and the host: refused
 // before anything is allocated, with needed and available in the message.
-#include "problem_footprint.hpp"
+#include "tuner/measure/problem_footprint.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -9,8 +9,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "test_util.hpp"
-#include "worker_runner.hpp"
+#include "tests/test_util.hpp"
+#include "tuner/worker/worker_runner.hpp"
 
 using namespace kforge;
 

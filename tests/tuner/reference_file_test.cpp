@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "reference_file.hpp"
-#include "test_util.hpp"
+#include "tests/test_util.hpp"
+#include "tuner/measure/reference_file.hpp"
 
 namespace kforge {
 

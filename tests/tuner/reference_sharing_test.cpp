@@ -7,12 +7,12 @@
 #include <filesystem>
 #include <fstream>
 
-#include "device_registry.hpp"
-#include "gemm_operator.hpp"
-#include "in_process_runner.hpp"
-#include "reference_file.hpp"
-#include "template_catalog.hpp"
-#include "test_util.hpp"
+#include "generator/gemm_operator.hpp"
+#include "runtime/catalog/template_catalog.hpp"
+#include "runtime/device/device_registry.hpp"
+#include "tests/test_util.hpp"
+#include "tuner/in_process_runner.hpp"
+#include "tuner/measure/reference_file.hpp"
 
 using namespace kforge;
 

@@ -2,8 +2,8 @@
 // template, square, a few candidates; each test sets its protocol.
 #pragma once
 
-#include "dtype.hpp"
-#include "tuner.hpp"
+#include "core/dtype.hpp"
+#include "tuner/tuner.hpp"
 
 namespace kforge::test {
 

@@ -1,5 +1,5 @@
 // The worker's stderr relay leaves out clang's bare diagnostic counts only.
-#include "stderr_relay.hpp"
+#include "tuner/worker/stderr_relay.hpp"
 
 #include <catch2/catch.hpp>
 

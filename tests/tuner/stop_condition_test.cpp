@@ -1,7 +1,7 @@
 // Stop conditions: each alone, and composed.
 #include <catch2/catch.hpp>
 
-#include "stop_condition.hpp"
+#include "tuner/search/stop_condition.hpp"
 
 using namespace kforge;
 

@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <set>
 
-#include "strategy.hpp"
-#include "strategy_default.hpp"
-#include "strategy_features.hpp"
+#include "tuner/search/strategy.hpp"
+#include "tuner/search/strategy_default.hpp"
+#include "tuner/search/strategy_features.hpp"
 
 using namespace kforge;
 

@@ -6,9 +6,9 @@
 #include <set>
 #include <string>
 
-#include "operator.hpp"
-#include "strategy_default.hpp"
-#include "sweep_plan.hpp"
+#include "generator/operator.hpp"
+#include "tuner/search/strategy_default.hpp"
+#include "tuner/sweep_plan.hpp"
 
 using namespace kforge;
 

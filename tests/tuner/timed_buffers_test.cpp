@@ -7,14 +7,14 @@
 
 #include <set>
 
-#include "database.hpp"
-#include "device_registry.hpp"
-#include "forwarding_device.hpp"
-#include "gemm_operator.hpp"
-#include "small_gemm_request.hpp"
-#include "template_catalog.hpp"
-#include "test_util.hpp"
-#include "tuner.hpp"
+#include "db/database.hpp"
+#include "generator/gemm_operator.hpp"
+#include "runtime/catalog/template_catalog.hpp"
+#include "runtime/device/device_registry.hpp"
+#include "tests/forwarding_device.hpp"
+#include "tests/test_util.hpp"
+#include "tests/tuner/small_gemm_request.hpp"
+#include "tuner/tuner.hpp"
 
 using namespace kforge;
 

@@ -1,7 +1,7 @@
 // Percentile summaries of timed repetitions.
 #include <catch2/catch.hpp>
 
-#include "timing_stats.hpp"
+#include "tuner/measure/timing_stats.hpp"
 
 using namespace kforge;
 

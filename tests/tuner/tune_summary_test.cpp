@@ -5,11 +5,11 @@
 //
 //   KFORGE_UPDATE_GOLDEN=1 build/tests/tuner/tuner_unit_tests "[tune_summary]"
 //   git diff tests/data/golden/tune_summary.json
-#include "tune_summary.hpp"
+#include "tuner/tune_summary.hpp"
 
 #include <catch2/catch.hpp>
 
-#include "golden_file.hpp"
+#include "tests/golden_file.hpp"
 
 using namespace kforge;
 using kforge::test::check_golden_file;

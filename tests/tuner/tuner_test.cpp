@@ -1,6 +1,6 @@
 // The tuner on PoCL: a planted wrong variant is caught and named, every
 // candidate is stored with its status, a rerun reuses what is stored.
-#include "tuner.hpp"
+#include "tuner/tuner.hpp"
 
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -8,12 +8,12 @@
 #include <map>
 #include <set>
 
-#include "cuda_backend.hpp"
-#include "device_registry.hpp"
-#include "gemm_operator.hpp"
-#include "opencl_backend.hpp"
-#include "template_catalog.hpp"
-#include "test_util.hpp"
+#include "generator/gemm_operator.hpp"
+#include "runtime/catalog/template_catalog.hpp"
+#include "runtime/device/cuda/cuda_backend.hpp"
+#include "runtime/device/device_registry.hpp"
+#include "runtime/device/opencl/opencl_backend.hpp"
+#include "tests/test_util.hpp"
 
 using namespace kforge;
 

@@ -1,13 +1,13 @@
 // Tuning spaces: a small space whole and in order, a large one sampled or cut
 // to the budget, never materialized whole.
-#include "tuning_space.hpp"
+#include "tuner/tuning_space.hpp"
 
 #include <catch2/catch.hpp>
 #include <set>
 
-#include "../generator/generator_fixtures.hpp"
-#include "gemm_operator.hpp"
-#include "strategy.hpp"
+#include "generator/gemm_operator.hpp"
+#include "tests/generator/generator_fixtures.hpp"
+#include "tuner/search/strategy.hpp"
 
 using kforge::Config;
 using kforge::SearchSpace;

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <vector>
 
-#include "validator.hpp"
+#include "tuner/measure/validator.hpp"
 
 using namespace kforge;
 

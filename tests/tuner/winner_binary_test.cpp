@@ -7,11 +7,11 @@
 #include <filesystem>
 #include <map>
 
-#include "device_registry.hpp"
-#include "gemm_operator.hpp"
-#include "in_process_runner.hpp"
-#include "template_catalog.hpp"
-#include "test_util.hpp"
+#include "generator/gemm_operator.hpp"
+#include "runtime/catalog/template_catalog.hpp"
+#include "runtime/device/device_registry.hpp"
+#include "tests/test_util.hpp"
+#include "tuner/in_process_runner.hpp"
 
 using namespace kforge;
 

@@ -188,7 +188,7 @@ def _build(request):
     version, backend_hash = triton_identity(request["target"])
     parameters = [{"name": n, "type": signature[n]} for n in names if n not in const_names]
     # The launch record a C++ program loads the binary with, no Python needed
-    # (runtime/triton_binary.hpp).
+    # (runtime/kinds/triton_binary.hpp).
     record = {"kernel": kernel, "format": fmt, "binary": os.path.basename(binary_path), "parameters": parameters,
               "metadata": metadata, "target": request["target"], "triton_version": version}
     record_path = os.path.join(out_dir, f"{kernel}.json")
