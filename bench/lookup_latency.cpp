@@ -105,7 +105,7 @@ int main(int argc, char** argv) {
   auto prepared = (*lookup)->prepare(**sel);
   if (!prepared.ok()) die("prepare", prepared.error());
   const double total_ns = ns_since(t0);
-  out["selection"] = {{"rule", (*sel)->rule}, {"template", (*sel)->template_name}, {"config", (*sel)->config}};
+  out["selection"] = {{"rule", std::string(name((*sel)->rule))}, {"template", (*sel)->template_name}, {"config", (*sel)->config}};
   out["kernel"] = {{"origin", (*prepared)->origin},
                    {"cache_entry", (*prepared)->cache_entry},
                    {"binary_cache_dir", (*lookup)->binary_cache_dir()}};

@@ -19,7 +19,8 @@ set(KFORGE_PUBLIC_HEADERS
   runtime/device/launch_abi.hpp runtime/kinds/triton_binary.hpp
   # The lookup, what it holds by value on its hot path, and its named launch arguments.
   runtime/lookup/lookup.hpp runtime/catalog/template_catalog.hpp runtime/kinds/binary_cache.hpp runtime/catalog/entry_check.hpp
-  runtime/lookup/selection_cache.hpp runtime/lookup/named_arguments.hpp runtime/libraries/library_policy.hpp
+  runtime/kinds/kernel_origin.hpp runtime/lookup/selection_cache.hpp runtime/lookup/named_arguments.hpp
+  runtime/libraries/library_policy.hpp
   # Online tuning's options, held by LookupOptions, and the job it starts.
   runtime/lookup/online_tuning.hpp runtime/lookup/online_job.hpp
   # Problems, operators, templates and their instances.

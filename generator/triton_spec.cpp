@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <set>
 
+#include "generator/backend_traits.hpp"
+
 namespace kforge {
 
 namespace {
@@ -76,7 +78,7 @@ Result<json> backends_of(const json& root, const std::string& path, TritonSpec& 
     const std::string text = t.is_string() ? t.get<std::string>() : "";
     const auto colon = text.find(':');
     const std::string backend = text.substr(0, colon);
-    if (colon == std::string::npos || (backend != "cuda" && backend != "hip"))
+    if (colon == std::string::npos || (!is_backend(backend, BackendId::kCuda) && !is_backend(backend, BackendId::kHip)))
       return fail(path, "targets", "'" + text + "' is not a Triton target (cuda:sm_XY or hip:gfxNNN)");
     spec.targets.push_back(text);
     if (std::find(backends.begin(), backends.end(), backend) == backends.end()) backends.push_back(backend);

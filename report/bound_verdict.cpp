@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 
-namespace kforge::cli {
+namespace kforge::report {
 namespace {
 
 std::string number(double v) {
@@ -146,4 +146,4 @@ BoundEvidence evidence_from_counters(const std::vector<CounterRecord>& rows, dou
   return e;
 }
 
-}  // namespace kforge::cli
+}  // namespace kforge::report

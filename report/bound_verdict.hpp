@@ -13,7 +13,7 @@
 
 #include "db/records.hpp"
 
-namespace kforge::cli {
+namespace kforge::report {
 
 /// A fraction of a ceiling at or above this is that ceiling's bound.
 inline constexpr double kBoundFraction = 0.6;
@@ -50,4 +50,4 @@ BoundVerdict classify_bound(const BoundEvidence& e);
 /// counts) for a result whose median is `median_ms`; ceilings left unset.
 BoundEvidence evidence_from_counters(const std::vector<CounterRecord>& rows, double median_ms);
 
-}  // namespace kforge::cli
+}  // namespace kforge::report

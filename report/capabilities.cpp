@@ -18,7 +18,7 @@
 #include "runtime/catalog/arch_guard.hpp"
 #include "templates/builtin_templates.hpp"
 
-namespace kforge::cli {
+namespace kforge::report {
 
 namespace {
 
@@ -481,4 +481,4 @@ std::string render_capabilities_markdown(const ojson& m) {
   return out.str();
 }
 
-}  // namespace kforge::cli
+}  // namespace kforge::report

@@ -14,7 +14,7 @@
 #include "report/device_ceilings.hpp"
 #include "runtime/catalog/template_catalog.hpp"
 
-namespace kforge::cli {
+namespace kforge::report {
 
 /// Bump when a field of the capabilities JSON changes; docs/capabilities.md
 /// and tests/data/golden/capabilities.json follow.
@@ -49,4 +49,4 @@ Result<nlohmann::ordered_json> describe_capabilities(const CapabilitiesRequest& 
 /// The same model for people.
 std::string render_capabilities_markdown(const nlohmann::ordered_json& model);
 
-}  // namespace kforge::cli
+}  // namespace kforge::report

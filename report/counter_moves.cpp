@@ -7,7 +7,7 @@
 #include <map>
 #include <utility>
 
-namespace kforge::cli {
+namespace kforge::report {
 namespace {
 
 using Key = std::pair<std::string, std::string>;  // collector, name
@@ -66,4 +66,4 @@ std::string moves_text(const std::vector<CounterMove>& moves, std::size_t n) {
   return out;
 }
 
-}  // namespace kforge::cli
+}  // namespace kforge::report

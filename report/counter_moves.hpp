@@ -10,7 +10,7 @@
 
 #include "db/records.hpp"
 
-namespace kforge::cli {
+namespace kforge::report {
 
 inline constexpr double kCounterNoise = 0.10;       ///< relative band of a count
 inline constexpr double kCounterNoisePoints = 5.0;  ///< band of a percentage, in points
@@ -30,4 +30,4 @@ std::vector<CounterMove> moved_counters(const std::vector<CounterRecord>& before
 /// for the first `n` moves; empty when none.
 std::string moves_text(const std::vector<CounterMove>& moves, std::size_t n = 3);
 
-}  // namespace kforge::cli
+}  // namespace kforge::report

@@ -7,7 +7,7 @@
 
 #include "report/tuning_facts.hpp"
 
-namespace kforge::cli {
+namespace kforge::report {
 namespace {
 
 constexpr const char* kStallPrefix = "smsp__average_warp_latency_issue_stalled_";
@@ -155,4 +155,4 @@ BoundVerdict verdict_for(double median_ms, const std::vector<CounterRecord>& row
   return classify_bound(e);
 }
 
-}  // namespace kforge::cli
+}  // namespace kforge::report

@@ -13,7 +13,7 @@
 #include "report/bound_verdict.hpp"
 #include "report/device_ceilings.hpp"
 
-namespace kforge::cli {
+namespace kforge::report {
 
 /// [{"collector","source","tool","counters_version","unavailable"?,"readings":{name:{"value","unit"}}}],
 /// one object per collector of `rows` (one result's rows).
@@ -40,4 +40,4 @@ std::vector<CounterRecord> with_model_rows(std::vector<CounterRecord> rows, cons
 BoundVerdict verdict_for(double median_ms, const std::vector<CounterRecord>& rows,
                          const std::optional<DeviceCeilings>& ceilings, const std::string& dtype);
 
-}  // namespace kforge::cli
+}  // namespace kforge::report

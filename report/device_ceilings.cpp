@@ -12,7 +12,7 @@
 
 #include "core/bounded_json.hpp"
 
-namespace kforge::cli {
+namespace kforge::report {
 
 namespace {
 
@@ -113,4 +113,4 @@ std::optional<DeviceCeilings> find_ceilings(const DeviceRecord& d, const std::ve
   return c;
 }
 
-}  // namespace kforge::cli
+}  // namespace kforge::report

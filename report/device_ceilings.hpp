@@ -9,7 +9,7 @@
 #include "core/result.hpp"
 #include "db/records.hpp"
 
-namespace kforge::cli {
+namespace kforge::report {
 
 struct DeviceCeilings {
   std::string match;           ///< case-insensitive substring of the device name
@@ -38,4 +38,4 @@ Result<std::vector<DeviceCeilings>> load_ceilings(const std::string& path);
 std::optional<DeviceCeilings> find_ceilings(const DeviceRecord& d, const std::vector<DeviceCeilings>& user,
                                             const std::vector<MeasuredCeilingRecord>& measured = {});
 
-}  // namespace kforge::cli
+}  // namespace kforge::report

@@ -19,7 +19,7 @@
 #include "generator/manifest.hpp"
 #include "runtime/catalog/entry_check.hpp"
 
-namespace kforge::cli {
+namespace kforge::report {
 
 namespace {
 
@@ -496,4 +496,4 @@ std::string render_header(const TuningSet& set, const std::vector<ExportRow>& ro
   return h.str();
 }
 
-}  // namespace kforge::cli
+}  // namespace kforge::report

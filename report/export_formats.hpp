@@ -11,7 +11,7 @@
 #include "report/tuning_facts.hpp"
 #include "runtime/catalog/template_catalog.hpp"
 
-namespace kforge::cli {
+namespace kforge::report {
 
 /// One row of an exported table: a winner, or with all results any result.
 struct ExportRow {
@@ -54,4 +54,4 @@ std::string render_markdown(const TuningSet& set, const std::vector<ExportRow>& 
 /// Entry::dim(name) and Entry::param(name). Needs no SQLite and no kforge.
 std::string render_header(const TuningSet& set, const std::vector<ExportRow>& rows, const std::string& ns);
 
-}  // namespace kforge::cli
+}  // namespace kforge::report

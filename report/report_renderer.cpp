@@ -15,7 +15,7 @@
 #include "report/tuning_facts.hpp"
 #include "report/vendor_comparison.hpp"
 
-namespace kforge::cli {
+namespace kforge::report {
 
 namespace {
 
@@ -542,4 +542,4 @@ std::string render_report_html(const TuningSet& set, const ReportOptions& option
   return h.str();
 }
 
-}  // namespace kforge::cli
+}  // namespace kforge::report

@@ -9,7 +9,7 @@
 #include "db/tuning_set.hpp"
 #include "report/device_ceilings.hpp"
 
-namespace kforge::cli {
+namespace kforge::report {
 
 struct ReportOptions {
   std::string title = "kforge tuning report";
@@ -21,4 +21,4 @@ struct ReportOptions {
 /// with winners only the landscape shows the winners alone.
 std::string render_report_html(const TuningSet& set, const ReportOptions& options);
 
-}  // namespace kforge::cli
+}  // namespace kforge::report

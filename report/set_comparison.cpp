@@ -10,7 +10,7 @@
 #include "core/hash.hpp"
 #include "report/tuning_facts.hpp"
 
-namespace kforge::cli {
+namespace kforge::report {
 
 namespace {
 
@@ -250,4 +250,4 @@ json comparison_json(const Comparison& c) {
   return out;
 }
 
-}  // namespace kforge::cli
+}  // namespace kforge::report

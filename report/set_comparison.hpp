@@ -12,7 +12,7 @@
 #include "report/timing_compare.hpp"
 #include "report/vendor_comparison.hpp"
 
-namespace kforge::cli {
+namespace kforge::report {
 
 struct ComparisonSide {
   const ResultRecord* result = nullptr;  ///< the winner used (nullptr: none)
@@ -55,4 +55,4 @@ Comparison compare_sets(const TuningSet& base, const TuningSet& neu);
 std::string render_comparison_markdown(const Comparison& c);
 nlohmann::json comparison_json(const Comparison& c);
 
-}  // namespace kforge::cli
+}  // namespace kforge::report

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
-namespace kforge::cli {
+namespace kforge::report {
 
 namespace {
 
@@ -199,4 +199,4 @@ std::string SvgPlot::svg() const {
   return s + "</svg>\n";
 }
 
-}  // namespace kforge::cli
+}  // namespace kforge::report

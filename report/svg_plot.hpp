@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-namespace kforge::cli {
+namespace kforge::report {
 
 /// Escapes &, <, >, " and ' for HTML and SVG text and attributes.
 std::string html_escape(const std::string& s);
@@ -69,4 +69,4 @@ class SvgPlot {
   std::string marks_;
 };
 
-}  // namespace kforge::cli
+}  // namespace kforge::report

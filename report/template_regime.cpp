@@ -7,7 +7,7 @@
 #include "report/counter_summary.hpp"
 #include "report/tuning_facts.hpp"
 
-namespace kforge::cli {
+namespace kforge::report {
 
 using ojson = nlohmann::ordered_json;
 
@@ -70,4 +70,4 @@ std::string regime_text(const ojson& regime) {
   return out;
 }
 
-}  // namespace kforge::cli
+}  // namespace kforge::report

@@ -12,7 +12,7 @@
 #include "db/tuning_set.hpp"
 #include "report/device_ceilings.hpp"
 
-namespace kforge::cli {
+namespace kforge::report {
 
 /// [{"device","problem","config","bound","text","from_model"}] for each of
 /// `winners` (results of one template version in `set`), fastest per
@@ -24,4 +24,4 @@ nlohmann::ordered_json regime_json(const TuningSet& set, const std::vector<const
 /// first number behind it; "" when no winner has a known bound.
 std::string regime_text(const nlohmann::ordered_json& regime);
 
-}  // namespace kforge::cli
+}  // namespace kforge::report

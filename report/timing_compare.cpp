@@ -10,7 +10,7 @@
 
 #include "core/bounded_json.hpp"
 
-namespace kforge::cli {
+namespace kforge::report {
 
 namespace {
 
@@ -138,4 +138,4 @@ TimingComparison compare_timings(const TimingDistribution& base, const TimingDis
   return c;
 }
 
-}  // namespace kforge::cli
+}  // namespace kforge::report

@@ -9,7 +9,7 @@
 
 #include "db/records.hpp"
 
-namespace kforge::cli {
+namespace kforge::report {
 
 /// What a result stores about its timing.
 struct TimingDistribution {
@@ -46,4 +46,4 @@ inline constexpr int kResamples = 2000;
 TimingComparison compare_timings(const TimingDistribution& base, const TimingDistribution& neu, std::uint64_t seed,
                                  int resamples = kResamples);
 
-}  // namespace kforge::cli
+}  // namespace kforge::report

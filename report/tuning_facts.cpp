@@ -11,7 +11,7 @@
 #include "generator/operator.hpp"
 #include "templates/builtin_templates.hpp"
 
-namespace kforge::cli {
+namespace kforge::report {
 
 std::optional<Problem> problem_of(const ProblemRecord& rec) {
   const Operator* op = find_operator(rec.op);
@@ -82,4 +82,4 @@ std::string short_number(double v, int significant) {
   return buf;
 }
 
-}  // namespace kforge::cli
+}  // namespace kforge::report

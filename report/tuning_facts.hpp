@@ -11,7 +11,7 @@
 #include "generator/problem.hpp"
 #include "runtime/catalog/template_catalog.hpp"
 
-namespace kforge::cli {
+namespace kforge::report {
 
 /// The problem a stored row describes (op, dims, dtype, layout), normalized
 /// by its operator; nullopt when the operator is unknown to this kforge or
@@ -48,4 +48,4 @@ std::string exact_number(double v);
 /// `significant` significant digits, no exponent for ordinary magnitudes ("12.35", "0.001234").
 std::string short_number(double v, int significant = 4);
 
-}  // namespace kforge::cli
+}  // namespace kforge::report

@@ -4,7 +4,7 @@
 #include <map>
 #include <utility>
 
-namespace kforge {
+namespace kforge::report {
 
 nlohmann::json VendorComparison::to_json() const {
   auto side = [](const ComparedEntry& e) -> nlohmann::json {
@@ -59,4 +59,4 @@ std::vector<VendorComparison> with_library(std::vector<VendorComparison> rows) {
   return rows;
 }
 
-}  // namespace kforge
+}  // namespace kforge::report

@@ -12,7 +12,7 @@
 #include "db/tuning_set.hpp"
 #include "runtime/catalog/template_catalog.hpp"
 
-namespace kforge {
+namespace kforge::report {
 
 /// One entry's side of the comparison; empty `template_name` when none.
 struct ComparedEntry {
@@ -50,4 +50,4 @@ std::vector<VendorComparison> compare_vendor(
     const std::vector<WinnerRecord>& winners,
     const std::function<bool(const std::string&, const std::string&)>& is_library);
 
-}  // namespace kforge
+}  // namespace kforge::report

@@ -17,6 +17,8 @@
 
 namespace kforge::cli {
 
+using namespace kforge::report;  // the command prints what the report library computes
+
 namespace {
 
 struct CompileOptions {

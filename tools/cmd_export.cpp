@@ -1,21 +1,19 @@
 // `kforge export`: tuning winners (or every result) as JSON, CSV, Markdown or
 // a C++ header; `kforge import`: a JSON export back into a database.
-#include <algorithm>
-#include <cctype>
 #include <fstream>
 #include <iostream>
-#include <set>
 #include <sstream>
-#include <string_view>
 
 #include "core/printable.hpp"
 #include "db/json_interchange.hpp"
 #include "db/tuning_set.hpp"
-#include "report/export_formats.hpp"
+#include "report/export_tuning.hpp"
 #include "tools/commands.hpp"
 #include "tuner/build_version.hpp"
 
 namespace kforge::cli {
+
+using namespace kforge::report;  // the command prints what the report library computes
 
 namespace {
 
@@ -53,43 +51,6 @@ void write_output(const std::string& path, const std::string& text) {
   f << text;
   f.close();
   if (!f) throw ErrorException(Error::bad_input(path + ": cannot write the export"));
-}
-
-/// The C++ keywords (C++20), which no namespace may be named.
-bool is_keyword(std::string_view s) {
-  static const std::set<std::string_view> kKeywords = {
-      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case", "catch",
-      "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept", "const", "consteval", "constexpr",
-      "constinit", "const_cast", "continue", "co_await", "co_return", "co_yield", "decltype", "default",
-      "delete", "do", "double", "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false",
-      "float", "for", "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace", "new",
-      "noexcept", "not", "not_eq", "nullptr", "operator", "or", "or_eq", "private", "protected", "public",
-      "register", "reinterpret_cast", "requires", "return", "short", "signed", "sizeof", "static",
-      "static_assert", "static_cast", "struct", "switch", "template", "this", "thread_local", "throw", "true",
-      "try", "typedef", "typeid", "typename", "union", "unsigned", "using", "virtual", "void", "volatile",
-      "wchar_t", "while", "xor", "xor_eq"};
-  return kKeywords.count(s) > 0;
-}
-
-/// Why `s` cannot name the header's namespace ("" when it can): each part
-/// of `a::b` an identifier, neither a keyword nor reserved (`__x`, `_X`).
-std::string namespace_problem(const std::string& s) {
-  std::size_t begin = 0;
-  for (;;) {
-    const std::size_t end = std::min(s.find("::", begin), s.size());
-    const std::string part = s.substr(begin, end - begin);
-    const bool identifier = !part.empty() && !std::isdigit(static_cast<unsigned char>(part[0])) &&
-                            std::all_of(part.begin(), part.end(), [](char c) {
-                              return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-                            });
-    if (!identifier) return "not a C++ namespace";
-    if (is_keyword(part)) return "'" + part + "' is a C++ keyword";
-    const bool reserved = part.rfind("__", 0) == 0 ||
-                          (part[0] == '_' && part.size() > 1 && std::isupper(static_cast<unsigned char>(part[1])));
-    if (reserved) return "'" + part + "' is reserved to the implementation";
-    if (end == s.size()) return "";
-    begin = end + 2;
-  }
 }
 
 /// Registers the export flags and callback on `cmd`. A database dump (`db
@@ -131,42 +92,32 @@ void configure_export(CLI::App* cmd, CommonOptions& o, bool dump) {
     if (s->summary && (s->out.empty() || s->out == "-")) {
       throw ErrorException(Error::bad_input("--json: the summary goes to stdout, so the export needs --out FILE"));
     }
-    TuningFilter filter;
-    filter.device = device_filter(s->device);
-    filter.op = opt(s->op);
-    filter.dtype = opt(s->dtype);
-    filter.layout = opt(s->layout);
-    filter.problem_key = opt(s->problem);
-    filter.all_results = s->all_results;
-    TuningSet set = unwrap(load_tuning_set(o.db, filter));
-    const TemplateCatalog catalog = make_catalog(o);
-    int dropped = 0;
-    if (!s->include_stale) {
-      set = without_stale(std::move(set), catalog, dropped);
-      if (dropped > 0) {
-        std::cerr << "kforge: left out " << dropped << " winner" << (dropped == 1 ? "" : "s")
-                  << " of template versions that are no longer current (--include-stale keeps them)\n";
-      }
+    ExportRequest request;
+    request.format = s->format;
+    request.filter.device = device_filter(s->device);
+    request.filter.op = opt(s->op);
+    request.filter.dtype = opt(s->dtype);
+    request.filter.layout = opt(s->layout);
+    request.filter.problem_key = opt(s->problem);
+    request.filter.all_results = s->all_results;
+    request.include_stale = s->include_stale;
+    // A database is input: rows the lookup would refuse are not exported
+    // (a dump keeps every row, for a backup).
+    request.keep_undeclared = dump;
+    request.ns = s->ns;
+    request.exported_by = version_line();
+    ExportOutput exported = unwrap(export_tuning(o.db, request, make_catalog(o)));
+    const TuningSet& set = exported.set;
+    const int dropped = exported.stale_left_out;
+    if (dropped > 0) {
+      std::cerr << "kforge: left out " << dropped << " winner" << (dropped == 1 ? "" : "s")
+                << " of template versions that are no longer current (--include-stale keeps them)\n";
     }
-    if (!dump) {
-      // A database is input: rows the lookup would refuse are not exported
-      // (a dump keeps every row, for a backup).
-      std::vector<std::string> skipped;
-      set = without_undeclared(std::move(set), catalog, skipped);
-      for (const auto& line : skipped) std::cerr << "kforge: warning: skipped " << line << "\n";
-    }
+    for (const auto& line : exported.skipped) std::cerr << "kforge: warning: skipped " << line << "\n";
     if (s->all_results && !set.filter.all_results) {
       std::cerr << "kforge: " << o.db << " holds winners only (exported without --all-results)\n";
     }
-    std::string text;
-    if (s->format == "json") {
-      text = to_interchange_json(set, version_line()).dump(2) + "\n";
-    } else {
-      const auto rows = export_rows(set, catalog);
-      if (s->format == "csv") text = render_csv(set, rows);
-      else if (s->format == "header") text = render_header(set, rows, s->ns);
-      else text = render_markdown(set, rows);
-    }
+    const std::string& text = exported.text;
     write_output(s->out, text);
     if (s->summary) print_json(export_summary(o, *s, set, text.size(), dropped));
   });

@@ -2,7 +2,7 @@
 #include "runtime/libraries/library_kernel.hpp"
 #include "runtime/lookup/lookup.hpp"
 #include "tools/commands.hpp"
-#include "tools/tune_setup.hpp"
+#include "tuner/template_selection.hpp"
 
 namespace kforge::cli {
 
@@ -50,15 +50,15 @@ void add_lookup_command(CLI::App& app, CommonOptions& o) {
     Selection s = unwrap(lookup->select(problem));
     const PreparedKernel* prepared = flags.prepare ? unwrap(lookup->prepare(s)) : nullptr;
     if (o.json) {
-      nlohmann::json j = {{"template", s.template_name}, {"config", s.config},    {"rule", s.rule},
+      nlohmann::json j = {{"template", s.template_name}, {"config", s.config},    {"rule", std::string(name(s.rule))},
                           {"problem", s.problem.key()},  {"device", device->info().name},
                           {"template_hash", s.template_hash}, {"explanation", s.explanation}};
-      if (s.rule != "default" && s.rule != "override") {
+      if (s.rule != SelectionRule::kDefault && s.rule != SelectionRule::kOverride) {
         j["tuned_problem"] = s.tuned_problem;
         j["tuned_median_ms"] = s.tuned_median_ms;
         j["database"] = s.database;
       }
-      if (s.rule == "nearest") j["distance"] = s.distance;
+      if (s.rule == SelectionRule::kNearest) j["distance"] = s.distance;
       if (!s.library_best.empty()) {
         j["vendor_comparison"] = {{"library_best", s.library_best},
                                   {"library_best_ms", s.library_best_ms},
@@ -73,13 +73,14 @@ void add_lookup_command(CLI::App& app, CommonOptions& o) {
             j["library_call"] = std::move(bound);
         }
       }
-      if (prepared) j["kernel"] = {{"origin", prepared->origin}, {"cache_entry", prepared->cache_entry}};
+      if (prepared) j["kernel"] = {{"origin", std::string(name(prepared->origin))}, {"cache_entry", prepared->cache_entry}};
       print_json(j);
       return;
     }
-    std::cout << s.rule << ": " << s.template_name << " " << s.config << "\n" << s.explanation;
+    std::cout << name(s.rule) << ": " << s.template_name << " " << s.config << "\n" << s.explanation;
     if (prepared) {
-      std::cout << "kernel: " << (prepared->origin == "disk" ? "loaded from the binary cache" : prepared->origin);
+      std::cout << "kernel: "
+                << (prepared->origin == KernelOrigin::kDisk ? "loaded from the binary cache" : name(prepared->origin));
       if (!prepared->cache_entry.empty()) std::cout << " (" << prepared->cache_entry << ")";
       std::cout << "\n";
     }

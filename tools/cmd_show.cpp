@@ -10,6 +10,8 @@
 
 namespace kforge::cli {
 
+using namespace kforge::report;  // the command prints what the report library computes
+
 namespace {
 
 /// The width of the results table's reason column; a longer reason is

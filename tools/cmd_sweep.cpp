@@ -3,12 +3,14 @@
 #include <chrono>
 
 #include "db/database.hpp"
+#include "sweep/sweep_eta.hpp"
+#include "sweep/sweep_plan.hpp"
+#include "sweep/serial_sweep.hpp"
 #include "tools/commands.hpp"
 #include "tools/mpi_sweep.hpp"
 #include "tools/progress_printer.hpp"
-#include "tools/sweep_runner.hpp"
-#include "tuner/sweep_eta.hpp"
-#include "tuner/sweep_plan.hpp"
+#include "tools/runner_flags.hpp"
+#include "tools/sweep_command.hpp"
 
 namespace kforge::cli {
 
@@ -74,45 +76,22 @@ void run_sweep(const CommonOptions& o, const SweepOptions& s) {
     return;
   }
   auto device = open_device(o);
-  const std::string backend = device->info().backend;
-  const std::string device_key = device->info().hardware_key();
-  // Every task must be runnable before the first one starts.
-  std::vector<std::vector<const TemplateSource*>> templates;
-  for (const auto& t : tasks)
-    templates.push_back(task_templates(plan, t, catalog, backend, !o.template_dirs.empty()));
-  auto db = unwrap(Database::open(o.db, Database::Mode::kReadWrite));
-  const SweepHistory history(*db);
-
-  // Tasks finished by earlier sweeps are known before the first starts, so
-  // the estimate of the time left counts only the tasks this run tunes.
-  std::vector<std::int64_t> finished(tasks.size());  // 0: not finished
-  std::vector<double> budgets_s;
-  for (std::size_t i = 0; i < tasks.size(); ++i) {
-    finished[i] = history.finished_by(tasks[i], device_key, templates[i], backend);
-    if (!finished[i]) budgets_s.push_back(tasks[i].budget.time_budget_s);
-  }
-  SweepEta eta(std::move(budgets_s));
+  SerialSweepOptions options;
+  options.runner = s.runner;
+  options.profile = s.profile;
+  options.has_user_templates = !o.template_dirs.empty();
+  options.command_line = command_line();
   ProgressPrinter progress(s.quiet || o.json);
-  progress.set_sweep_eta(&eta);
-  const auto note = [&](const std::string& line) { progress.note(line); };
-  std::vector<TaskReport> reports;
-  std::size_t tuned = 0;
-  for (std::size_t i = 0; i < tasks.size(); ++i) {
-    const SweepTask& t = tasks[i];
-    progress.set_task(i + 1, tasks.size(), t.key);
-    if (auto id = finished[i]) {
-      TaskReport r = stored_report(*db, t, device_key, templates[i], backend);
-      r.sweep_id = id;
-      progress.note(t.key + ": finished by sweep " + std::to_string(id) + ", skipped");
-      reports.push_back(std::move(r));
-      continue;
-    }
-    eta.start(tuned++);
-    const auto task_t0 = std::chrono::steady_clock::now();
-    reports.push_back(run_task(
-        *device, *db, t, templates[i], s.runner, [&](const TuneEvent& e) { progress(e); }, note, s.profile));
-    eta.finish(std::chrono::duration<double>(std::chrono::steady_clock::now() - task_t0).count());
-  }
+  SerialSweepCallbacks callbacks;
+  callbacks.planned = [&](const SweepEta& eta) { progress.set_sweep_eta(&eta); };
+  callbacks.task_started = [&](std::size_t position, std::size_t count, const SweepTask& t) {
+    progress.set_task(position, count, t.key);
+  };
+  callbacks.on_event = [&](const TuneEvent& e) { progress(e); };
+  callbacks.note = [&](const std::string& line) { progress.note(line); };
+  const std::vector<TaskReport> reports =
+      unwrap(run_serial_sweep(*device, o.db, plan, tasks, catalog, options, callbacks));
+  progress.set_sweep_eta(nullptr);  // the estimate lived in the run
   const double total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   print_result(o, plan, shard, *device, reports, total_s);
   throw_if_tasks_failed(reports);

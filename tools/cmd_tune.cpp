@@ -8,11 +8,11 @@
 #include "generator/operator.hpp"
 #include "tools/commands.hpp"
 #include "tools/progress_printer.hpp"
-#include "tools/runner_options.hpp"
-#include "tools/tune_setup.hpp"
-#include "tools/winner_profiling.hpp"
+#include "tools/runner_flags.hpp"
+#include "tuner/profiling/winner_profiling.hpp"
 #include "tuner/search/strategy.hpp"
 #include "tuner/search/strategy_default.hpp"
+#include "tuner/template_selection.hpp"
 #include "tuner/tuner.hpp"
 
 namespace kforge::cli {
@@ -135,7 +135,7 @@ TuneRequest tune_request(const TuneOptions* t, RunnerOptions& runner, const Temp
     req.protocol.cut_ratio = t->cut_ratio;
     req.protocol.stop_outside_window = t->window_stop;
     req.command_line = command_line();
-    apply_runner_options(runner, req);
+    unwrap(apply_runner_options(runner, req));
 
   return req;
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "generator/gemm_operator.hpp"
@@ -27,7 +28,8 @@ int main(int argc, char** argv) {
   Problem problem{"gemm", {{"M", M}, {"N", N}, {"K", K}}, Dtype::kF32, Layout{}, {}, {}};
   auto sel = (*lookup)->select(problem);
   if (!sel.ok()) return std::fprintf(stderr, "%s\n", sel.error().message.c_str()), 1;
-  std::printf("%s: %s %s\n%s", sel->rule.c_str(), sel->template_name.c_str(), sel->config.c_str(),
+  const std::string rule(name(sel->rule));
+  std::printf("%s: %s %s\n%s", rule.c_str(), sel->template_name.c_str(), sel->config.c_str(),
               sel->explanation.c_str());
 
   // The program's own data: C = 1.0 * A * B + 0.0 * C.

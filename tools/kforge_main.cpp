@@ -6,9 +6,9 @@
 
 #include "tools/commands.hpp"
 #include "tools/help_examples.hpp"
-#include "tools/runner_options.hpp"
 #include "tuner/build_version.hpp"
 #include "tuner/online_job_runner.hpp"
+#include "tuner/runner_options.hpp"
 #include "tuner/worker/worker_main.hpp"
 
 int main(int argc, char** argv) {
@@ -17,7 +17,7 @@ int main(int argc, char** argv) {
   if (argc == 3 && std::string_view(argv[1]) == "__worker") return run_tuner_worker(std::atoi(argv[2]));
   // An online tune a program's lookup started (runtime/lookup/online_tuning.hpp).
   if (argc == 3 && std::string_view(argv[1]) == "__online-tune") {
-    return run_online_job(argv[2], {cli::self_executable(), "__worker"});
+    return run_online_job(argv[2], {self_executable().value(), "__worker"});
   }
   // One configuration launched for a counter collector (docs/profiling.md).
   if (argc >= 2 && std::string_view(argv[1]) == "__profile-launch") {

@@ -65,7 +65,7 @@ std::unique_ptr<RankSetup> prepare_rank(const CommonOptions& o, const SweepOptio
   r->device = unwrap(kforge::open_device(selector));
   const auto& info = r->device->info();
   for (const auto& t : r->tasks) {
-    r->templates.push_back(task_templates(r->plan, t, r->catalog, info.backend, !o.template_dirs.empty()));
+    r->templates.push_back(unwrap(task_templates(r->plan, t, r->catalog, info.backend, !o.template_dirs.empty())));
   }
   r->identity = {mpi.rank(), host_name(), info.name, info.selector, info.hardware_key(), info.backend};
   return r;
@@ -82,7 +82,7 @@ class PlanState {
     if (it == by_backend_.end()) {
       std::vector<std::vector<const TemplateSource*>> all;
       for (const auto& t : setup_.tasks) {
-        all.push_back(task_templates(setup_.plan, t, setup_.catalog, backend, !o_.template_dirs.empty()));
+        all.push_back(unwrap(task_templates(setup_.plan, t, setup_.catalog, backend, !o_.template_dirs.empty())));
       }
       it = by_backend_.emplace(backend, std::move(all)).first;
     }
@@ -126,7 +126,7 @@ void work(RankSetup& setup, Database& db, const SweepOptions& s,
   const auto on_event = kill_hook(setup.identity.rank);
   while (auto i = next(last)) {
     TaskReport r = run_task(*setup.device, db, setup.tasks.at(*i), setup.templates.at(*i), s.runner, on_event,
-                            [](const std::string&) {}, s.profile);
+                            [](const std::string&) {}, s.profile, command_line());
     r.rank = setup.identity.rank;
     r.device_key = setup.identity.device_key;
     last = report_json(r);
@@ -333,7 +333,7 @@ std::vector<TaskReport> final_reports(
     const RankSetup& setup, PlanState& state, Database& db, const std::vector<RankIdentity>& ranks,
     const std::vector<std::pair<std::int64_t, const RankIdentity*>>& finished,
     const std::vector<std::optional<TaskReport>>& received) {
-  const SweepHistory merged(db);
+  const SweepHistory merged = unwrap(SweepHistory::read(db));
   std::vector<TaskReport> out;
   for (std::size_t i = 0; i < setup.tasks.size(); ++i) {
     const SweepTask& t = setup.tasks[i];
@@ -345,7 +345,7 @@ std::vector<TaskReport> final_reports(
         r.sweep_id = merged.finished_by(t, r.device_key, state.templates(backend, i), backend);
       out.push_back(std::move(r));
     } else if (const auto& [sweep, id] = finished[i]; sweep) {
-      TaskReport r = stored_report(db, t, id->device_key, state.templates(id->backend, i), id->backend);
+      TaskReport r = unwrap(stored_report(db, t, id->device_key, state.templates(id->backend, i), id->backend));
       r.sweep_id = sweep;
       out.push_back(std::move(r));
     } else {
@@ -404,7 +404,7 @@ void run_mpi_sweep(const CommonOptions& o, const SweepOptions& s) {
     plan_db = unwrap(Database::open(o.db, Database::Mode::kReadWrite));
     leftovers = merge_rank_databases(*plan_db, o.db);
     std::filesystem::create_directories(rank_databases_dir(o.db));
-    const SweepHistory history(*plan_db);
+    const SweepHistory history = unwrap(SweepHistory::read(*plan_db));
     state = std::make_unique<PlanState>(*setup, o);
     for (std::size_t i = 0; i < setup->tasks.size(); ++i)
       finished.push_back(state->finished(history, i, ranks));

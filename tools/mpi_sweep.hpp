@@ -5,7 +5,7 @@
 #pragma once
 
 #include "tools/cli_common.hpp"
-#include "tools/sweep_runner.hpp"
+#include "tools/sweep_command.hpp"
 
 namespace kforge::cli {
 

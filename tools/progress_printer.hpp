@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "tuner/sweep_eta.hpp"
+#include "sweep/sweep_eta.hpp"
 #include "tuner/tuner.hpp"
 
 namespace kforge::cli {

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "tools/sweep_runner.hpp"
-#include "tuner/sweep_dispatch.hpp"
-#include "tuner/sweep_eta.hpp"
+#include "sweep/sweep_dispatch.hpp"
+#include "sweep/sweep_eta.hpp"
+#include "sweep/sweep_runner.hpp"
 
 namespace kforge::cli {
 

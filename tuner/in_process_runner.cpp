@@ -405,11 +405,11 @@ class InProcessRunner::CandidateBinaries final : public BinarySource {
       compiled = std::move(ready->compiled);
       e_.cache_hit = ready->cache_hit;
       e_.compiled_ahead = runner_.compile_overlap_ && was_ready;
-      out.origin = "ahead";
+      out.origin = KernelOrigin::kAhead;
     } else {
       compiled = runner_.compile(input.tpl, input.inst, &e_.cache_hit);
       e_.compiled_alone = !e_.cache_hit;
-      out.origin = e_.cache_hit ? "disk" : "compiled";
+      out.origin = e_.cache_hit ? KernelOrigin::kDisk : KernelOrigin::kCompiled;
     }
     out.cache_hit = e_.cache_hit;
     e_.compile_s = seconds_since(t_compile);
@@ -626,7 +626,7 @@ Result<Evaluation> InProcessRunner::evaluate(const std::string& template_name, c
     if (!passed) return e;
   }
   e.timing = std::move(*timing);
-  if (e.timing.stop == "cut") {
+  if (e.timing.stop == TimingStop::kCut) {
     double fastest = e.timing.min_ms;
     for (double ms : e.untimed_ms) fastest = std::min(fastest, ms);
     auto launches = [](std::size_t n, const char* kind) {
@@ -635,7 +635,7 @@ Result<Evaluation> InProcessRunner::evaluate(const std::string& template_name, c
     e.reason = "cut after " + launches(static_cast<std::size_t>(e.timing.count), "timed") + " and " +
                launches(e.untimed_ms.size(), "untimed") + ": fastest " + std::to_string(fastest) + " ms > " +
                std::to_string(protocol_.cut_ratio) + " x best " + std::to_string(best_ms) + " ms";
-  } else if (e.timing.stop == "outside_window") {
+  } else if (e.timing.stop == TimingStop::kOutsideWindow) {
     e.reason = "stopped after " + std::to_string(e.timing.count) +
                " timed launches: median's 95% interval [" + std::to_string(e.timing.ci.low_ms) + ", " +
                std::to_string(e.timing.ci.high_ms) + "] ms > " +
@@ -656,14 +656,14 @@ class InProcessRunner::RetimeBinaries final : public BinarySource {
 
   Result<CompiledKernel> obtain(const BuildInput& input, const Compile&, KernelBuild& out) override {
     const std::pair<std::string, std::string> key{input.tpl.manifest.name, input.inst.config_name};
-    out.origin = "ahead";
+    out.origin = KernelOrigin::kAhead;
     if (auto kept = runner_.built_.find(key); kept != runner_.built_.end()) return kept->second;
     if (auto ready = runner_.ahead_->take(key); ready && ready->compiled.ok()) {
       out.cache_hit = ready->cache_hit;
       return std::move(ready->compiled);
     }
     auto compiled = runner_.compile(input.tpl, input.inst, &out.cache_hit);
-    out.origin = out.cache_hit ? "disk" : "compiled";
+    out.origin = out.cache_hit ? KernelOrigin::kDisk : KernelOrigin::kCompiled;
     report_.compiled_alone += out.cache_hit ? 0 : 1;
     return compiled;
   }

@@ -19,7 +19,7 @@ std::vector<const FinalistTiming*> within_noise_of_winner(const TuneSummary& s) 
   if (!won) return out;
   for (const auto& f : s.finalists) {
     // One the race dropped lost every round to the leader: told apart.
-    if (&f != won && f.interleaved.stop != "raced" && within_noise(f.interleaved, won->interleaved)) {
+    if (&f != won && f.interleaved.stop != TimingStop::kRaced && within_noise(f.interleaved, won->interleaved)) {
       out.push_back(&f);
     }
   }
@@ -87,8 +87,9 @@ nlohmann::json worker_json(const WorkerCounters& w) {
 nlohmann::json timing_stops_json(const std::vector<CandidateOutcome>& outcomes) {
   nlohmann::json stops = nlohmann::json::object();
   for (const auto& c : outcomes) {
-    if (c.reused || c.status != CandidateStatus::kOk || c.timing.stop.empty()) continue;
-    stops[c.timing.stop] = stops.value(c.timing.stop, 0) + 1;
+    if (c.reused || c.status != CandidateStatus::kOk || c.timing.stop == TimingStop::kNone) continue;
+    const std::string stop(name(c.timing.stop));
+    stops[stop] = stops.value(stop, 0) + 1;
   }
   return stops;
 }
@@ -107,7 +108,7 @@ nlohmann::json finalists_json(const TuneSummary& s) {
                  {"interleaved_ci_coverage", f.interleaved.ci.coverage},
                  {"winner", &f == won},
                  {"within_noise_of_winner", std::find(tied.begin(), tied.end(), &f) != tied.end()},
-                 {"interleaved_stop", f.interleaved.stop},
+                 {"interleaved_stop", std::string(name(f.interleaved.stop))},
                  {"interleaved_clocks", f.interleaved.clocks.to_json()}});
   }
   return j;

@@ -735,7 +735,7 @@ Status TuningSession::store_retiming(const CandidateOutcome& o, const TimingStat
   rec.device_id = device_id_;
   rec.problem_id = problem_id_;
   rec.reason = "finalist re-timed interleaved (" + std::to_string(t.count) + " rounds" +
-               (t.stop == "raced" ? ", then dropped: slower than the leader in every round" : "") + ")" +
+               (t.stop == TimingStop::kRaced ? ", then dropped: slower than the leader in every round" : "") + ")" +
                (retiming > 1 ? ", re-timing " + std::to_string(retiming) : std::string()) +
                "; search median " + std::to_string(o.timing.median_ms) + " ms";
   if (const std::string n = t.clocks.note(); !n.empty()) rec.reason += "; " + n;

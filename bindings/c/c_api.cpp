@@ -294,7 +294,7 @@ kforge_status kforge_select_ext(kforge_lookup* lookup, const kforge_problem_ext*
   });
 }
 
-const char* kforge_selection_rule(const kforge_selection* s) { return s ? selection_of(s).rule.c_str() : ""; }
+const char* kforge_selection_rule(const kforge_selection* s) { return s ? name(selection_of(s).rule).data() : ""; }
 const char* kforge_selection_template(const kforge_selection* s) {
   return s ? selection_of(s).template_name.c_str() : "";
 }

@@ -132,7 +132,7 @@ Selection select(PyLookup& l, std::string op, std::map<std::string, std::int64_t
 
 void bind_selection(nb::module_& m) {
   nb::class_<Selection>(m, "Selection", "What the lookup chose for a problem, and why.")
-      .def_ro("rule", &Selection::rule)
+      .def_prop_ro("rule", [](const Selection& s) { return std::string(name(s.rule)); })
       .def_ro("template_name", &Selection::template_name)
       .def_ro("template_hash", &Selection::template_hash)
       .def_ro("config", &Selection::config)
@@ -168,7 +168,7 @@ void bind_selection(nb::module_& m) {
           "The operator's argument list for this problem, in launch order.")
       .def("__repr__", [](const Selection& s) {
         return "<kforge.Selection " + s.problem.key() + " -> " + s.template_name + " " + s.config + " (" +
-               s.rule + ")>";
+               std::string(name(s.rule)) + ")>";
       });
 }
 
@@ -180,7 +180,7 @@ void bind_kernel(nb::module_& m) {
            "Launches: with host tensors, waits and returns the kernel's device time in ms; with every tensor on the device, enqueues and returns None.")
       .def_prop_ro("selection", &BoundKernel::selection)
       .def_prop_ro("arguments", [](const BoundKernel& k) { return argument_list(k.arguments()); })
-      .def_prop_ro("origin", [](const BoundKernel& k) { return k.prepared().origin; })
+      .def_prop_ro("origin", [](const BoundKernel& k) { return std::string(name(k.prepared().origin)); })
       .def_prop_ro("binary_key", [](const BoundKernel& k) { return k.prepared().binary_key; });
 }
 

@@ -1,11 +1,12 @@
-// Python bindings: a tuning run with a progress callback, and the entry
-// point of the worker processes that run its candidates.
+// Python bindings: a tuning run and a sweep with a progress callback, and
+// the entry point of the worker processes that run their candidates.
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/string_view.h>
 #include <nanobind/stl/vector.h>
 
+#include <chrono>
 #include <optional>
 
 #include "bindings/python/bindings.hpp"
@@ -16,6 +17,7 @@
 #include "runtime/catalog/template_catalog.hpp"
 #include "runtime/kinds/binary_cache.hpp"
 #include "runtime/libraries/library_policy.hpp"
+#include "sweep/serial_sweep.hpp"
 #include "tuner/online_job_runner.hpp"
 #include "tuner/tuner.hpp"
 #include "tuner/worker/worker_main.hpp"
@@ -168,6 +170,78 @@ nb::object run_tune(PyDevice& device, const ProblemFields& pf, const TuneFields&
   return json_to_python(j);
 }
 
+struct SweepFields {
+  std::string plan, db, shard = "1/1";
+  std::vector<std::string> template_dirs, worker;  ///< worker: empty runs candidates in this process
+  bool binary_cache = true;
+  std::string cache_dir;  ///< "": BinaryCache::default_dir()
+};
+
+/// A serial sweep of one shard of a plan, as `kforge sweep --json` reports
+/// it (docs/sweep.md); the GIL is held only around `progress`.
+nb::object run_sweep(PyDevice& device, const SweepFields& f, nb::object progress) {
+  TemplateCatalog catalog = unwrap(TemplateCatalog::builtin());  // first: it registers declared operators
+  for (const auto& dir : f.template_dirs) unwrap(catalog.add_dir(dir));
+  const SweepPlan plan = unwrap(load_sweep_plan(f.plan));
+  const SweepShard shard = unwrap(parse_shard(f.shard));
+  const std::vector<SweepTask> tasks = shard_tasks(plan, shard);
+  SerialSweepOptions options;
+  options.runner.in_process = f.worker.empty();
+  options.runner.worker_command = f.worker;
+  options.runner.no_cache = !f.binary_cache;
+  options.runner.cache_dir = f.cache_dir;
+  options.has_user_templates = !f.template_dirs.empty();
+  options.command_line = "python: kforge.sweep(" + f.plan + ")";
+  std::optional<nb::python_error> raised;
+  const auto call = [&](nb::dict d) {
+    if (progress.is_none() || raised) return;
+    try {
+      progress(d);
+    } catch (nb::python_error& err) {
+      raised.emplace(std::move(err));
+    }
+  };
+  SerialSweepCallbacks callbacks;
+  callbacks.task_started = [&](std::size_t position, std::size_t count, const SweepTask& t) {
+    nb::gil_scoped_acquire gil;
+    nb::dict d;
+    d["kind"] = "task";
+    d["done"] = position - 1;
+    d["total"] = count;
+    d["note"] = t.key;
+    call(d);
+  };
+  callbacks.on_event = [&](const TuneEvent& e) {
+    nb::gil_scoped_acquire gil;
+    if (!progress.is_none()) call(event_dict(e));
+  };
+  callbacks.note = [&](const std::string& line) {
+    nb::gil_scoped_acquire gil;
+    nb::dict d;
+    d["kind"] = "note";
+    d["note"] = line;
+    call(d);
+  };
+  std::optional<Result<std::vector<TaskReport>>> reports;
+  const auto t0 = std::chrono::steady_clock::now();
+  {
+    nb::gil_scoped_release release;
+    reports = run_serial_sweep(*device.device, f.db, plan, tasks, catalog, options, callbacks);
+  }
+  if (raised) throw std::move(*raised);
+  const std::vector<TaskReport> done = unwrap(std::move(*reports));
+  nlohmann::json j = {{"plan", plan.file},
+                      {"name", plan.name},
+                      {"shard", {{"index", shard.index}, {"count", shard.count}}},
+                      {"device", device.device->info().name},
+                      {"device_selector", device.device->info().selector},
+                      {"database", f.db},
+                      {"time_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()},
+                      {"tasks", nlohmann::json::array()}};
+  for (const auto& r : done) j["tasks"].push_back(report_json(r));
+  return json_to_python(j);
+}
+
 }  // namespace
 
 void bind_tune(nb::module_& m) {
@@ -202,6 +276,19 @@ void bind_tune(nb::module_& m) {
       .def_rw("worker", &TuneFields::worker)
       .def_rw("binary_cache", &TuneFields::binary_cache)
       .def_rw("cache_dir", &TuneFields::cache_dir);
+  m.def(
+      "_sweep",
+      [](PyDevice& device, SweepFields f, nb::object progress) { return run_sweep(device, f, std::move(progress)); },
+      nb::arg("device"), nb::arg("fields"), nb::arg("progress").none(), "Internal: kforge.sweep() fills the arguments.");
+  nb::class_<SweepFields>(m, "_SweepFields")
+      .def(nb::init<>())
+      .def_rw("plan", &SweepFields::plan)
+      .def_rw("db", &SweepFields::db)
+      .def_rw("shard", &SweepFields::shard)
+      .def_rw("template_dirs", &SweepFields::template_dirs)
+      .def_rw("worker", &SweepFields::worker)
+      .def_rw("binary_cache", &SweepFields::binary_cache)
+      .def_rw("cache_dir", &SweepFields::cache_dir);
   m.def(
       "_run_online_job",
       [](const std::string& job, const std::vector<std::string>& worker) {

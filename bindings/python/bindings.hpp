@@ -18,6 +18,7 @@ struct PyDevice {
 void bind_devices(nanobind::module_& m);   // devices(), open_device(), Device, templates()
 void bind_database(nanobind::module_& m);  // Database
 void bind_lookup(nanobind::module_& m);    // Lookup, Selection, Kernel
-void bind_tune(nanobind::module_& m);      // tune(), the tuner's worker entry
+void bind_tune(nanobind::module_& m);      // tune(), sweep(), the tuner's worker entry
+void bind_report(nanobind::module_& m);    // export_tuning(), report_html()
 
 }  // namespace kforge::python

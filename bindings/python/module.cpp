@@ -11,4 +11,5 @@ NB_MODULE(_kforge, m) {
   kforge::python::bind_database(m);
   kforge::python::bind_lookup(m);
   kforge::python::bind_tune(m);
+  kforge::python::bind_report(m);
 }

@@ -13,7 +13,7 @@
 #include "runtime/binaries/ptx_module.hpp"
 #include "runtime/binaries/sass_disassembler.hpp"
 
-namespace kforge::cli {
+namespace kforge::report {
 
 namespace {
 
@@ -277,4 +277,4 @@ nlohmann::json to_json(const ArtifactReport& r) {
           {"kernels", kernels}};
 }
 
-}  // namespace kforge::cli
+}  // namespace kforge::report

@@ -18,7 +18,7 @@
 #include "runtime/binaries/cubin_attributes.hpp"
 #include "runtime/binaries/instruction_mix.hpp"
 
-namespace kforge::cli {
+namespace kforge::report {
 
 /// Bump when a field of the JSON report changes meaning or goes away.
 inline constexpr int kInspectSchemaVersion = 1;
@@ -79,4 +79,4 @@ Result<std::vector<std::string>> find_artifacts(const std::string& dir);
 nlohmann::json to_json(const ArtifactReport& report);
 nlohmann::json to_json(const InstructionMix& mix);
 
-}  // namespace kforge::cli
+}  // namespace kforge::report

@@ -12,7 +12,7 @@
 #include "runtime/device/hip/hip_offline_compiler.hpp"
 #include "templates/builtin_templates.hpp"
 
-namespace kforge::cli {
+namespace kforge::report {
 
 namespace {
 
@@ -98,4 +98,4 @@ Result<CompiledCandidate> compile_candidate(const Target& target, bool offline, 
   return c;
 }
 
-}  // namespace kforge::cli
+}  // namespace kforge::report

@@ -14,7 +14,7 @@
 #include "runtime/device/occupancy.hpp"
 #include "runtime/device/target.hpp"
 
-namespace kforge::cli {
+namespace kforge::report {
 
 struct CompiledCandidate {
   std::string template_name, config;
@@ -44,4 +44,4 @@ Result<CompiledCandidate> compile_candidate(const Target& target, bool offline, 
                                             const Operator& op, const Config& cfg, const Problem& problem,
                                             const std::string& out_dir);
 
-}  // namespace kforge::cli
+}  // namespace kforge::report

@@ -7,7 +7,7 @@
 #include "report/inspect/compile_candidate.hpp"
 #include "runtime/device/hip/hip_backend.hpp"
 
-namespace kforge::cli {
+namespace kforge::report {
 
 bool compile_checked(const CapabilityTarget& target) {
   const bool named =
@@ -58,4 +58,4 @@ nlohmann::ordered_json compile_check_json(const TemplateSource& t, const Capabil
   return j;
 }
 
-}  // namespace kforge::cli
+}  // namespace kforge::report

@@ -9,7 +9,7 @@
 #include "generator/template_source.hpp"
 #include "report/capabilities.hpp"
 
-namespace kforge::cli {
+namespace kforge::report {
 
 /// Whether `target` gets a compile check: a hip target from --target whose
 /// architecture has a resource table and that hipRTC cannot reach.
@@ -23,4 +23,4 @@ bool compile_checked(const CapabilityTarget& target);
 /// "not_compiled".
 nlohmann::ordered_json compile_check_json(const TemplateSource& t, const CapabilityTarget& target);
 
-}  // namespace kforge::cli
+}  // namespace kforge::report

@@ -17,7 +17,7 @@
 #include "runtime/kinds/triton_binary.hpp"
 #include "runtime/platform/subprocess.hpp"
 
-namespace kforge::cli {
+namespace kforge::report {
 
 namespace {
 
@@ -182,4 +182,4 @@ Result<std::vector<TritonCandidate>> compile_triton_template(const std::string& 
   return out;
 }
 
-}  // namespace kforge::cli
+}  // namespace kforge::report

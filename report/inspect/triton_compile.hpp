@@ -18,7 +18,7 @@
 #include "runtime/device/target.hpp"
 #include "runtime/kinds/triton_helpers.hpp"
 
-namespace kforge::cli {
+namespace kforge::report {
 
 struct TritonSweepOptions {
   std::string config_json;  ///< one configuration, {"BLOCK_M": 128, ...}; empty: the valid space
@@ -47,4 +47,4 @@ struct TritonCandidate {
 Result<std::vector<TritonCandidate>> compile_triton_template(const std::string& dir, const Target& target,
                                                              const Problem& problem, const TritonSweepOptions& options);
 
-}  // namespace kforge::cli
+}  // namespace kforge::report

@@ -18,7 +18,7 @@ class LibraryKind final : public TemplateKind {
     KF_TRY_ASSIGN(call, bind_library_call(input.device, input.tpl, input.inst, input.problem, input.config,
                                           input.stored_call));
     KernelBuild out;
-    out.origin = "library";
+    out.origin = KernelOrigin::kLibrary;
     if (const auto* library_call = dynamic_cast<const LibraryKernel*>(call.get()))
       out.library_call = library_call->call_identity();
     out.kernel = std::move(call);

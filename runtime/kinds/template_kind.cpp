@@ -13,7 +13,7 @@ Result<CompiledKernel> BinarySource::replace_refused(const BuildInput&, const Co
 Status BinarySource::admit(const BuildInput&, const CompiledKernel&) { return ok_status(); }
 
 Result<CompiledKernel> CompileAlways::obtain(const BuildInput&, const Compile& compile, KernelBuild& out) {
-  out.origin = "compiled";
+  out.origin = KernelOrigin::kCompiled;
   out.cache_hit = false;
   return compile();
 }

@@ -20,6 +20,7 @@
 #include "generator/problem.hpp"
 #include "generator/template_source.hpp"
 #include "runtime/device/backend.hpp"
+#include "runtime/kinds/kernel_origin.hpp"
 
 namespace kforge {
 
@@ -40,9 +41,7 @@ struct BuildInput {
 /// A built kernel and how it came to be.
 struct KernelBuild {
   std::unique_ptr<Kernel> kernel;
-  /// "compiled", "disk" (binary cache), "ahead" (compiled ahead of its
-  /// turn) or "library" (bound, not compiled).
-  std::string origin;
+  KernelOrigin origin = KernelOrigin::kCompiled;
   /// The binary loaded, for kinds that compile; empty for a bound call.
   std::optional<CompiledKernel> binary;
   bool cache_hit = false;

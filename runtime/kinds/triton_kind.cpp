@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "generator/backend_traits.hpp"
 #include "runtime/device/host/triton_interpreter.hpp"
 #include "runtime/kinds/binary_cache.hpp"
 #include "runtime/kinds/template_kind.hpp"
@@ -39,7 +40,7 @@ Result<double> compile_timeout() {
 /// capability 90), "cuda:sm_80", "hip:gfx942" (target features dropped).
 std::string triton_target(const DeviceInfo& device) {
   const std::string arch = device.arch.substr(0, device.arch.find(':'));
-  if (device.backend == "cuda") return "cuda:" + (arch == "sm_90" ? std::string("sm_90a") : arch);
+  if (is_backend(device.backend, BackendId::kCuda)) return "cuda:" + (arch == "sm_90" ? std::string("sm_90a") : arch);
   return device.backend + ":" + arch;
 }
 
@@ -126,7 +127,7 @@ class TritonKind final : public TemplateKind {
     KernelBuild out;
     const BinarySource::Compile compile_it = [&] { return compile(input.device, input.tpl, input.inst); };
     if (input.device.info().backend == kInterpreterBackend) {  // nothing compiled: nothing to keep
-      out.origin = "compiled";
+      out.origin = KernelOrigin::kCompiled;
       KF_TRY_ASSIGN(source, compile_it());
       KF_TRY_ASSIGN(kernel, input.device.load(source));
       out.kernel = std::move(kernel);

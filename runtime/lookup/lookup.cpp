@@ -181,7 +181,7 @@ class Lookup::CachedBinaries final : public BinarySource {
 
   Result<CompiledKernel> obtain(const BuildInput& input, const Compile& compile, KernelBuild& out) override {
     lookup_.open_binary_cache();
-    out.origin = "compiled";
+    out.origin = KernelOrigin::kCompiled;
     if (!lookup_.binary_cache_) return compile();
     BinaryCache& cache = *lookup_.binary_cache_;
     const DeviceInfo& info = input.device.info();
@@ -194,7 +194,7 @@ class Lookup::CachedBinaries final : public BinarySource {
       std::unique_lock write(lookup_.kernel_mutex_);
       lookup_.kernel_stats_.disk_corrupt += corrupt;
     }
-    if (out.cache_hit) out.origin = "disk";
+    if (out.cache_hit) out.origin = KernelOrigin::kDisk;
     return compiled;
   }
 
@@ -210,7 +210,7 @@ class Lookup::CachedBinaries final : public BinarySource {
                         "binary cache entry " + prepared_.cache_entry + " could not be loaded (" +
                             refused.message + "); compiling it again");
     }
-    out.origin = "compiled";
+    out.origin = KernelOrigin::kCompiled;
     out.cache_hit = false;
     KF_TRY_ASSIGN(fresh, compile());
     (void)lookup_.binary_cache_->put(key_, fresh);  // an unwritable cache costs speed only
@@ -275,13 +275,13 @@ Result<const PreparedKernel*> Lookup::prepare(const Selection& selection) {
     loaded = std::move(built.kernel);
     kernel = loaded.get();
   } else {
-    prepared->origin = "memory";
+    prepared->origin = KernelOrigin::kMemory;
   }
   prepared->kernel = kernel;
   std::unique_lock write(kernel_mutex_);
   if (loaded) {
     kernels_.emplace(prepared->binary_key, std::move(loaded));
-    if (prepared->origin == "disk") ++kernel_stats_.disk_hits;
+    if (prepared->origin == KernelOrigin::kDisk) ++kernel_stats_.disk_hits;
     else ++kernel_stats_.compiles;
   } else {
     ++kernel_stats_.memory_hits;

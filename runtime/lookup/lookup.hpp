@@ -56,6 +56,7 @@
 #include "runtime/catalog/template_catalog.hpp"
 #include "runtime/device/backend.hpp"
 #include "runtime/kinds/binary_cache.hpp"
+#include "runtime/kinds/kernel_origin.hpp"
 #include "runtime/libraries/library_policy.hpp"
 #include "runtime/lookup/named_arguments.hpp"
 #include "runtime/lookup/online_tuning.hpp"
@@ -65,8 +66,14 @@ namespace kforge {
 
 struct LookupSource;  // one opened database (lookup_source.hpp)
 
+/// The rule of the chain that chose a selection, in the chain's order.
+enum class SelectionRule { kOverride, kExact, kNearest, kSameArch, kSameVendor, kDefault };
+/// "override", "exact", "nearest", "same_arch", "same_vendor" or "default":
+/// the rule's word in explanations, `kforge lookup`, the C API and Python.
+std::string_view name(SelectionRule rule);
+
 struct Selection {
-  std::string rule;  ///< "override", "exact", "nearest", "same_arch", "same_vendor" or "default"
+  SelectionRule rule = SelectionRule::kDefault;
   std::string template_name;
   std::string template_hash;  ///< the template's current hash on this backend
   std::string config;
@@ -125,10 +132,10 @@ struct PreparedKernel {
   Kernel* kernel = nullptr;
   LaunchGeometry geometry;
   std::string binary_key;  ///< hash of what was compiled (source, compiler, options, device)
-  /// Where the binary came from when it was first needed: "memory" (loaded
-  /// already for another problem), "disk" (the binary cache), "compiled",
-  /// or "library" (a library template's call, bound: no binary).
-  std::string origin;
+  /// Where the binary came from when it was first needed: kMemory (loaded
+  /// already for another problem), kDisk (the binary cache), kCompiled, or
+  /// kLibrary (a library template's call, bound: no binary).
+  KernelOrigin origin = KernelOrigin::kCompiled;
   /// Its entry in the binary cache; "" when the cache is off.
   std::string cache_entry;
   /// The operator's arguments for the selection's problem, which every

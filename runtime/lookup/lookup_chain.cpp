@@ -15,6 +15,24 @@
 
 namespace kforge {
 
+std::string_view name(SelectionRule rule) {
+  switch (rule) {
+    case SelectionRule::kOverride:
+      return "override";
+    case SelectionRule::kExact:
+      return "exact";
+    case SelectionRule::kNearest:
+      return "nearest";
+    case SelectionRule::kSameArch:
+      return "same_arch";
+    case SelectionRule::kSameVendor:
+      return "same_vendor";
+    case SelectionRule::kDefault:
+      return "default";
+  }
+  return "default";
+}
+
 namespace {
 
 constexpr double kNotComparable = std::numeric_limits<double>::infinity();
@@ -46,15 +64,15 @@ enum class Scope { kExact, kNearest, kSameArch, kSameVendor };
 
 struct Rule {
   Scope scope;
-  const char* name;
+  SelectionRule rule;
   const char* none;  ///< the explanation line when nothing fits
 };
 
 constexpr Rule kRules[] = {
-    {Scope::kExact, "exact", "no usable entry for this problem on this device"},
-    {Scope::kNearest, "nearest", "no usable tuned problem on this device"},
-    {Scope::kSameArch, "same_arch", "no usable entry from another device of this architecture"},
-    {Scope::kSameVendor, "same_vendor", "no usable entry from another device of this vendor"},
+    {Scope::kExact, SelectionRule::kExact, "no usable entry for this problem on this device"},
+    {Scope::kNearest, SelectionRule::kNearest, "no usable tuned problem on this device"},
+    {Scope::kSameArch, SelectionRule::kSameArch, "no usable entry from another device of this architecture"},
+    {Scope::kSameVendor, SelectionRule::kSameVendor, "no usable entry from another device of this vendor"},
 };
 
 bool in_scope(Scope scope, const DeviceInfo& me, const std::string& my_key, const DeviceRecord& d,
@@ -114,8 +132,8 @@ class ChainWalk {
   void skipped(bool note, const std::string& what, const std::string& origin, const EntryCheck& c,
                const std::string& template_name, const std::string& hash, const std::string& config);
   /// Notes and warns (once) of a winner that disagrees with its result row.
-  void disagrees(bool note, const char* rule, const Candidate& c);
-  Selection chosen(const char* rule, const std::string& template_name, const std::string& hash,
+  void disagrees(bool note, SelectionRule rule, const Candidate& c);
+  Selection chosen(SelectionRule rule, const std::string& template_name, const std::string& hash,
                    const std::string& config) {
     selection_.rule = rule;
     selection_.template_name = template_name;
@@ -158,12 +176,12 @@ void ChainWalk::skipped(bool note, const std::string& what, const std::string& o
   }
 }
 
-void ChainWalk::disagrees(bool note, const char* rule, const Candidate& c) {
+void ChainWalk::disagrees(bool note, SelectionRule rule, const Candidate& c) {
   const WinnerRecord& w = *c.winner;
   const std::string& origin = c.tuned->source->path;
   const std::string what = "winner " + w.template_name + " " + printable(w.config) + " (tuned on " +
                            c.device->name + " for " + w.problem_key + ")";
-  if (note) why_ << "  skipped " << rule << " candidate " << what << ": " << w.disagreement << "\n";
+  if (note) why_ << "  skipped " << name(rule) << " candidate " << what << ": " << w.disagreement << "\n";
   warn_("disagrees\n" + origin + "\n" + std::to_string(w.result_id) + "\n" + w.config,
         origin + ": ignoring " + what + ": " + w.disagreement);
 }
@@ -177,7 +195,7 @@ std::optional<Selection> ChainWalk::try_override(const std::string& template_nam
   EntryCheck c = checker_.check(template_name, "", config, problem_, op_);
   if (c.usable()) {
     why_ << "override: " << template_name << " " << config << " from " << origin << "\n";
-    return chosen("override", template_name, checker_.current_hash(template_name), config);
+    return chosen(SelectionRule::kOverride, template_name, checker_.current_hash(template_name), config);
   }
   why_ << "override: " << template_name << " " << printable(config) << " from " << origin
        << " cannot run this problem: " << c.reason << "\n";
@@ -258,18 +276,18 @@ std::optional<Selection> ChainWalk::try_rule(const Rule& rule, const std::vector
       // Explanations stay readable: past a few lines only a count is kept
       // (warnings still go out, once per entry).
       skipped(++notes <= kMaxNotesPerRule,
-              rule.name + std::string(" candidate ") + w.template_name + " " + printable(w.config) +
+              std::string(name(rule.rule)) + " candidate " + w.template_name + " " + printable(w.config) +
                   " (tuned on " + c->device->name + " for " + w.problem_key + ", " + c->tuned->source->role +
                   " database " + origin + ")",
               origin, check, w.template_name, w.template_hash, w.config);
       continue;
     }
     if (!w.disagreement.empty()) {
-      disagrees(++notes <= kMaxNotesPerRule, rule.name, *c);
+      disagrees(++notes <= kMaxNotesPerRule, rule.rule, *c);
       continue;
     }
     if (!admitted(*check.tpl, notes < kMaxNotesPerRule,
-                  rule.name + std::string(" candidate ") + w.template_name + " " + printable(w.config))) {
+                  std::string(name(rule.rule)) + " candidate " + w.template_name + " " + printable(w.config))) {
       ++notes;
       continue;
     }
@@ -283,7 +301,7 @@ std::optional<Selection> ChainWalk::try_rule(const Rule& rule, const std::vector
     selection_.library_call = w.library_call;
     selection_.online = w.online;
     selection_.tune_unfinished = w.sweep_unfinished;
-    why_ << rule.name << ": " << w.template_name << " " << w.config << " tuned on "
+    why_ << name(rule.rule) << ": " << w.template_name << " " << w.config << " tuned on "
          << (c->device->key == my_key_ ? "this device (" + info_.name + ")"
                                        : c->device->name + " (" + c->device->arch + ")")
          << " for " << w.problem_key;
@@ -292,10 +310,10 @@ std::optional<Selection> ChainWalk::try_rule(const Rule& rule, const std::vector
          << origin << "\n";
     if (!w.online.empty()) why_ << "  tuned online (" << w.online << ") by a program's lookup\n";
     if (w.sweep_unfinished) why_ << "  its tuning run has not finished (running, stopped or killed)\n";
-    return chosen(rule.name, w.template_name, w.template_hash, w.config);
+    return chosen(rule.rule, w.template_name, w.template_hash, w.config);
   }
   if (notes > kMaxNotesPerRule) why_ << "  ... and " << notes - kMaxNotesPerRule << " more skipped\n";
-  why_ << rule.name << ": " << rule.none << "\n";
+  why_ << name(rule.rule) << ": " << rule.none << "\n";
   return std::nullopt;
 }
 
@@ -353,7 +371,7 @@ std::optional<Selection> ChainWalk::try_default(const TemplateCatalog& catalog) 
       continue;
     }
     why_ << "default: " << tpl->manifest.name << " " << def << ", the template's default configuration\n";
-    return chosen("default", tpl->manifest.name, checker_.current_hash(tpl->manifest.name), def);
+    return chosen(SelectionRule::kDefault, tpl->manifest.name, checker_.current_hash(tpl->manifest.name), def);
   }
   return std::nullopt;
 }

@@ -12,8 +12,8 @@ namespace {
 /// Not an exact answer, or an exact one from an online tune that was cut
 /// short (resumed: stored candidates count towards its budget).
 bool is_miss(const Selection& s) {
-  if (s.rule == "override") return false;
-  return s.rule != "exact" || (!s.online.empty() && s.tune_unfinished);
+  if (s.rule == SelectionRule::kOverride) return false;
+  return s.rule != SelectionRule::kExact || (!s.online.empty() && s.tune_unfinished);
 }
 
 std::string describe(const OnlineOutcome& o) {

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <string>
 
 int main(int argc, char** argv) {
   using namespace kforge;
@@ -18,7 +19,8 @@ int main(int argc, char** argv) {
   const Problem problem{"gemm", {{"M", 40}, {"N", 24}, {"K", 16}}, Dtype::kF32, Layout{}};
   auto sel = (*lookup)->select_ref(problem);
   if (!sel.ok()) return std::fprintf(stderr, "%s\n", sel.error().message.c_str()), 1;
-  std::printf("cpp: %s %s %s\n", (*sel)->rule.c_str(), (*sel)->template_name.c_str(), (*sel)->config.c_str());
+  const std::string rule(name((*sel)->rule));
+  std::printf("cpp: %s %s %s\n", rule.c_str(), (*sel)->template_name.c_str(), (*sel)->config.c_str());
 
   GemmOperator gemm;
   Workload w = gemm.make_workload((*sel)->problem, 3, WorkloadKind::kPoisonedOutput);

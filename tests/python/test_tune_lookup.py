@@ -117,3 +117,66 @@ def test_devices_and_templates_are_records():
     gemm = kforge.templates("gemm")
     assert gemm and all(t.op == "gemm" for t in gemm)
     assert all("parameters" in t.manifest for t in gemm)
+
+
+def test_export_from_python_holds_the_tuned_winner(tuned, tmp_path):
+    import json
+    db, summary, _ = tuned
+    doc = json.loads(kforge.export(db))
+    assert [(w["template"], w["config"]) for w in doc["winners"]] == [(summary.winner.template,
+                                                                       summary.winner.config)]
+    csv = kforge.export(db, "csv", out=tmp_path / "w.csv")
+    assert (tmp_path / "w.csv").read_bytes() == csv.encode()
+    assert summary.winner.config in csv.splitlines()[1]
+    header = kforge.export(db, "header", namespace="app::tuned")
+    assert "namespace app::tuned" in header and summary.winner.config in header
+    assert summary.winner.config in kforge.export(db, "markdown", op="gemm")
+    # A filter that matches nothing exports no winner.
+    assert json.loads(kforge.export(db, op="softmax"))["winners"] == []
+
+
+def test_export_refuses_an_unknown_format_and_a_bad_namespace_by_name(tuned):
+    db, _, _ = tuned
+    with pytest.raises(kforge.BadInputError, match="format: 'xml'"):
+        kforge.export(db, "xml")
+    with pytest.raises(kforge.BadInputError, match="namespace: 'class' is a C\\+\\+ keyword"):
+        kforge.export(db, "header", namespace="app::class")
+
+
+def test_report_from_python_is_the_html_page(tuned, tmp_path):
+    db, summary, _ = tuned
+    html = kforge.report(db, out=tmp_path / "r.html", title="from python")
+    assert (tmp_path / "r.html").read_bytes() == html.encode()
+    assert html.startswith("<!DOCTYPE html>") and "<title>from python</title>" in html
+    assert "<svg" in html and summary.winner.template in html
+
+
+def test_sweep_from_python_tunes_every_task_then_resumes(device, tmp_path, cache_dir):
+    import json
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({
+        "schema_version": 1,
+        "budget": {"strategy": "random", "max_evals": 2, "seed": 11, "min_reps": 2, "max_reps": 2},
+        "entries": [{"op": "gemm", "shapes": ["M=24,N=16,K=8"]}, {"op": "softmax", "shapes": ["rows=3,cols=40"]}],
+    }))
+    db = tmp_path / "sweep.db"
+    events = []
+    first = kforge.sweep(device, plan, db=db, cache_dir=cache_dir, progress=events.append)
+    assert [t.state for t in first.tasks] == ["ran", "ran"]
+    assert all(t.winner is not None and t.winner.median_ms > 0 for t in first.tasks)
+    assert [e.note for e in events if e.kind == "task"] == [t.key for t in first.tasks]
+    assert {w.problem_key for w in kforge.Database(str(db), read_only=True).winners()} == {t.key for t in first.tasks}
+    # Resumable: a second run finds both tasks finished and tunes nothing.
+    again = kforge.sweep(device, plan, db=db, cache_dir=cache_dir, isolated=False)
+    assert [t.state for t in again.tasks] == ["skipped", "skipped"]
+    assert [t.sweep_id for t in again.tasks] == [t.sweep_id for t in first.tasks]
+
+
+def test_sweep_refuses_a_bad_plan_naming_its_field(device, tmp_path):
+    import json
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"schema_version": 1, "entries": [
+        {"op": "gemm", "shapes": ["M=24,N=16,K=8"], "dtypes": ["f64"]}]}))
+    with pytest.raises(kforge.BadInputError, match=r"plan.json: entries\[0\].dtypes\[0\]: unknown dtype"):
+        kforge.sweep(device, plan, db=tmp_path / "s.db")
+    assert not (tmp_path / "s.db").exists()  # refused before anything was written

@@ -165,7 +165,7 @@ TEST_CASE("a short tuning sweep on the GPU finds a validated winner, and the loo
   REQUIRE(lookup.ok());
   auto sel = (*lookup)->select(p);
   REQUIRE(sel.ok());
-  CHECK(sel->rule == "exact");
+  CHECK(sel->rule == SelectionRule::kExact);
 }
 
 TEST_CASE("cuBLASLt tuned beside the kernels: the lookup takes the faster and replays the stored algorithm",
@@ -213,7 +213,7 @@ TEST_CASE("cuBLASLt tuned beside the kernels: the lookup takes the faster and re
     auto sel = (*lookup)->select(p);
     REQUIRE(sel.ok());
     INFO(sel->explanation);
-    CHECK(sel->rule == "exact");
+    CHECK(sel->rule == SelectionRule::kExact);
     REQUIRE_FALSE(sel->library_best.empty());
     if (!sel->kernel_best.empty())
       CHECK((sel->template_name == "gemm_cublaslt") == (sel->library_best_ms < sel->kernel_best_ms));

@@ -26,12 +26,12 @@ TEST_CASE("capabilities compile-checks each template on a HIP target only the of
     FAIL("the offline HIP compiler is required: " << offline_hip_toolchain().error().message);
   auto catalog = TemplateCatalog::builtin();
   REQUIRE(catalog.ok());
-  cli::CapabilitiesRequest req;
+  report::CapabilitiesRequest req;
   req.catalog = &*catalog;
   req.op = "rmsnorm";
   for (const char* t : {"hip:gfx942", "hip:gfx950", "hip:gfx90a"})
-    req.extra_targets.push_back(*cli::parse_target(t));
-  auto model = cli::describe_capabilities(req);
+    req.extra_targets.push_back(*report::parse_target(t));
+  auto model = report::describe_capabilities(req);
   REQUIRE(model.ok());
   for (const char* name : {"hip:gfx942", "hip:gfx950"}) {
     const auto& ops = target_named(*model, name)["operators"];
@@ -54,7 +54,7 @@ TEST_CASE("capabilities compile-checks each template on a HIP target only the of
   // hipRTC reaches gfx90a: no compile check there.
   for (const auto& t : target_named(*model, "hip:gfx90a")["operators"][0]["templates"])
     CHECK_FALSE(t.contains("compile_check"));
-  const std::string md = cli::render_capabilities_markdown(*model);
+  const std::string md = report::render_capabilities_markdown(*model);
   CHECK(md.find("Compile-checked with clang 22") != std::string::npos);
   CHECK(
       md.find("| template | problem | status | VGPRs | AGPRs | SGPRs | LDS B | spills | occupancy | why |") !=

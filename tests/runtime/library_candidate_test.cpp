@@ -131,7 +131,7 @@ TEST_CASE("a gemm tune with CLBlast stores it beside the kernels and the lookup 
   auto sel = (*lookup)->select(square_gemm(64, "NN"));
   REQUIRE(sel.ok());
   INFO(sel->explanation);
-  CHECK(sel->rule == "exact");
+  CHECK(sel->rule == SelectionRule::kExact);
   CHECK(sel->template_name == faster);
   CHECK_THAT(sel->library_best, Catch::StartsWith("gemm_clblast "));
   CHECK_THAT(sel->kernel_best, Catch::StartsWith("gemm_simt_tiled "));
@@ -166,7 +166,7 @@ TEST_CASE("the environment forces library candidates per operator", "[library][o
   auto sel = (*lookup)->select(square_gemm(32, "NT"));
   REQUIRE(sel.ok());
   CHECK(sel->template_name == "gemm_clblast");
-  CHECK(sel->rule == "default");
+  CHECK(sel->rule == SelectionRule::kDefault);
 }
 
 TEST_CASE("a planted wrong library call fails validation and is named", "[library][opencl]") {

@@ -55,7 +55,8 @@ std::size_t entry_files(const std::string& dir) {
 /// Prepares `sel` in a fresh lookup over `o` and checks the launch; returns
 /// the prepared kernel's origin and the lookup's statistics.
 struct Prepared {
-  std::string origin, entry;
+  KernelOrigin origin;
+  std::string entry;
   KernelStats stats;
   int compiles;
 };
@@ -83,7 +84,7 @@ TEST_CASE("a fresh lookup loads the kernel from the disk cache, it launches and 
   const Problem p = gemm(33, 17, 9);
 
   const Prepared first = prepare_fresh(**device, o, p);
-  CHECK(first.origin == "compiled");
+  CHECK(first.origin == KernelOrigin::kCompiled);
   CHECK(first.compiles == 1);
   CHECK(first.stats.compiles == 1);
   CHECK(first.stats.disk_hits == 0);
@@ -91,7 +92,7 @@ TEST_CASE("a fresh lookup loads the kernel from the disk cache, it launches and 
   CHECK(first.entry.rfind(o.binary_cache_dir + "/", 0) == 0);
 
   const Prepared second = prepare_fresh(**device, o, p);  // a fresh memory cache
-  CHECK(second.origin == "disk");
+  CHECK(second.origin == KernelOrigin::kDisk);
   CHECK(second.compiles == 0);
   CHECK(second.stats.disk_hits == 1);
   CHECK(second.stats.compiles == 0);
@@ -103,20 +104,20 @@ TEST_CASE("a fresh lookup loads the kernel from the disk cache, it launches and 
     bytes[bytes.size() / 2] = static_cast<char>(bytes[bytes.size() / 2] ^ 0x5a);
     write_file(first.entry, bytes);
     const Prepared rebuilt = prepare_fresh(**device, o, p);
-    CHECK(rebuilt.origin == "compiled");
+    CHECK(rebuilt.origin == KernelOrigin::kCompiled);
     CHECK(rebuilt.compiles == 1);
     CHECK(rebuilt.stats.disk_corrupt == 1);
     CHECK(rebuilt.stats.disk_hits == 0);
     CHECK(read_file(first.entry) != bytes);  // replaced by a good entry
     const Prepared after = prepare_fresh(**device, o, p);
-    CHECK(after.origin == "disk");
+    CHECK(after.origin == KernelOrigin::kDisk);
     CHECK(after.compiles == 0);
   }
   SECTION("a truncated entry is compiled again") {
     const std::string bytes = read_file(first.entry);
     write_file(first.entry, bytes.substr(0, bytes.size() - 9));
     const Prepared rebuilt = prepare_fresh(**device, o, p);
-    CHECK(rebuilt.origin == "compiled");
+    CHECK(rebuilt.origin == KernelOrigin::kCompiled);
     CHECK(rebuilt.compiles == 1);
     CHECK(rebuilt.stats.disk_corrupt == 1);
   }
@@ -125,7 +126,7 @@ TEST_CASE("a fresh lookup loads the kernel from the disk cache, it launches and 
     off.use_binary_cache = false;
     std::filesystem::remove(first.entry);
     const Prepared compiled = prepare_fresh(**device, off, p);
-    CHECK(compiled.origin == "compiled");
+    CHECK(compiled.origin == KernelOrigin::kCompiled);
     CHECK(compiled.compiles == 1);
     CHECK(compiled.entry.empty());
     CHECK(entry_files(o.binary_cache_dir) == 0);
@@ -168,7 +169,7 @@ TEST_CASE("a kernel stored the way the tuner stores it is a hit for the lookup",
 
   auto prepared = lookup->prepare(sel);
   REQUIRE(prepared.ok());
-  CHECK((*prepared)->origin == "disk");
+  CHECK((*prepared)->origin == KernelOrigin::kDisk);
   CHECK((*prepared)->cache_entry == cache->entry_path(key));
   CHECK(counting.compiles() == 0);
   check_launch(*lookup, counting, sel);

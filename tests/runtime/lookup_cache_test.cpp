@@ -55,18 +55,18 @@ TEST_CASE("the user database is searched before the system one, rule by rule", "
   auto lookup = open_lookup(w.options(user, system), **device, catalog_with());
   // Exact in system beats nearest in user: rules come first.
   const Selection a = select_ok(*lookup, gemm(33, 17, 9));
-  CHECK(a.rule == "exact");
+  CHECK(a.rule == SelectionRule::kExact);
   CHECK(a.config == "BX8_BY8_FLAW0");
   CHECK(a.database == system);
   CHECK_THAT(a.explanation, Catch::Contains("from the system database " + system));
   // Exact in user.
   const Selection b = select_ok(*lookup, moved);
-  CHECK(b.rule == "exact");
+  CHECK(b.rule == SelectionRule::kExact);
   CHECK(b.config == "BX16_BY4_FLAW0");
   CHECK(b.database == user);
   // Nearest goes by distance across both databases.
   const Selection c = select_ok(*lookup, gemm(33, 17, 18));  // distance 1 to system's, 2 to user's
-  CHECK(c.rule == "nearest");
+  CHECK(c.rule == SelectionRule::kNearest);
   CHECK(c.database == system);
   CHECK(read_file(system) == system_bytes);
   CHECK(read_file(user) == user_bytes);

@@ -22,7 +22,7 @@ TEST_CASE("stale entries are never selected, explain and one warning say so", "[
   auto lookup = open_lookup(w.options(db), **device, catalog_with({edited.string()}));
   for (const Problem& p : {gemm(33, 17, 9), gemm(66, 17, 9), gemm(33, 17, 18)}) {
     const Selection sel = select_ok(*lookup, p);
-    CHECK(sel.rule == "default");
+    CHECK(sel.rule == SelectionRule::kDefault);
     CHECK(sel.template_name == "gemm_simt_tiled");
     CHECK_THAT(sel.explanation, Catch::Contains("gemm_naive_planted"));
     CHECK_THAT(sel.explanation, Catch::Contains(": stale: recorded under template hash"));
@@ -33,7 +33,7 @@ TEST_CASE("stale entries are never selected, explain and one warning say so", "[
 
   // Reverting the template revives its entries.
   auto reverted = open_lookup(w.options(db), **device, catalog_with());
-  CHECK(select_ok(*reverted, gemm(33, 17, 9)).rule == "exact");
+  CHECK(select_ok(*reverted, gemm(33, 17, 9)).rule == SelectionRule::kExact);
 }
 
 TEST_CASE("a template whose envelope fails for the problem is never selected", "[lookup][opencl]") {
@@ -49,9 +49,9 @@ TEST_CASE("a template whose envelope fails for the problem is never selected", "
 
   Warnings w;
   auto lookup = open_lookup(w.options(db), **device, catalog_with({even}));
-  CHECK(select_ok(*lookup, gemm(64, 17, 9)).rule == "nearest");  // even: fits
+  CHECK(select_ok(*lookup, gemm(64, 17, 9)).rule == SelectionRule::kNearest);  // even: fits
   const Selection odd = select_ok(*lookup, gemm(33, 17, 9));    // odd: the envelope fails
-  CHECK(odd.rule == "default");
+  CHECK(odd.rule == SelectionRule::kDefault);
   CHECK(odd.template_name == "gemm_simt_tiled");
   CHECK_THAT(odd.explanation, Catch::Contains("skipped nearest candidate gemm_naive_even"));
   CHECK_THAT(odd.explanation, Catch::Contains("constraints or envelope"));
@@ -59,9 +59,9 @@ TEST_CASE("a template whose envelope fails for the problem is never selected", "
 
   // As an override too: obeyed where it fits, passed over where it does not.
   REQUIRE(lookup->set_override("gemm", "gemm_naive_even", "BX8_BY4_FLAW0").ok());
-  CHECK(select_ok(*lookup, gemm(64, 17, 9)).rule == "override");
+  CHECK(select_ok(*lookup, gemm(64, 17, 9)).rule == SelectionRule::kOverride);
   const Selection passed = select_ok(*lookup, gemm(33, 17, 9));
-  CHECK(passed.rule == "default");
+  CHECK(passed.rule == SelectionRule::kDefault);
   CHECK_THAT(passed.explanation, Catch::Contains("cannot run this problem"));
   CHECK(w.count("cannot run " + gemm(33, 17, 9).key()) == 1);
   CHECK(w.seen.size() == 1);
@@ -85,14 +85,14 @@ TEST_CASE("a template whose architecture guard fails is never selected", "[looku
   Warnings w;
   auto lookup = open_lookup(w.options(db), **device, catalog_with({kPlanted, guarded}));
   const Selection s = select_ok(*lookup, gemm(33, 17, 9));
-  CHECK(s.rule == "default");
+  CHECK(s.rule == SelectionRule::kDefault);
   CHECK(s.template_name == "gemm_simt_tiled");
   CHECK_THAT(s.explanation, Catch::Contains("skipped exact candidate gemm_naive_sm90"));
   CHECK_THAT(s.explanation, Catch::Contains("guard: gemm_naive_sm90 requires sm_90"));
   // Nor as an override, nor as a default.
   REQUIRE(lookup->set_override("gemm", "gemm_naive_sm90", "BX8_BY4_FLAW0").ok());
   const Selection o = select_ok(*lookup, gemm(33, 17, 9));
-  CHECK(o.rule == "default");
+  CHECK(o.rule == SelectionRule::kDefault);
   CHECK(o.template_name == "gemm_simt_tiled");
   CHECK_THAT(o.explanation, Catch::Contains("requires sm_90"));
 }
@@ -114,7 +114,7 @@ TEST_CASE("a tampered database entry is rejected before any source is generated"
   for (const Problem& p : {gemm(33, 17, 9), gemm(66, 17, 9)}) {
     const Selection sel = select_ok(*lookup, p);
     INFO(sel.explanation);
-    CHECK(sel.rule == "default");
+    CHECK(sel.rule == SelectionRule::kDefault);
     CHECK(sel.config != tampered);
     CHECK_THAT(sel.explanation, Catch::Contains("invalid configuration"));
     check_launch(*lookup, **device, sel);

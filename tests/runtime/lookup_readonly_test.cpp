@@ -82,7 +82,7 @@ TEST_CASE("a read-only WAL system database in a read-only directory is searched 
     Warnings w;
     auto lookup = open_lookup(w.options(user, system), **device, catalog_with());
     const Selection from_user = select_ok(*lookup, moved);
-    CHECK(from_user.rule == "exact");
+    CHECK(from_user.rule == SelectionRule::kExact);
     CHECK(from_user.database == user);
     CHECK(from_user.config == "BX16_BY4_FLAW0");
     CHECK_THAT(from_user.explanation, Catch::Contains("database: user " + user + " (read-only)"));
@@ -90,7 +90,7 @@ TEST_CASE("a read-only WAL system database in a read-only directory is searched 
                Catch::Contains("database: system " + system + " (read-only, immutable)"));
     CHECK_THAT(from_user.explanation, Catch::Contains("from the user database " + user));
     const Selection from_system = select_ok(*lookup, gemm(33, 17, 9));
-    CHECK(from_system.rule == "exact");
+    CHECK(from_system.rule == SelectionRule::kExact);
     CHECK(from_system.database == system);
     CHECK(from_system.config == "BX8_BY8_FLAW0");
     CHECK_THAT(from_system.explanation, Catch::Contains("from the system database " + system));

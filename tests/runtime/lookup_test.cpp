@@ -16,7 +16,7 @@ TEST_CASE("exact, nearest and default rules", "[lookup][opencl]") {
   auto lookup = open_lookup(w.options(db), **device, catalog_with());
 
   const Selection exact = select_ok(*lookup, gemm(33, 17, 9));
-  CHECK(exact.rule == "exact");
+  CHECK(exact.rule == SelectionRule::kExact);
   CHECK(exact.template_name == "gemm_naive_planted");
   CHECK_THAT(exact.config, Catch::Contains("FLAW0"));
   CHECK(exact.distance == 0);
@@ -27,7 +27,7 @@ TEST_CASE("exact, nearest and default rules", "[lookup][opencl]") {
 
   // Twice M: log2 distance exactly 1.
   const Selection near = select_ok(*lookup, gemm(66, 17, 9));
-  CHECK(near.rule == "nearest");
+  CHECK(near.rule == SelectionRule::kNearest);
   CHECK(near.tuned_problem == gemm(33, 17, 9).key());
   CHECK(near.distance == Approx(1.0));
   CHECK_THAT(near.explanation, Catch::Contains("exact: no usable entry"));
@@ -36,7 +36,7 @@ TEST_CASE("exact, nearest and default rules", "[lookup][opencl]") {
   // Another layout is not comparable: nothing tuned, so the default.
   const Selection other_layout = select_ok(
       *lookup, Problem{"gemm", {{"M", 33}, {"N", 17}, {"K", 9}}, Dtype::kF32, *parse_layout("TT"), {}, {}});
-  CHECK(other_layout.rule == "default");
+  CHECK(other_layout.rule == SelectionRule::kDefault);
   CHECK(other_layout.template_name == "gemm_simt_tiled");  // built-in before user templates
   CHECK_THAT(other_layout.explanation, Catch::Contains("nearest: no usable tuned problem"));
   CHECK_THAT(other_layout.explanation, Catch::Contains("same_vendor: no usable entry"));
@@ -44,7 +44,7 @@ TEST_CASE("exact, nearest and default rules", "[lookup][opencl]") {
 
   auto none = open_lookup(w.options(dir.file("missing.db")), **device, catalog_with());
   const Selection def = select_ok(*none, gemm(33, 17, 9));
-  CHECK(def.rule == "default");
+  CHECK(def.rule == SelectionRule::kDefault);
   CHECK_THAT(def.explanation, Catch::Contains("no user database at " + dir.file("missing.db")));
   CHECK_FALSE(std::filesystem::exists(dir.file("missing.db")));
   CHECK(w.seen.empty());
@@ -59,16 +59,16 @@ TEST_CASE("an override set through the API comes first and is validated", "[look
   const Problem p = gemm(33, 17, 9);
   auto before = lookup->select_ref(p);
   REQUIRE(before.ok());
-  CHECK((*before)->rule == "exact");
+  CHECK((*before)->rule == SelectionRule::kExact);
   const std::string tuned_config = (*before)->config;
   const std::string other = tuned_config == "BX16_BY8_FLAW0" ? "BX8_BY4_FLAW0" : "BX16_BY8_FLAW0";
 
   REQUIRE(lookup->set_override("gemm", "gemm_naive_planted", other).ok());
   const Selection over = select_ok(*lookup, p);
-  CHECK(over.rule == "override");
+  CHECK(over.rule == SelectionRule::kOverride);
   CHECK(over.config == other);
   CHECK_THAT(over.explanation, Catch::StartsWith("override: gemm_naive_planted " + other + " from set_override"));
-  CHECK((*before)->rule == "exact");  // selections handed out earlier stay valid
+  CHECK((*before)->rule == SelectionRule::kExact);  // selections handed out earlier stay valid
   CHECK((*before)->config == tuned_config);
   check_launch(*lookup, **device, over);
 
@@ -87,7 +87,7 @@ TEST_CASE("an override set through the API comes first and is validated", "[look
   SECTION("clearing it restores the chain") {
     lookup->clear_override("gemm");
     const Selection back = select_ok(*lookup, p);
-    CHECK(back.rule == "exact");
+    CHECK(back.rule == SelectionRule::kExact);
     CHECK_THAT(back.explanation, Catch::StartsWith("override: none for gemm"));
   }
 }
@@ -102,7 +102,7 @@ TEST_CASE("an override from the environment is read at open and validated", "[lo
     ScopedEnv env("KFORGE_OVERRIDE_GEMM", "gemm_naive_planted:BX16_BY4_FLAW1");
     auto lookup = open_lookup(w.options(db), **device, catalog_with());
     const Selection s = select_ok(*lookup, gemm(33, 17, 9));
-    CHECK(s.rule == "override");
+    CHECK(s.rule == SelectionRule::kOverride);
     CHECK(s.config == "BX16_BY4_FLAW1");  // an override is obeyed, planted bug and all
     CHECK_THAT(s.explanation, Catch::Contains("from KFORGE_OVERRIDE_GEMM"));
     CHECK(w.seen.empty());
@@ -112,7 +112,7 @@ TEST_CASE("an override from the environment is read at open and validated", "[lo
     auto o = w.options(db);
     o.env_overrides = false;
     auto lookup = open_lookup(o, **device, catalog_with());
-    CHECK(select_ok(*lookup, gemm(33, 17, 9)).rule == "exact");
+    CHECK(select_ok(*lookup, gemm(33, 17, 9)).rule == SelectionRule::kExact);
   }
   SECTION("malformed or tampered values warn once and the chain goes on") {
     const std::string value = GENERATE(std::string("gemm_naive_planted"),                  // no config
@@ -123,8 +123,8 @@ TEST_CASE("an override from the environment is read at open and validated", "[lo
     auto lookup = open_lookup(w.options(db), **device, catalog_with());
     const Selection a = select_ok(*lookup, gemm(33, 17, 9));
     const Selection b = select_ok(*lookup, gemm(66, 17, 9));
-    CHECK(a.rule == "exact");
-    CHECK(b.rule == "nearest");
+    CHECK(a.rule == SelectionRule::kExact);
+    CHECK(b.rule == SelectionRule::kNearest);
     CHECK_THAT(a.explanation, Catch::StartsWith("override: ignored: KFORGE_OVERRIDE_GEMM"));
     CHECK(w.seen.size() == 1);
     CHECK(w.count("KFORGE_OVERRIDE_GEMM") == 1);
@@ -145,12 +145,12 @@ TEST_CASE("same_arch, then same_vendor, after this device's own entries", "[look
   {
     auto lookup = fresh();
     const Selection s = select_ok(*lookup, gemm(33, 17, 9));
-    CHECK(s.rule == "same_arch");
+    CHECK(s.rule == SelectionRule::kSameArch);
     CHECK(s.tuned_device == "Sibling part");
     CHECK(s.distance == 0);
     CHECK_THAT(s.explanation, Catch::Contains("nearest: no usable tuned problem on this device"));
     const Selection far = select_ok(*lookup, gemm(33, 34, 9));
-    CHECK(far.rule == "same_arch");
+    CHECK(far.rule == SelectionRule::kSameArch);
     CHECK(far.distance == Approx(1.0));
     check_launch(*lookup, **device, far);
   }
@@ -159,13 +159,13 @@ TEST_CASE("same_arch, then same_vendor, after this device's own entries", "[look
   copy_winners(db, "cousin-key", "BX16_BY8_FLAW0", "sibling-key");
   {
     auto lookup = fresh();
-    CHECK(select_ok(*lookup, gemm(33, 17, 9)).rule == "same_arch");  // before same_vendor
+    CHECK(select_ok(*lookup, gemm(33, 17, 9)).rule == SelectionRule::kSameArch);  // before same_vendor
   }
   exec_sql(db, "DELETE FROM winners WHERE device_id = (SELECT id FROM devices WHERE key = 'sibling-key')");
   {
     auto lookup = fresh();
     const Selection s = select_ok(*lookup, gemm(33, 17, 9));
-    CHECK(s.rule == "same_vendor");
+    CHECK(s.rule == SelectionRule::kSameVendor);
     CHECK(s.config == "BX16_BY8_FLAW0");
     CHECK(s.tuned_device == "Cousin part");
     CHECK_THAT(s.explanation, Catch::Contains("same_arch: no usable entry"));
@@ -175,7 +175,7 @@ TEST_CASE("same_arch, then same_vendor, after this device's own entries", "[look
   exec_sql(db, "UPDATE devices SET vendor = 'Another vendor' WHERE key = 'cousin-key'");
   {
     auto lookup = fresh();
-    CHECK(select_ok(*lookup, gemm(33, 17, 9)).rule == "default");
+    CHECK(select_ok(*lookup, gemm(33, 17, 9)).rule == SelectionRule::kDefault);
   }
 }
 
@@ -194,6 +194,6 @@ TEST_CASE("this device's nearest problem beats another device's exact one", "[lo
   Warnings w;
   auto lookup = open_lookup(w.options(db), **device, catalog_with());
   const Selection s = select_ok(*lookup, target);
-  CHECK(s.rule == "nearest");
+  CHECK(s.rule == SelectionRule::kNearest);
   CHECK(s.tuned_problem == gemm(33, 17, 9).key());
 }

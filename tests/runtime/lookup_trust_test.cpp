@@ -38,7 +38,7 @@ TEST_CASE("a CPU device tuned at one memory size answers exact at another", "[lo
   Warnings w;
   auto lookup = open_lookup(w.options(db), grown, catalog_with());
   const Selection s = select_ok(*lookup, gemm(33, 17, 9));
-  CHECK(s.rule == "exact");
+  CHECK(s.rule == SelectionRule::kExact);
   CHECK(s.template_name == "gemm_naive_planted");
 }
 
@@ -57,7 +57,7 @@ TEST_CASE("a retune takes the winner slot back from a tampered fastest row", "[l
   auto lookup = open_lookup(w.options(db), **device, catalog_with());
   const Selection s = select_ok(*lookup, gemm(33, 17, 9));
   INFO(s.explanation);
-  CHECK(s.rule == "exact");
+  CHECK(s.rule == SelectionRule::kExact);
   CHECK(s.template_name == "gemm_naive_planted");
   CHECK(s.config != "BX12_BY4_FLAW0");
   CHECK_THAT(s.config, Catch::Contains("FLAW0"));
@@ -84,7 +84,7 @@ TEST_CASE("a winner whose result row is failing, missing or another is not serve
     auto lookup = open_lookup(w.options(db), **device, catalog_with());
     const Selection s = select_ok(*lookup, gemm(33, 17, 9));
     INFO(sql << "\n" << s.explanation);
-    CHECK(s.rule == "default");  // the only tuned entry disagrees: never served
+    CHECK(s.rule == SelectionRule::kDefault);  // the only tuned entry disagrees: never served
     CHECK(s.template_name == "gemm_simt_tiled");
     CHECK(w.count(why) == 1);
     CHECK_THAT(s.explanation, Catch::Contains(why));

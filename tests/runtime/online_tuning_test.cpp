@@ -86,14 +86,14 @@ TEST_CASE("a background miss is tuned in a tuner process and the next select ans
   auto lookup = open_lookup(o, **device, catalog_with({planted_dir(dir)}));
 
   const Selection miss = select_ok(*lookup, kProblem);
-  CHECK(miss.rule == "default");
+  CHECK(miss.rule == SelectionRule::kDefault);
   CHECK(miss.explanation.find("online: queued for tuning in the background (up to 6 candidates") !=
         std::string::npos);
   REQUIRE(lookup->wait_online_idle(600));
 
   const Selection hit = select_ok(*lookup, kProblem);
   INFO(hit.explanation << read_file(dir.file("user.db.online.log")));
-  REQUIRE(hit.rule == "exact");
+  REQUIRE(hit.rule == SelectionRule::kExact);
   CHECK(hit.template_name == "gemm_online_planted");
   CHECK(hit.config.find("FLAW0") != std::string::npos);
   CHECK(hit.online == "background");
@@ -128,7 +128,7 @@ TEST_CASE("a blocking lookup tunes on the first select, within the budget", "[on
 
   const Selection first = select_ok(*lookup, kProblem);
   INFO(first.explanation << read_file(dir.file("user.db.online.log")));
-  CHECK(first.rule == "exact");  // the template's default (FLAW 0) is the first candidate
+  CHECK(first.rule == SelectionRule::kExact);  // the template's default (FLAW 0) is the first candidate
   CHECK(first.online == "blocking");
   CHECK(first.explanation.find("online: tuned here first, blocking (tuner exit 0") != std::string::npos);
   CHECK(count_results(dir.file("user.db")) == 3);
@@ -151,8 +151,8 @@ TEST_CASE("two lookups missing one problem tune it once", "[online][opencl]") {
   REQUIRE(b->wait_online_idle(600));
   INFO(read_file(dir.file("user.db.online.log")));
   CHECK(count_results(dir.file("user.db")) == 6);  // not 12: the second found them stored
-  CHECK(select_ok(*a, kProblem).rule == "exact");
-  CHECK(select_ok(*b, kProblem).rule == "exact");
+  CHECK(select_ok(*a, kProblem).rule == SelectionRule::kExact);
+  CHECK(select_ok(*b, kProblem).rule == SelectionRule::kExact);
 }
 
 TEST_CASE("a killed online tuner leaves the database whole and the next one finishes", "[online][opencl]") {
@@ -190,7 +190,7 @@ TEST_CASE("a killed online tuner leaves the database whole and the next one fini
   REQUIRE(lookup->set_online_tuning(online(OnlineMode::kBlocking, 6)).ok());
   const Selection sel = select_ok(*lookup, kProblem);
   INFO(sel.explanation << read_file(db + ".online.log"));
-  CHECK(sel.rule == "exact");
+  CHECK(sel.rule == SelectionRule::kExact);
   CHECK(count_results(db) == 6);
   CHECK(sql_value(db, "SELECT count(DISTINCT config) FROM results") == "6");
 }
@@ -216,7 +216,7 @@ TEST_CASE("online tuning refuses what it cannot do, naming it", "[online][opencl
   missing.command = {dir.file("no-such-kforge"), "__online-tune"};
   REQUIRE(lookup->set_online_tuning(missing).ok());
   const Selection sel = select_ok(*lookup, kProblem);
-  CHECK(sel.rule == "default");
+  CHECK(sel.rule == SelectionRule::kDefault);
   CHECK(sel.explanation.find("online: tuned here first, blocking (not started: cannot start the online tuner") !=
         std::string::npos);
 }

@@ -42,14 +42,14 @@ class KeptBinary final : public BinarySource {
   bool refuse_admission = false;
   Result<CompiledKernel> obtain(const BuildInput&, const Compile&, KernelBuild& out) override {
     ++obtained;
-    out.origin = "disk";
+    out.origin = KernelOrigin::kDisk;
     out.cache_hit = true;
     return kept_;
   }
   Result<CompiledKernel> replace_refused(const BuildInput&, const Compile& compile, const Error&,
                                          KernelBuild& out) override {
     ++replaced;
-    out.origin = "compiled";
+    out.origin = KernelOrigin::kCompiled;
     out.cache_hit = false;
     return compile();
   }
@@ -111,7 +111,7 @@ TEST_CASE("template kinds: a source template compiles and loads through its call
   CompileAlways always;
   auto built = template_kind(b.tpl).build(input, always);
   REQUIRE(built.ok());
-  CHECK(built->origin == "compiled");
+  CHECK(built->origin == KernelOrigin::kCompiled);
   CHECK(built->kernel != nullptr);
   REQUIRE(built->binary.has_value());
   CHECK(built->binary->kernel_name == b.inst.kernel_name);
@@ -126,7 +126,7 @@ TEST_CASE("template kinds: a source template compiles and loads through its call
     REQUIRE(again.ok());
     CHECK(kept.obtained == 1);
     CHECK(kept.replaced == 1);
-    CHECK(again->origin == "compiled");
+    CHECK(again->origin == KernelOrigin::kCompiled);
     CHECK(again->kernel != nullptr);
   }
   SECTION("a binary the caller does not admit is never loaded") {

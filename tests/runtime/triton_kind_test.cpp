@@ -181,7 +181,7 @@ TEST_CASE("The binary cache keeps a Triton binary with its launch record, keyed 
   options.user_db = "/nonexistent/kforge-triton-cache-test.db";
   options.binary_cache_dir = cache_dir.string();
   options.env_overrides = false;
-  auto prepared_in_a_fresh_lookup = [&]() -> std::string {
+  auto prepared_in_a_fresh_lookup = [&]() -> KernelOrigin {
     auto lookup = test::rmsnorm_row_lookup(**device, options);
     auto selection = lookup->select(rmsnorm(9, 100));
     REQUIRE(selection.ok());
@@ -199,8 +199,8 @@ TEST_CASE("The binary cache keeps a Triton binary with its launch record, keyed 
                                             KernelArg::of(**y)}).ok());
     return (*prepared)->origin;
   };
-  CHECK(prepared_in_a_fresh_lookup() == "compiled");
-  CHECK(prepared_in_a_fresh_lookup() == "disk");
+  CHECK(prepared_in_a_fresh_lookup() == KernelOrigin::kCompiled);
+  CHECK(prepared_in_a_fresh_lookup() == KernelOrigin::kDisk);
   // Launched from the cache as when compiled: the ABI and the argument map came back.
   REQUIRE(FakeGpu::get().launches.size() == 2);
   const auto& compiled = FakeGpu::get().launches[0];

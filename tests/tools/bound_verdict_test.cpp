@@ -11,7 +11,7 @@
 #include "tests/test_util.hpp"
 
 using namespace kforge;
-using namespace kforge::cli;
+using namespace kforge::report;
 
 namespace {
 

@@ -15,9 +15,9 @@ using nlohmann::json;
 namespace {
 
 /// A distribution of `n` samples around `ms` with relative noise `noise`, as the fixture draws them.
-cli::TimingDistribution dist(double ms, std::uint64_t seed, double noise = 0.03, int n = 20) {
+report::TimingDistribution dist(double ms, std::uint64_t seed, double noise = 0.03, int n = 20) {
   test::FixtureNoise rng(seed);
-  cli::TimingDistribution d;
+  report::TimingDistribution d;
   for (int i = 0; i < n; ++i) d.samples.push_back(ms * (1 + noise * rng.next()));
   std::vector<double> s = d.samples;
   std::sort(s.begin(), s.end());
@@ -54,38 +54,38 @@ TEST_CASE("compare_timings: a planted 20% regression is slower, noise is the sam
   for (std::uint64_t seed = 1; seed <= 200; ++seed) {
     INFO("seed " << seed);
     const auto base = dist(1.0, seed);
-    const auto slower = cli::compare_timings(base, dist(1.2, seed + 1000), seed);
-    CHECK(slower.verdict == cli::Verdict::kSlower);
+    const auto slower = report::compare_timings(base, dist(1.2, seed + 1000), seed);
+    CHECK(slower.verdict == report::Verdict::kSlower);
     CHECK(slower.method == "bootstrap");
     CHECK(slower.ci_low > 1.0);
-    const auto faster = cli::compare_timings(base, dist(0.8, seed + 2000), seed);
-    CHECK(faster.verdict == cli::Verdict::kFaster);
-    const auto same = cli::compare_timings(base, dist(1.0, seed + 3000), seed);
-    CHECK(same.verdict == cli::Verdict::kSame);
-    const auto within = cli::compare_timings(base, dist(1.005, seed + 4000), seed);
-    CHECK(within.verdict == cli::Verdict::kSame);
+    const auto faster = report::compare_timings(base, dist(0.8, seed + 2000), seed);
+    CHECK(faster.verdict == report::Verdict::kFaster);
+    const auto same = report::compare_timings(base, dist(1.0, seed + 3000), seed);
+    CHECK(same.verdict == report::Verdict::kSame);
+    const auto within = report::compare_timings(base, dist(1.005, seed + 4000), seed);
+    CHECK(within.verdict == report::Verdict::kSame);
   }
 }
 
 TEST_CASE("compare_timings: the noise band comes from the distributions, not a fixed percentage", "[compare]") {
   // A 10% change is beyond noise for +-1% timings but within it for +-30% ones.
-  const auto quiet = cli::compare_timings(dist(1.0, 1, 0.01), dist(1.1, 2, 0.01), 7);
-  CHECK(quiet.verdict == cli::Verdict::kSlower);
-  const auto noisy = cli::compare_timings(dist(1.0, 1, 0.30), dist(1.1, 2, 0.30), 7);
-  CHECK(noisy.verdict == cli::Verdict::kSame);
+  const auto quiet = report::compare_timings(dist(1.0, 1, 0.01), dist(1.1, 2, 0.01), 7);
+  CHECK(quiet.verdict == report::Verdict::kSlower);
+  const auto noisy = report::compare_timings(dist(1.0, 1, 0.30), dist(1.1, 2, 0.30), 7);
+  CHECK(noisy.verdict == report::Verdict::kSame);
   CHECK(noisy.noise > quiet.noise);
   CHECK(noisy.why.find("noise band") != std::string::npos);
 }
 
 TEST_CASE("compare_timings: without samples the stored intervals decide", "[compare]") {
-  cli::TimingDistribution a{{}, 1.0, 0.95, 1.05}, b{{}, 1.2, 1.14, 1.26}, c{{}, 1.03, 0.98, 1.08};
-  const auto slower = cli::compare_timings(a, b, 1);
+  report::TimingDistribution a{{}, 1.0, 0.95, 1.05}, b{{}, 1.2, 1.14, 1.26}, c{{}, 1.03, 0.98, 1.08};
+  const auto slower = report::compare_timings(a, b, 1);
   CHECK(slower.method == "interval");
-  CHECK(slower.verdict == cli::Verdict::kSlower);
-  CHECK(cli::compare_timings(b, a, 1).verdict == cli::Verdict::kFaster);
-  CHECK(cli::compare_timings(a, c, 1).verdict == cli::Verdict::kSame);
+  CHECK(slower.verdict == report::Verdict::kSlower);
+  CHECK(report::compare_timings(b, a, 1).verdict == report::Verdict::kFaster);
+  CHECK(report::compare_timings(a, c, 1).verdict == report::Verdict::kSame);
   // The same inputs and seed give the same interval: reports are reproducible.
-  const auto x = cli::compare_timings(dist(1, 3), dist(1.1, 4), 99), y = cli::compare_timings(dist(1, 3), dist(1.1, 4), 99);
+  const auto x = report::compare_timings(dist(1, 3), dist(1.1, 4), 99), y = report::compare_timings(dist(1, 3), dist(1.1, 4), 99);
   CHECK(x.ci_low == y.ci_low);
   CHECK(x.ci_high == y.ci_high);
 }

@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 
 using namespace kforge;
-using namespace kforge::cli;
+using namespace kforge::report;
 
 namespace {
 

@@ -534,7 +534,7 @@ TEST_CASE("a tuned user operator is selected and launched by argument name from 
     auto sel = (*lookup)->select(problem);
     REQUIRE(sel.ok());
     INFO(sel->explanation);
-    CHECK(sel->rule == "exact");
+    CHECK(sel->rule == SelectionRule::kExact);
     CHECK(sel->template_name == "saxpy_blocked");
     CHECK(sel->config.find("FLAW0") != std::string::npos);
     auto bx = (*device)->allocate(n * 4);

@@ -14,6 +14,7 @@
 #include "tests/tools/tools_fixtures.hpp"
 
 using namespace kforge;
+using namespace kforge::report;
 
 namespace {
 
@@ -99,27 +100,27 @@ TEST_CASE("a tuning set tells library winners from kernels by their stored manif
 
 TEST_CASE("kforge report has a table of kforge's best against the library's", "[vendor][tools]") {
   VendorFixture f;
-  const std::string html = cli::render_report_html(f.set, {});
+  const std::string html = report::render_report_html(f.set, {});
   CHECK_THAT(html, Catch::Contains("kforge against the vendor library"));
   CHECK_THAT(html, Catch::Contains("gemm_clblast BATCHED0"));
   CHECK_THAT(html, Catch::Contains("gemm_simt_tiled BM64_BN64_TM4"));
   const auto rows = with_library(compare_vendor(f.set));
   CHECK_THAT(
-      html, Catch::Contains("<td class=\"num\">" + cli::short_number(rows[0].ratio, 3) + "</td><td>library"));
+      html, Catch::Contains("<td class=\"num\">" + report::short_number(rows[0].ratio, 3) + "</td><td>library"));
 }
 
 TEST_CASE("kforge compare lists each set's kforge-against-library rows", "[vendor][tools]") {
   VendorFixture f;
-  const cli::Comparison c = cli::compare_sets(f.set, f.set);
+  const report::Comparison c = report::compare_sets(f.set, f.set);
   REQUIRE(c.vendor.size() == 4);
   CHECK(c.vendor[0].side == "base");
   CHECK(c.vendor[2].side == "new");
   CHECK(c.vendor[0].device_name == "cpu-fixture");
-  const std::string md = cli::render_comparison_markdown(c);
+  const std::string md = report::render_comparison_markdown(c);
   CHECK_THAT(md, Catch::Contains("## kforge against the vendor library"));
   CHECK_THAT(
       md, Catch::Contains("| new | cpu-fixture | gemm/K=512,M=512,N=512,batch=1/f32/NN | gemm_simt_tiled"));
-  const nlohmann::json j = cli::comparison_json(c);
+  const nlohmann::json j = report::comparison_json(c);
   REQUIRE(j.contains("vendor_comparison"));
   CHECK(j["vendor_comparison"]["new"].size() == 2);
   CHECK(j["vendor_comparison"]["base"][0]["faster"] == "library");
@@ -128,16 +129,16 @@ TEST_CASE("kforge compare lists each set's kforge-against-library rows", "[vendo
 TEST_CASE("kforge capabilities gives the evidence's kforge-against-library rows", "[vendor][tools]") {
   VendorFixture f;
   const TemplateCatalog catalog = TemplateCatalog::builtin().value();
-  cli::CapabilitiesRequest req;
+  report::CapabilitiesRequest req;
   req.catalog = &catalog;
   req.op = "gemm";
   req.evidence = &f.set;
   req.evidence_source = "vendor.db";
-  const auto model = cli::describe_capabilities(req).value();
+  const auto model = report::describe_capabilities(req).value();
   REQUIRE(model.contains("vendor_comparison"));
   REQUIRE(model["vendor_comparison"].size() == 2);
   CHECK(model["vendor_comparison"][0]["device"] == "cpu-fixture");
   CHECK(model["vendor_comparison"][0]["library_best"]["template"] == "gemm_clblast");
-  const std::string md = cli::render_capabilities_markdown(model);
+  const std::string md = report::render_capabilities_markdown(model);
   CHECK_THAT(md, Catch::Contains("## kforge against the vendor library") && Catch::Contains("| kernel |"));
 }

@@ -41,7 +41,7 @@ class ScriptedRunner final : public CandidateRunner {
       const std::size_t k = asked.size() - 1;
       const double ms = it != pass.end() ? it->second : search->at(c.config) * (k < slowdown.size() ? slowdown[k] : 1.0);
       r.timings.push_back(TimingStats::from_samples({ms, ms, ms, ms, ms}));
-      r.timings.back().stop = "interleaved";
+      r.timings.back().stop = TimingStop::kInterleaved;
     }
     return r;
   }

@@ -92,7 +92,7 @@ TEST_CASE("a stable kernel stops once the median's interval is narrow", "[measur
   dev.script["a"] = {1.0};
   auto s = measure(dev, k, {}, {}, protocol());
   REQUIRE(s.ok());
-  CHECK(s->stop == "ci");
+  CHECK(s->stop == TimingStop::kCi);
   CHECK(s->count == 6);  // the first n with a 95% interval
   CHECK(s->median_ms == 1.0);
 }
@@ -105,7 +105,7 @@ TEST_CASE("a noisy kernel runs to max_reps", "[measurement][unit]") {
   dev.script["a"] = noisy;
   auto s = measure(dev, k, {}, {}, protocol());
   REQUIRE(s.ok());
-  CHECK(s->stop == "max_reps");
+  CHECK(s->stop == TimingStop::kMaxReps);
   CHECK(s->count == 30);
   // Warm-up untimed, then a flush before every timed launch.
   REQUIRE(dev.log.size() == 1 + 2 * 30);
@@ -123,14 +123,14 @@ TEST_CASE("a candidate far slower than the best is cut early", "[measurement][un
   // Fastest of the first two samples 10 ms: cut at the default 1.5 x a best of 6 ms.
   auto s = measure(dev, k, {}, {}, protocol(), /*best_ms=*/6.0);
   REQUIRE(s.ok());
-  CHECK(s->stop == "cut");
+  CHECK(s->stop == TimingStop::kCut);
   CHECK(s->count == 2);
   // Not cut when within the ratio of the best (nor stopped outside the
   // finalist window: its interval's low end, 10 ms, is within 1.1 x 9.5 ms).
   dev.script["slow"] = noisy;
   auto near = measure(dev, k, {}, {}, protocol(), /*best_ms=*/9.5);
   REQUIRE(near.ok());
-  CHECK(near->stop == "max_reps");
+  CHECK(near->stop == TimingStop::kMaxReps);
   // Nor ever with a ratio of 0.
   dev.script["slow"] = noisy;
   MeasurementProtocol never = protocol();
@@ -138,7 +138,7 @@ TEST_CASE("a candidate far slower than the best is cut early", "[measurement][un
   never.stop_outside_window = false;  // the other stop a best far below would bring
   auto uncut = measure(dev, k, {}, {}, never, /*best_ms=*/1.0);
   REQUIRE(uncut.ok());
-  CHECK(uncut->stop == "max_reps");
+  CHECK(uncut->stop == TimingStop::kMaxReps);
 }
 
 TEST_CASE("a candidate surely outside the finalist window stops once its interval says so", "[measurement][unit]") {
@@ -152,26 +152,26 @@ TEST_CASE("a candidate surely outside the finalist window stops once its interva
   dev.script["a"] = noisy;
   auto s = measure(dev, k, {}, {}, protocol(), /*best_ms=*/8.0);
   REQUIRE(s.ok());
-  CHECK(s->stop == "outside_window");
+  CHECK(s->stop == TimingStop::kOutsideWindow);
   CHECK(s->count == 6);
   CHECK(s->ci.low_ms > 1.1 * 8.0);
   // Where the interval reaches into the window, it runs on: 1.1 x 9.2 ms > 10 ms.
   dev.script["a"] = noisy;
   auto close = measure(dev, k, {}, {}, protocol(), /*best_ms=*/9.2);
   REQUIRE(close.ok());
-  CHECK(close->stop == "max_reps");
+  CHECK(close->stop == TimingStop::kMaxReps);
   // With no best yet (the first candidate, or the default), never.
   dev.script["a"] = noisy;
   auto first = measure(dev, k, {}, {}, protocol());
   REQUIRE(first.ok());
-  CHECK(first->stop == "max_reps");
+  CHECK(first->stop == TimingStop::kMaxReps);
   // Nor with the stop turned off.
   dev.script["a"] = noisy;
   MeasurementProtocol off = protocol();
   off.stop_outside_window = false;
   auto unstopped = measure(dev, k, {}, {}, off, /*best_ms=*/8.0);
   REQUIRE(unstopped.ok());
-  CHECK(unstopped->stop == "max_reps");
+  CHECK(unstopped->stop == TimingStop::kMaxReps);
 }
 
 TEST_CASE("validation launches count toward the cut's evidence, never as samples", "[measurement][unit]") {
@@ -184,7 +184,7 @@ TEST_CASE("validation launches count toward the cut's evidence, never as samples
   dev.script["slow"] = {10.0};
   auto s = measure(dev, k, {}, {}, p, /*best_ms=*/6.0, validation);
   REQUIRE(s.ok());
-  CHECK(s->stop == "cut");
+  CHECK(s->stop == TimingStop::kCut);
   CHECK(s->count == 1);
   CHECK(s->median_ms == 10.0);  // the sample alone: validation times are not samples
   CHECK(dev.log == std::vector<std::string>{"flush", "slow"});
@@ -193,13 +193,13 @@ TEST_CASE("validation launches count toward the cut's evidence, never as samples
   dev.log.clear();
   auto near = measure(dev, k, {}, {}, p, /*best_ms=*/6.0, std::vector<double>{8.0});
   REQUIRE(near.ok());
-  CHECK(near->stop != "cut");
+  CHECK(near->stop != TimingStop::kCut);
   CHECK(near->count >= p.min_reps);
   // Without a best there is nothing to cut against.
   dev.script["slow"] = {10.0};
   auto first = measure(dev, k, {}, {}, p, /*best_ms=*/0, validation);
   REQUIRE(first.ok());
-  CHECK(first->stop != "cut");
+  CHECK(first->stop != TimingStop::kCut);
 }
 
 TEST_CASE("the first timed launch can be checked before any other, and a failed check stops timing",
@@ -223,7 +223,7 @@ TEST_CASE("the first timed launch can be checked before any other, and a failed 
   dev.log.clear();
   auto failed = measure(dev, k, {}, {}, p, 0, {}, [] { return false; });
   REQUIRE(failed.ok());
-  CHECK(failed->stop == "rejected");
+  CHECK(failed->stop == TimingStop::kRejected);
   CHECK(dev.log == std::vector<std::string>{"flush", "K"});
 }
 
@@ -300,11 +300,11 @@ TEST_CASE("finalists race: one slower than the leader in every round stops, a cl
   REQUIRE(s.ok());
   REQUIRE(s->size() == 3);
   CHECK((*s)[0].count == 5);
-  CHECK((*s)[0].stop == "raced");
+  CHECK((*s)[0].stop == TimingStop::kRaced);
   CHECK((*s)[1].count == 10);
-  CHECK((*s)[1].stop == "interleaved");
+  CHECK((*s)[1].stop == TimingStop::kInterleaved);
   CHECK((*s)[2].count == 10);
-  CHECK((*s)[2].stop == "interleaved");
+  CHECK((*s)[2].stop == TimingStop::kInterleaved);
   // Five rounds of three, each starting one later, then B and C alone.
   const std::vector<std::string> expected{"A", "B", "C", "B", "C", "A", "C", "A", "B", "A", "B", "C", "B", "C", "A",
                                           "C", "B", "B", "C", "B", "C", "C", "B", "B", "C"};
@@ -326,9 +326,9 @@ TEST_CASE("finalists race: the re-timing ends when the leader is alone, and not 
     auto s = measure_interleaved(dev, {{&a, &args, {}}, {&b, &args, {}}, {&c, &args, {}}}, p);
     REQUIRE(s.ok());
     for (const auto& t : *s) CHECK(t.count == 5);
-    CHECK((*s)[0].stop == "raced");
-    CHECK((*s)[1].stop == "interleaved");
-    CHECK((*s)[2].stop == "raced");
+    CHECK((*s)[0].stop == TimingStop::kRaced);
+    CHECK((*s)[1].stop == TimingStop::kInterleaved);
+    CHECK((*s)[2].stop == TimingStop::kRaced);
     CHECK((*s)[1].median_ms == 1.0);
     CHECK(timed_launches(dev, 3).size() == 15);
   }
@@ -351,7 +351,7 @@ TEST_CASE("finalists race: the re-timing ends when the leader is alone, and not 
     auto s = measure_interleaved(dev, {{&a, &args, {}}, {&b, &args, {}}}, p);
     REQUIRE(s.ok());
     CHECK((*s)[0].count == 10);
-    CHECK((*s)[0].stop == "interleaved");
+    CHECK((*s)[0].stop == TimingStop::kInterleaved);
   }
   SECTION("fewer rounds than the race needs: nobody is dropped") {
     ScriptedDevice dev;
@@ -422,6 +422,11 @@ TEST_CASE("A worker message that does not read back is a crash, never an excepti
   const auto garbled = nlohmann::json::parse(R"({"status": "ok", "timing": {"samples_ms": [true]}})");
   CHECK(evaluation_from_json(garbled).status == CandidateStatus::kCrash);
   CHECK(timing_from_json(nlohmann::json::parse(R"({"count": "many"})")).count == 0);
+  // Why timing stopped travels as its word; a word no stop has reads as none.
+  TimingStats cut = TimingStats::from_samples({2.0, 3.0});
+  cut.stop = TimingStop::kCut;
+  CHECK(timing_from_json(to_json(cut)).stop == TimingStop::kCut);
+  CHECK(timing_from_json(nlohmann::json::parse(R"({"stop": "precision"})")).stop == TimingStop::kNone);
   const auto refs = refs_from_json(nlohmann::json::parse(R"([{"template": "t", "config": "A1"}, {"template": 7}, 3])"));
   REQUIRE(refs.size() == 1);
   CHECK(refs[0].config == "A1");

@@ -55,3 +55,16 @@ TEST_CASE("two timings are within noise when their medians' intervals overlap", 
   CHECK_FALSE(within_noise(c, b));
   CHECK_FALSE(within_noise(a, TimingStats{}));  // no samples: nothing to compare
 }
+
+TEST_CASE("every timing stop reads back from its word, and no other word reads", "[timing]") {
+  for (TimingStop stop : {TimingStop::kNone, TimingStop::kMaxReps, TimingStop::kCi, TimingStop::kOutsideWindow,
+                          TimingStop::kBudget, TimingStop::kCut, TimingStop::kRejected, TimingStop::kRaced,
+                          TimingStop::kInterleaved}) {
+    INFO(name(stop));
+    CHECK(timing_stop_named(name(stop)) == stop);
+  }
+  CHECK(name(TimingStop::kNone).empty());
+  CHECK(name(TimingStop::kOutsideWindow) == "outside_window");
+  CHECK_FALSE(timing_stop_named("precision").has_value());
+  CHECK_FALSE(timing_stop_named("CI").has_value());
+}

@@ -28,7 +28,7 @@ CandidateOutcome outcome(const std::string& config, CandidateStatus status, doub
   o.timing.min_ms = median_ms * 0.5;
   o.timing.max_ms = median_ms * 1.5;
   o.timing.count = median_ms > 0 ? 12 : 0;
-  o.timing.stop = stop;
+  o.timing.stop = timing_stop_named(stop).value();
   o.error_norm = median_ms > 0 ? 0.0009765625 : 0;
   o.error_ratio = median_ms > 0 ? 0.125 : 0;
   o.compile_ms = 250;
@@ -40,7 +40,7 @@ TimingStats interleaved(double median_ms, double low_ms, double high_ms, const s
   t.median_ms = median_ms;
   t.count = 8;
   t.ci = {low_ms, high_ms, 0.9375};
-  t.stop = stop;
+  t.stop = timing_stop_named(stop).value();
   return t;
 }
 

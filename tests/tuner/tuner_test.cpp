@@ -92,7 +92,7 @@ TEST_CASE("a sweep records every candidate and catches the planted flaw", "[tune
       CHECK(o.status == CandidateStatus::kOk);
       // max_reps, or fewer when cut as far slower than the best (the
       // untimed validation launch counts toward the cut, so it can come after one).
-      if (o.timing.stop == "cut") {
+      if (o.timing.stop == TimingStop::kCut) {
         CHECK(o.timing.count >= 1);
         CHECK_THAT(o.reason, Catch::Contains("and 1 untimed launch:"));
       } else {
@@ -211,7 +211,7 @@ TEST_CASE("the first timed launch is the poisoned-output run: a kernel that read
       CHECK(o.timing.count == 0);
     } else {
       CHECK(o.status == CandidateStatus::kOk);
-      CHECK(o.timing.count == (o.timing.stop == "cut" ? 1 : 3));
+      CHECK(o.timing.count == (o.timing.stop == TimingStop::kCut ? 1 : 3));
     }
   }
   REQUIRE(summary->winner);
@@ -270,22 +270,22 @@ TEST_CASE("a batch is validated first and timed fastest first, so its slow candi
     REQUIRE(s.ok());
     REQUIRE(s->outcomes.size() == 6);
     CHECK(s->pipeline.validated_ahead == (fastest_first ? 6 : 0));
-    std::map<std::string, std::string> stop;
+    std::map<std::string, TimingStop> stop;
     for (const auto& o : s->outcomes) {
       CHECK(o.status == CandidateStatus::kOk);
       stop[o.config] = o.timing.stop;
     }
     if (fastest_first) {
       for (std::size_t i = 0; i < 3; ++i) CHECK(s->outcomes[i].config.find("REP1") != std::string::npos);
-      CHECK(stop["BX4_REP8"] == "cut");
-      CHECK(stop["BX16_REP8"] == "cut");
+      CHECK(stop["BX4_REP8"] == TimingStop::kCut);
+      CHECK(stop["BX16_REP8"] == TimingStop::kCut);
     } else {
       CHECK(s->outcomes[0].config == "BX8_REP8");
       // Timed before any REP1: only the default, of the same work, can cut
       // it, which a loaded host sometimes does; whether it does is timing.
       CHECK(s->outcomes[1].config == "BX4_REP8");
     }
-    CHECK(stop["BX8_REP8"] != "cut");  // the default, either way
+    CHECK(stop["BX8_REP8"] != TimingStop::kCut);  // the default, either way
     REQUIRE(s->winner);
     CHECK(s->winner->config.find("REP1") != std::string::npos);
   }

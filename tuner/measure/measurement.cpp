@@ -47,7 +47,7 @@ Result<TimingStats> measure(Device& device, Kernel& kernel, const std::vector<Ke
     (void)ms;
   }
   std::vector<double> samples;
-  std::string stop = "max_reps";
+  TimingStop stop = TimingStop::kMaxReps;
   // The fastest launch seen, earlier ones included: the cut's evidence.
   double fastest = std::numeric_limits<double>::infinity();
   for (double ms : earlier_ms) fastest = std::min(fastest, ms);
@@ -61,7 +61,7 @@ Result<TimingStats> measure(Device& device, Kernel& kernel, const std::vector<Ke
     samples.push_back(ms);
     if (clocks) record.add(clocks->read());
     if (i == 0 && check_first && !check_first()) {
-      stop = "rejected";
+      stop = TimingStop::kRejected;
       break;
     }
     fastest = std::min(fastest, ms);
@@ -69,7 +69,7 @@ Result<TimingStats> measure(Device& device, Kernel& kernel, const std::vector<Ke
     const int launches = n + static_cast<int>(earlier_ms.size());
     if (protocol.cut_ratio > 0 && best_ms > 0 && launches >= protocol.cut_after && n < protocol.max_reps &&
         fastest > protocol.cut_ratio * best_ms) {
-      stop = "cut";
+      stop = TimingStop::kCut;
       break;
     }
     if (n < protocol.min_reps || n >= protocol.max_reps) continue;
@@ -77,7 +77,7 @@ Result<TimingStats> measure(Device& device, Kernel& kernel, const std::vector<Ke
     if (protocol.ci_rel_width > 0) {
       const double median = median_of(samples);
       if (ci.coverage >= 0.95 && median > 0 && (ci.high_ms - ci.low_ms) <= protocol.ci_rel_width * median) {
-        stop = "ci";
+        stop = TimingStop::kCi;
         break;
       }
     }
@@ -85,13 +85,13 @@ Result<TimingStats> measure(Device& device, Kernel& kernel, const std::vector<Ke
     // being close: more samples would only sharpen a number nobody ranks.
     if (protocol.stop_outside_window && best_ms > 0 && ci.coverage >= 0.95 &&
         ci.low_ms > (1 + protocol.finalist_window) * best_ms) {
-      stop = "outside_window";
+      stop = TimingStop::kOutsideWindow;
       break;
     }
     const double spent =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     if (spent >= protocol.budget_ms) {
-      stop = "budget";
+      stop = TimingStop::kBudget;
       break;
     }
   }
@@ -140,7 +140,7 @@ Result<std::vector<TimingStats>> measure_interleaved(Device& device, const std::
   const std::size_t n = finalists.size();
   if (clocks) clocks->restart();
   std::vector<bool> active(n, true);
-  std::vector<std::string> stops(n, "interleaved");
+  std::vector<TimingStop> stops(n, TimingStop::kInterleaved);
   std::size_t racing = n;
   // Each round starts one finalist later (A B C, B C A, C A B, ...), so no
   // finalist always opens a round or always follows the same one: an effect
@@ -172,7 +172,7 @@ Result<std::vector<TimingStats>> measure_interleaved(Device& device, const std::
       for (std::size_t r = 0; r < samples[i].size() && lost_all; ++r) lost_all = samples[i][r] > samples[leader][r];
       if (!lost_all) continue;
       active[i] = false;
-      stops[i] = "raced";
+      stops[i] = TimingStop::kRaced;
       --racing;
     }
   }

@@ -7,6 +7,36 @@
 
 namespace kforge {
 
+namespace {
+
+constexpr std::pair<TimingStop, std::string_view> kStopNames[] = {
+    {TimingStop::kNone, ""},
+    {TimingStop::kMaxReps, "max_reps"},
+    {TimingStop::kCi, "ci"},
+    {TimingStop::kOutsideWindow, "outside_window"},
+    {TimingStop::kBudget, "budget"},
+    {TimingStop::kCut, "cut"},
+    {TimingStop::kRejected, "rejected"},
+    {TimingStop::kRaced, "raced"},
+    {TimingStop::kInterleaved, "interleaved"},
+};
+
+}  // namespace
+
+std::string_view name(TimingStop stop) {
+  for (const auto& [s, word] : kStopNames) {
+    if (s == stop) return word;
+  }
+  return "";
+}
+
+std::optional<TimingStop> timing_stop_named(std::string_view word) {
+  for (const auto& [s, w] : kStopNames) {
+    if (w == word) return s;
+  }
+  return std::nullopt;
+}
+
 double quantile(const std::vector<double>& sorted, double q) {
   if (sorted.empty()) return 0.0;
   double pos = q * static_cast<double>(sorted.size() - 1);

@@ -3,8 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -70,12 +72,31 @@ struct ClockRecord {
   static ClockRecord from_json(const nlohmann::json& j);
 };
 
+/// Why a candidate's timed repetitions stopped (docs/measurement.md).
+enum class TimingStop {
+  kNone,           ///< not timed
+  kMaxReps,        ///< the protocol's max_reps were taken
+  kCi,             ///< the median's 95% interval became narrow enough
+  kOutsideWindow,  ///< too far from the best ever to be re-timed
+  kBudget,         ///< the time budget was spent
+  kCut,            ///< slower than cut_ratio x the best: stopped early
+  kRejected,       ///< the first launch's output failed its check
+  kRaced,          ///< re-timing: slower than the leader in every round, dropped
+  kInterleaved,    ///< re-timing: timed in every round
+};
+/// "" for kNone, else "max_reps", "ci", "outside_window", "budget", "cut",
+/// "rejected", "raced" or "interleaved": the word reports and the worker
+/// protocol use.
+std::string_view name(TimingStop stop);
+/// The stop named `word`; nullopt for a word no stop has.
+std::optional<TimingStop> timing_stop_named(std::string_view word);
+
 struct TimingStats {
   double median_ms = 0, p20_ms = 0, p80_ms = 0, min_ms = 0, max_ms = 0;
   std::int64_t count = 0;
   std::vector<double> samples_ms;  ///< in the order they were taken
   MedianInterval ci;               ///< 95% interval of the median
-  std::string stop;                ///< why repetitions stopped: "ci", "outside_window", "max_reps", "budget", "cut", ...
+  TimingStop stop = TimingStop::kNone;  ///< why repetitions stopped
   /// The device's clocks after each sample. Throttled samples stay in the
   /// statistics above (nothing is dropped); clocks.note() says so.
   ClockRecord clocks;

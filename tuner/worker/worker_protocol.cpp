@@ -70,7 +70,7 @@ nlohmann::json to_json(const TimingStats& t) {
           {"min_ms", t.min_ms},       {"max_ms", t.max_ms},   {"count", t.count},
           {"samples_ms", t.samples_ms},
           {"ci", {{"low_ms", t.ci.low_ms}, {"high_ms", t.ci.high_ms}, {"coverage", t.ci.coverage}}},
-          {"stop", t.stop},           {"clocks", t.clocks.to_json()}};
+          {"stop", std::string(name(t.stop))},           {"clocks", t.clocks.to_json()}};
 }
 
 namespace {
@@ -91,7 +91,7 @@ TimingStats timing_fields(const nlohmann::json& j) {
     t.ci.high_ms = number(j["ci"], "high_ms");
     t.ci.coverage = number(j["ci"], "coverage");
   }
-  t.stop = j.value("stop", std::string());
+  t.stop = timing_stop_named(j.value("stop", std::string())).value_or(TimingStop::kNone);
   if (j.contains("clocks")) t.clocks = ClockRecord::from_json(j["clocks"]);
   return t;
 }

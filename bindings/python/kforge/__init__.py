@@ -1,7 +1,8 @@
 """kforge: a kernel autotuner's library for Python (docs/python.md).
 
-Devices, templates, tuning runs, the tuning database and the runtime lookup
-(select, explain, launch) with NumPy and PyTorch tensors through DLPack.
+Devices, templates, tuning runs and sweeps, the tuning database, its
+exports and HTML report, and the runtime lookup (select, explain, launch)
+with NumPy and PyTorch tensors through DLPack.
 PyTorch custom ops (torch.ops.kforge.*) are registered by importing
 kforge.torch_ops.
 """
@@ -9,12 +10,13 @@ from kforge import _kforge
 from kforge._kforge import (BadInputError, Device, Kernel, KforgeError, Lookup, Selection, UnavailableError,
                             open_device)
 from kforge._records import Record
-from kforge._tuning import tune
+from kforge._reports import export, report
+from kforge._tuning import sweep, tune
 
 __version__ = _kforge.__version__
 
 __all__ = ["BadInputError", "Database", "Device", "Kernel", "KforgeError", "Lookup", "Record", "Selection",
-           "UnavailableError", "devices", "open_device", "templates", "tune"]
+           "UnavailableError", "devices", "export", "open_device", "report", "sweep", "templates", "tune"]
 
 
 def devices():

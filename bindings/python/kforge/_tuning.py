@@ -45,3 +45,27 @@ def tune(device, op, dims, *, dtype="f32", layout="NN", epilogue="none", attrs=N
     fields.cache_dir = str(cache_dir or "")
     on_event = None if progress is None else (lambda event: progress(Record(event)))
     return Record(_kforge._tune(device, problem, fields, on_event))
+
+
+def sweep(device, plan, *, db="kforge.db", shard="1/1", template_dirs=(), progress=None, isolated=True,
+          binary_cache=True, cache_dir=None):
+    """Tunes every task of a sweep plan (docs/sweep.md), or of one ``shard``
+    ("I/N") of it, on ``device`` into ``db``, resumably: a task an earlier
+    sweep finished is skipped. Returns what ``kforge sweep --json`` prints,
+    as a Record; a task that fails is reported in ``tasks`` with state
+    "error" and the others still run.
+
+    ``progress``, when given, is called with a Record per event: the
+    tuner's (as for tune), "task" before each task (``done`` of ``total``,
+    ``note`` the problem) and "note" for each remark.
+    """
+    fields = _kforge._SweepFields()
+    fields.plan = str(plan)
+    fields.db = str(db)
+    fields.shard = shard
+    fields.template_dirs = [str(d) for d in template_dirs]
+    fields.worker = [sys.executable, "-m", "kforge._worker"] if isolated else []
+    fields.binary_cache = binary_cache
+    fields.cache_dir = str(cache_dir or "")
+    on_event = None if progress is None else (lambda event: progress(Record(event)))
+    return Record(_kforge._sweep(device, fields, on_event))

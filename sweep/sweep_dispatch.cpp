@@ -1,5 +1,5 @@
 // Task hand-out for distributed sweeps.
-#include "tuner/sweep_dispatch.hpp"
+#include "sweep/sweep_dispatch.hpp"
 
 namespace kforge {
 

@@ -1,5 +1,6 @@
-// What `kforge tune` and `kforge sweep` share when they set up a Tuner run:
-// which templates are tuned for a problem on a device's backend.
+// What `kforge tune`, `kforge sweep` and the Python package share when they
+// set up a Tuner run: which templates are tuned for a problem on a device's
+// backend.
 #pragma once
 
 #include <optional>
@@ -9,7 +10,7 @@
 #include "runtime/catalog/template_catalog.hpp"
 #include "runtime/libraries/library_policy.hpp"
 
-namespace kforge::cli {
+namespace kforge {
 
 /// The templates of `op` that target `backend`, in name order; only the one
 /// named `only_template` when it is not empty. With user template directories
@@ -27,4 +28,4 @@ std::vector<const TemplateSource*> select_templates(const TemplateCatalog& catal
 /// else $KFORGE_LIBRARY_<OP>, else compare. A bad value is kBadInput.
 Result<LibraryPolicy> library_policy_for(const std::string& op, const std::string& flag);
 
-}  // namespace kforge::cli
+}  // namespace kforge

@@ -2,7 +2,7 @@
 // come, from finished tasks' mean, capped by each task's time budget.
 #include <catch2/catch.hpp>
 
-#include "tuner/sweep_eta.hpp"
+#include "sweep/sweep_eta.hpp"
 
 using namespace kforge;
 

@@ -1,7 +1,7 @@
-// Template selection shared by tune and sweep.
-#include "tools/tune_setup.hpp"
+// Template selection shared by tune, sweep and the Python package.
+#include "tuner/template_selection.hpp"
 
-namespace kforge::cli {
+namespace kforge {
 
 std::vector<const TemplateSource*> select_templates(const TemplateCatalog& catalog, const std::string& op,
                                                     const std::string& backend,
@@ -32,4 +32,4 @@ Result<LibraryPolicy> library_policy_for(const std::string& op, const std::strin
   return Error::bad_input("--library: '" + flag + "': expected compare, forbid or force");
 }
 
-}  // namespace kforge::cli
+}  // namespace kforge

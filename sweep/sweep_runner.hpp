@@ -1,5 +1,5 @@
-// What `kforge sweep` does per task, shared by the serial command and the
-// distributed one (--mpi): the templates a task tunes, whether an earlier
+// What a sweep does per task, shared by `kforge sweep` (serial and --mpi)
+// and the Python package: the templates a task tunes, whether an earlier
 // sweep finished it, running it with its budget, and the report of what
 // became of it (docs/sweep.md).
 #pragma once
@@ -15,25 +15,11 @@
 
 #include "db/database.hpp"
 #include "runtime/catalog/template_catalog.hpp"
-#include "tools/runner_options.hpp"
-#include "tuner/sweep_plan.hpp"
+#include "sweep/sweep_plan.hpp"
+#include "tuner/runner_options.hpp"
 #include "tuner/tuner.hpp"
 
-namespace kforge::cli {
-
-struct SweepOptions {
-  std::string plan;
-  std::string shard = "1/1";
-  bool dry_run = false;
-  bool quiet = false;
-  bool mpi = false;      ///< --mpi: one rank of an MPI job (docs/sweep.md, "MPI")
-  bool profile = false;  ///< run the counter collectors on each winner and its finalists, as tune --profile
-  /// --mpi-lost-after: rank 0 counts a rank lost after this long without a
-  /// word from it (it sends a heartbeat every 2 s) and hands its task to
-  /// another; 0: never (docs/sweep.md, "MPI").
-  double mpi_lost_after_s = 120;
-  RunnerOptions runner;  ///< worker process, timeouts, binary cache: as for tune
-};
+namespace kforge {
 
 /// What became of one task.
 struct TaskReport {
@@ -58,8 +44,8 @@ MeasurementProtocol protocol_for(const SweepBudget& b);
 
 /// The templates a task tunes on `backend`: those selected as `kforge tune`
 /// would, that take the task's dtype and layout. A task none can run is bad
-/// input naming the plan field at fault (thrown).
-std::vector<const TemplateSource*> task_templates(const SweepPlan& plan, const SweepTask& t,
+/// input naming the plan field at fault.
+Result<std::vector<const TemplateSource*>> task_templates(const SweepPlan& plan, const SweepTask& t,
                                                   const TemplateCatalog& catalog, const std::string& backend,
                                                   bool has_user_templates);
 
@@ -67,7 +53,7 @@ std::vector<const TemplateSource*> task_templates(const SweepPlan& plan, const S
 /// tasks an earlier sweep finished.
 class SweepHistory {
  public:
-  explicit SweepHistory(Database& db);
+  static Result<SweepHistory> read(Database& db);
   /// The id of a finished sweep that tuned `t` on the device `device_key`
   /// with the same budget and protocol while every template in `templates`
   /// was at its current version; 0 when there is none (the task must run,
@@ -77,24 +63,27 @@ class SweepHistory {
                            const std::string& backend) const;
 
  private:
+  SweepHistory() = default;
   std::vector<SweepRecord> sweeps_;
   std::set<std::pair<std::string, std::string>> versions_;  ///< template name, hash
 };
 
 /// The report of a task finished earlier, from what the database holds for
 /// its problem under the current template versions.
-TaskReport stored_report(Database& db, const SweepTask& t, const std::string& device_key,
+Result<TaskReport> stored_report(Database& db, const SweepTask& t, const std::string& device_key,
                          const std::vector<const TemplateSource*>& templates, const std::string& backend);
 
 /// Tunes one task with its budget on `device` into `db`, as `kforge tune`
 /// would; a task that cannot run is a report with state kError, not a throw.
 /// `on_event` sees the tuner's progress; `note` gets one line per remark.
 /// The winner and finalists get counters rows (docs/profiling.md); `profile`
-/// runs the collectors, as tune --profile.
+/// runs the collectors, as tune --profile. `command_line` is recorded with
+/// the sweep row.
 TaskReport run_task(Device& device, Database& db, const SweepTask& t,
                     const std::vector<const TemplateSource*>& templates, const RunnerOptions& runner,
                     const std::function<void(const TuneEvent&)>& on_event,
-                    const std::function<void(const std::string&)>& note, bool profile);
+                    const std::function<void(const std::string&)>& note, bool profile,
+                    const std::string& command_line);
 
 std::string failures_text(const std::map<std::string, int>& failed);
 nlohmann::json budget_json(const SweepBudget& b);
@@ -102,11 +91,4 @@ nlohmann::json budget_json(const SweepBudget& b);
 nlohmann::json report_json(const TaskReport& r);
 /// The report of task `t` from report_json's object (sent between ranks).
 TaskReport report_from_json(const nlohmann::json& j, const SweepTask& t);
-/// Exit status 1 (an ErrorException) when any task failed, after the summary.
-void throw_if_tasks_failed(const std::vector<TaskReport>& reports);
-/// The summary table, one row per task; `where` says what ran ("shard 1/2 on NAME (SEL)");
-/// `by_rank` adds the column of the MPI rank that ran each task.
-void print_summary(const std::string& plan_file, const std::string& where, const std::string& db_path,
-                   const std::vector<TaskReport>& reports, double total_s, bool by_rank = false);
-
-}  // namespace kforge::cli
+}  // namespace kforge

@@ -1,5 +1,5 @@
-// After `kforge tune`: counters for the winner and the finalists, stored
-// beside their results (docs/profiling.md). Every one gets the operator's
+// After a tune (`kforge tune`, a sweep task): counters for the winner and
+// the finalists, stored beside their results (docs/profiling.md). Every one gets the operator's
 // byte and flop model and each collector's row; with --profile the
 // collectors that can run here run, each in a process of its own.
 #pragma once
@@ -16,7 +16,7 @@
 #include "tuner/tune_summary.hpp"
 #include "tuner/tuner.hpp"
 
-namespace kforge::cli {
+namespace kforge {
 
 struct ProfiledResult {
   std::int64_t result_id = 0;
@@ -34,4 +34,4 @@ Result<std::vector<ProfiledResult>> profile_winners(Database& db, const Device& 
 /// [{"result_id","role","template","config","counters":[CounterCollection...]}]
 nlohmann::json to_json(const std::vector<ProfiledResult>& profiled);
 
-}  // namespace kforge::cli
+}  // namespace kforge

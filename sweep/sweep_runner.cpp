@@ -1,17 +1,27 @@
-// The per-task steps of `kforge sweep`, serial or distributed.
-#include "tools/sweep_runner.hpp"
+// The per-task steps of a sweep, serial or distributed.
+#include "sweep/sweep_runner.hpp"
 
 #include <chrono>
-#include <iostream>
+#include <sstream>
 
 #include "core/bounded_json.hpp"
 #include "generator/operator.hpp"
 #include "templates/builtin_templates.hpp"
-#include "tools/cli_common.hpp"
-#include "tools/tune_setup.hpp"
-#include "tools/winner_profiling.hpp"
+#include "tuner/profiling/winner_profiling.hpp"
+#include "tuner/template_selection.hpp"
 
-namespace kforge::cli {
+namespace kforge {
+
+namespace {
+
+std::string ms_text(double ms) {
+  std::ostringstream s;
+  s.precision(4);
+  s << ms;
+  return s.str();
+}
+
+}  // namespace
 
 std::string_view state_name(TaskReport::State s) {
   switch (s) {
@@ -32,9 +42,9 @@ MeasurementProtocol protocol_for(const SweepBudget& b) {
   return p;
 }
 
-std::vector<const TemplateSource*> task_templates(const SweepPlan& plan, const SweepTask& t,
-                                                  const TemplateCatalog& catalog, const std::string& backend,
-                                                  bool has_user_templates) {
+Result<std::vector<const TemplateSource*>> task_templates(const SweepPlan& plan, const SweepTask& t,
+                                                          const TemplateCatalog& catalog,
+                                                          const std::string& backend, bool has_user_templates) {
   const auto all = select_templates(catalog, t.problem.op, backend, "", has_user_templates);
   std::vector<const TemplateSource*> out;
   bool dtype_ok = false;
@@ -46,22 +56,27 @@ std::vector<const TemplateSource*> task_templates(const SweepPlan& plan, const S
   if (out.empty()) {
     const std::string dtype(dtype_name(t.problem.dtype));
     if (all.empty()) {
-      throw ErrorException(Error::bad_input(plan.file + ": " + t.entry + ".op: no " + t.problem.op +
-                                            " template targets " + backend));
+      return Error::bad_input(plan.file + ": " + t.entry + ".op: no " + t.problem.op + " template targets " +
+                              backend);
     }
     if (!dtype_ok) {
-      throw ErrorException(Error::bad_input(plan.file + ": " + t.dtype_path + ": no " + t.problem.op +
-                                            " template for " + backend + " takes dtype \"" + dtype + "\""));
+      return Error::bad_input(plan.file + ": " + t.dtype_path + ": no " + t.problem.op + " template for " +
+                              backend + " takes dtype \"" + dtype + "\"");
     }
-    throw ErrorException(Error::bad_input(plan.file + ": " + t.layout_path + ": no " + t.problem.op +
-                                          " template for " + backend + " takes layout \"" +
-                                          t.problem.layout.name() + "\" with dtype \"" + dtype + "\""));
+    return Error::bad_input(plan.file + ": " + t.layout_path + ": no " + t.problem.op + " template for " +
+                            backend + " takes layout \"" + t.problem.layout.name() + "\" with dtype \"" + dtype +
+                            "\"");
   }
   return out;
 }
 
-SweepHistory::SweepHistory(Database& db) : sweeps_(unwrap(db.sweeps())) {
-  for (const auto& rec : unwrap(db.templates())) versions_.insert({rec.name, rec.hash});
+Result<SweepHistory> SweepHistory::read(Database& db) {
+  SweepHistory h;
+  KF_TRY_ASSIGN(sweeps, db.sweeps());
+  h.sweeps_ = std::move(sweeps);
+  KF_TRY_ASSIGN(templates, db.templates());
+  for (const auto& rec : templates) h.versions_.insert({rec.name, rec.hash});
+  return h;
 }
 
 std::int64_t SweepHistory::finished_by(const SweepTask& t, const std::string& device_key,
@@ -96,14 +111,15 @@ std::int64_t SweepHistory::finished_by(const SweepTask& t, const std::string& de
   return 0;
 }
 
-TaskReport stored_report(Database& db, const SweepTask& t, const std::string& device_key,
+Result<TaskReport> stored_report(Database& db, const SweepTask& t, const std::string& device_key,
                          const std::vector<const TemplateSource*>& templates, const std::string& backend) {
   TaskReport r;
   r.task = &t;
   r.state = TaskReport::State::kSkipped;
   std::set<std::pair<std::string, std::string>> current;
   for (const auto* tpl : templates) current.insert({tpl->manifest.name, tpl->hash(prelude_text(backend))});
-  for (const auto& rec : unwrap(db.results({device_key, t.key, std::nullopt}))) {
+  KF_TRY_ASSIGN(stored, db.results({device_key, t.key, std::nullopt}));
+  for (const auto& rec : stored) {
     if (!current.count({rec.template_name, rec.template_hash})) continue;
     ++r.evaluated;
     if (rec.status != "ok") {
@@ -117,8 +133,8 @@ TaskReport stored_report(Database& db, const SweepTask& t, const std::string& de
 
 namespace {
 
-TuneRequest task_request(const SweepTask& t, const std::vector<const TemplateSource*>& templates,
-                         const RunnerOptions& runner) {
+Result<TuneRequest> task_request(const SweepTask& t, const std::vector<const TemplateSource*>& templates,
+                                 const RunnerOptions& runner, const std::string& command_line) {
   TuneRequest req;
   req.problem = t.problem;
   req.templates = templates;
@@ -130,8 +146,8 @@ TuneRequest task_request(const SweepTask& t, const std::vector<const TemplateSou
   req.seed = t.budget.seed;
   req.warm_start = t.budget.warm_start;
   req.protocol = protocol_for(t.budget);
-  req.command_line = command_line();
-  apply_runner_options(runner, req);
+  req.command_line = command_line;
+  KF_TRY(apply_runner_options(runner, req));
   return req;
 }
 
@@ -140,13 +156,21 @@ TuneRequest task_request(const SweepTask& t, const std::vector<const TemplateSou
 TaskReport run_task(Device& device, Database& db, const SweepTask& t,
                     const std::vector<const TemplateSource*>& templates, const RunnerOptions& runner,
                     const std::function<void(const TuneEvent&)>& on_event,
-                    const std::function<void(const std::string&)>& note, bool profile) {
+                    const std::function<void(const std::string&)>& note, bool profile,
+                    const std::string& command_line) {
   Tuner tuner(device, db, *find_operator(t.problem.op));
   const auto t0 = std::chrono::steady_clock::now();
-  const TuneRequest req = task_request(t, templates, runner);
-  auto summary = tuner.run(req, on_event);
   TaskReport r;
   r.task = &t;
+  const auto request = task_request(t, templates, runner, command_line);
+  if (!request.ok()) {
+    r.state = TaskReport::State::kError;
+    r.error = request.error().message;
+    note(t.key + ": error: " + r.error);
+    return r;
+  }
+  const TuneRequest& req = *request;
+  auto summary = tuner.run(req, on_event);
   r.time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!summary.ok()) {
     r.state = TaskReport::State::kError;
@@ -172,7 +196,7 @@ TaskReport run_task(Device& device, Database& db, const SweepTask& t,
     tied.timing = f->interleaved;  // the re-timing's median, as the winner's
     r.within_noise.push_back(std::move(tied));
     note(t.key + ": within noise of the winner: " + f->outcome.template_name + " " + f->outcome.config + " " +
-         fmt(f->interleaved.median_ms) + " ms");
+         ms_text(f->interleaved.median_ms) + " ms");
   }
   return r;
 }
@@ -253,42 +277,4 @@ TaskReport report_from_json(const nlohmann::json& j, const SweepTask& t) {
   return r;
 }
 
-void throw_if_tasks_failed(const std::vector<TaskReport>& reports) {
-  int errors = 0;
-  for (const auto& r : reports) errors += r.state == TaskReport::State::kError;
-  if (errors > 0) {
-    throw ErrorException(Error::internal(std::to_string(errors) + " of " + std::to_string(reports.size()) +
-                                         " tasks failed (see the summary); rerun to retry them"));
-  }
-}
-
-void print_summary(const std::string& plan_file, const std::string& where, const std::string& db_path,
-                   const std::vector<TaskReport>& reports, double total_s, bool by_rank) {
-  std::vector<std::vector<std::string>> rows;
-  int ran = 0, skipped = 0, errors = 0;
-  for (const auto& r : reports) {
-    ran += r.state == TaskReport::State::kRan;
-    skipped += r.state == TaskReport::State::kSkipped;
-    errors += r.state == TaskReport::State::kError;
-    std::string evaluated = std::to_string(r.evaluated);
-    if (r.state == TaskReport::State::kRan) evaluated += " (" + std::to_string(r.evaluated_now) + " now)";
-    std::vector<std::string> row = {std::to_string(r.task->index), r.task->key,
-                                    std::string(state_name(r.state))};
-    if (by_rank) row.push_back(r.rank >= 0 ? std::to_string(r.rank) : "-");
-    row.insert(row.end(), {r.winner ? r.winner->template_name + " " + r.winner->config
-                                    : (r.state == TaskReport::State::kError ? r.error.substr(0, 100) : "-"),
-                           r.winner ? fmt(r.winner->timing.median_ms) : "-", evaluated,
-                           r.state == TaskReport::State::kError ? "-" : failures_text(r.failed)});
-    rows.push_back(std::move(row));
-  }
-  std::cout << "\n"
-            << plan_file << " " << where << ": " << reports.size() << " tasks, " << ran << " ran, " << skipped
-            << " skipped (finished earlier), " << errors << " failed, " << fmt(total_s, 3) << " s\n";
-  std::vector<std::string> header = {"task", "problem", "state"};
-  if (by_rank) header.push_back("rank");
-  header.insert(header.end(), {"winner", "median ms", "evaluated", "failed by status"});
-  print_table(header, rows);
-  std::cout << "database: " << db_path << "\n";
-}
-
-}  // namespace kforge::cli
+}  // namespace kforge

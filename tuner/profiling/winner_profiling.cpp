@@ -1,14 +1,14 @@
 // profile_winners: which results, which setup, then the stored rows.
-#include "tools/winner_profiling.hpp"
+#include "tuner/profiling/winner_profiling.hpp"
 
 #include <filesystem>
 #include <random>
 
 #include "generator/instance.hpp"
-#include "tools/runner_options.hpp"
 #include "tuner/profiling/counter_profiler.hpp"
+#include "tuner/runner_options.hpp"
 
-namespace kforge::cli {
+namespace kforge {
 namespace {
 
 /// A private scratch directory for setup files and profiler logs, removed on the way out.
@@ -26,7 +26,7 @@ struct ScratchDir {
 };
 
 ProfileSetup setup_for(const Device& device, const Problem& problem, const TuneRequest& req, bool collect,
-                       const std::string& work_dir) {
+                       const std::string& work_dir, const std::string& self) {
   ProfileSetup s;
   s.runner.device_selector = device.info().selector;
   s.runner.problem = problem;
@@ -34,7 +34,7 @@ ProfileSetup setup_for(const Device& device, const Problem& problem, const TuneR
   s.runner.workload_seed = req.seed;
   s.runner.protocol = req.protocol;
   s.runner.cache_dir = req.cache_dir;
-  s.launcher = {self_executable(), "__profile-launch"};
+  s.launcher = {self, "__profile-launch"};
   s.device = device.info();
   s.collect = collect;
   s.work_dir = work_dir;
@@ -63,7 +63,8 @@ Result<std::vector<ProfiledResult>> profile_winners(Database& db, const Device& 
   KF_TRY_ASSIGN(problem, op.normalize(req.problem));
   KF_TRY_ASSIGN(stored, db.results({device.info().hardware_key(), problem.key(), std::nullopt}));
   ScratchDir scratch;
-  const ProfileSetup setup = setup_for(device, problem, req, collect, scratch.path.string());
+  KF_TRY_ASSIGN(self, self_executable());
+  const ProfileSetup setup = setup_for(device, problem, req, collect, scratch.path.string(), self);
   std::vector<ProfiledResult> out;
   for (const auto& [role, outcome] : targets_of(s)) {
     const ResultRecord* row = nullptr;
@@ -106,4 +107,4 @@ nlohmann::json to_json(const std::vector<ProfiledResult>& profiled) {
   return out;
 }
 
-}  // namespace kforge::cli
+}  // namespace kforge

@@ -1,5 +1,5 @@
 // Sweep plan parsing, expansion and sharding.
-#include "tuner/sweep_plan.hpp"
+#include "sweep/sweep_plan.hpp"
 
 #include <algorithm>
 #include <charconv>

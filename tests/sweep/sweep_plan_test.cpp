@@ -7,8 +7,8 @@
 #include <string>
 
 #include "generator/operator.hpp"
+#include "sweep/sweep_plan.hpp"
 #include "tuner/search/strategy_default.hpp"
-#include "tuner/sweep_plan.hpp"
 
 using namespace kforge;
 

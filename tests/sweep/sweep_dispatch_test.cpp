@@ -1,7 +1,7 @@
 // Dynamic hand-out of a distributed sweep's tasks.
 #include <catch2/catch.hpp>
 
-#include "tuner/sweep_dispatch.hpp"
+#include "sweep/sweep_dispatch.hpp"
 
 using namespace kforge;
 

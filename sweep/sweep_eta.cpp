@@ -1,5 +1,5 @@
 // Whole-sweep time estimate.
-#include "tuner/sweep_eta.hpp"
+#include "sweep/sweep_eta.hpp"
 
 #include <algorithm>
 
