@@ -19,16 +19,20 @@ cmake -S tests/fuzz -B "$out" -DCMAKE_CXX_COMPILER=clang++-22 -DCMAKE_BUILD_TYPE
 cmake --build "$out" -j"$(nproc)"
 
 # Seeds: every input of the kind the repository holds, plus each
-# manifest's expressions one per file for the expression parser.
+# manifest's expressions one per file for the expression parser and the
+# plans in docs/sweep.md for the sweep plan's.
 seeds=$out/seeds
 rm -rf "$seeds"
-mkdir -p "$seeds"/{expr,manifest,operator_declaration,npy,problem_json,ptx,worker_protocol}
+mkdir -p "$seeds"/{expr,manifest,operator_declaration,npy,problem_json,ptx,worker_protocol,sweep_plan,interchange}
 n=0
 for f in $(find templates examples tests/data -name manifest.json); do cp "$f" "$seeds/manifest/$((n++)).json"; done
 for f in $(find examples tests/data -name operator.json); do cp "$f" "$seeds/operator_declaration/$((n++)).json"; done
 for f in $(find examples tests/data -name '*.npy'); do cp "$f" "$seeds/npy/$((n++)).npy"; done
+for f in $(grep -rl --include='*.json' '"entries"' bench/plans examples tests/data); do cp "$f" "$seeds/sweep_plan/$((n++)).json"; done
+for f in $(grep -rl --include='*.json' '"kforge-tuning-export"' examples tests/data); do cp "$f" "$seeds/interchange/$((n++)).json"; done
 cp tests/fuzz/seeds/ptx/* "$seeds/ptx/"
 cp tests/fuzz/seeds/worker_protocol/* "$seeds/worker_protocol/"
+cp tests/fuzz/seeds/interchange/* "$seeds/interchange/"
 python3 - "$seeds" <<'PY'
 import glob, json, sys
 seeds = sys.argv[1]
@@ -41,6 +45,8 @@ for path in glob.glob("templates/**/manifest.json", recursive=True) + glob.glob(
                 texts.add(e)
 for i, t in enumerate(sorted(texts)):
     open(f"{seeds}/expr/{i}.txt", "w").write(t)
+for i, block in enumerate(open("docs/sweep.md").read().split("```json\n")[1:]):
+    open(f"{seeds}/sweep_plan/doc{i}.json", "w").write(block.split("```")[0])
 problems = [
     {"op": "gemm", "dims": {"M": 128, "N": 64, "K": 32, "batch": 1}, "dtype": "bf16", "layout": "TN",
      "epilogue": "bias_relu", "attrs": {}},
@@ -63,7 +69,7 @@ if ! "$out/generator_tests_sanitized" >"$out/generator_tests.log" 2>&1; then
 else
   grep -E "test cases" "$out/generator_tests.log" | sed "s/^/sanitizers: /"
 fi
-for target in expr manifest operator_declaration npy problem_json ptx worker_protocol; do
+for target in expr manifest operator_declaration npy problem_json ptx worker_protocol sweep_plan interchange; do
   artifacts=$out/artifacts/$target
   mkdir -p "$artifacts" "$out/corpus/$target"
   echo "fuzz: $target, $runs executions"
