@@ -328,7 +328,12 @@ Result<CounterRecord> read_counter(const Reader& rd, const json& j, const std::s
   KF_TRY_ASSIGN(note, rd.str(j, w, "note"));
   KF_TRY_ASSIGN(tool, rd.str(j, w, "tool"));
   KF_TRY_ASSIGN(version, rd.integer(j, w, "counters_version"));
-  if (version < 1) return rd.fail(w + "counters_version", "expected a positive version, got " + std::to_string(version));
+  // The record holds an int: a larger version would be stored as another one.
+  if (version < 1 || version > std::numeric_limits<int>::max()) {
+    return rd.fail(w + "counters_version", "expected a positive version up to " +
+                                               std::to_string(std::numeric_limits<int>::max()) + ", got " +
+                                               std::to_string(version));
+  }
   KF_TRY_ASSIGN(created_at, rd.str(j, w, "created_at"));
   if (source == "unavailable") {
     if (note.empty()) return rd.fail(w + "note", "an unavailable row needs a note saying why");

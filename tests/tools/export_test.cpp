@@ -362,7 +362,10 @@ TEST_CASE("a bad counters entry is refused naming the entry and field, and nothi
   for (const Case& c : {Case{"value", "lots", "results[1].counters[0].value: expected a number, got \"lots\""},
                         Case{"source", "guess", "results[1].counters[0].source: 'guess' is not one of"},
                         Case{"name", "", "results[1].counters[0].name: empty string"},
-                        Case{"counters_version", 0, "results[1].counters[0].counters_version: expected a positive"}}) {
+                        Case{"counters_version", 0, "results[1].counters[0].counters_version: expected a positive"},
+                        Case{"counters_version", std::int64_t{4294967297},
+                             "results[1].counters[0].counters_version: expected a positive version up to "
+                             "2147483647, got 4294967297"}}) {
     INFO(c.field);
     json bad = good;
     bad["results"][1]["counters"] = json::array({row});
