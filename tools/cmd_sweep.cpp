@@ -3,9 +3,9 @@
 #include <chrono>
 
 #include "db/database.hpp"
+#include "sweep/serial_sweep.hpp"
 #include "sweep/sweep_eta.hpp"
 #include "sweep/sweep_plan.hpp"
-#include "sweep/serial_sweep.hpp"
 #include "tools/commands.hpp"
 #include "tools/mpi_sweep.hpp"
 #include "tools/progress_printer.hpp"
