@@ -192,36 +192,37 @@ nb::object run_sweep(PyDevice& device, const SweepFields& f, nb::object progress
   options.runner.cache_dir = f.cache_dir;
   options.has_user_templates = !f.template_dirs.empty();
   options.command_line = "python: kforge.sweep(" + f.plan + ")";
+  // Each callback takes the GIL only where there is a `progress` to call;
+  // a sweep without one never waits on the interpreter.
   std::optional<nb::python_error> raised;
-  const auto call = [&](nb::dict d) {
-    if (progress.is_none() || raised) return;
+  const auto send = [&](const auto& make_event) {
+    nb::gil_scoped_acquire gil;
+    if (raised) return;
     try {
-      progress(d);
+      progress(make_event());
     } catch (nb::python_error& err) {
       raised.emplace(std::move(err));
     }
   };
+  const auto remark = [](const char* kind, const std::string& note) {
+    nb::dict d;
+    d["kind"] = kind;
+    d["note"] = note;
+    return d;
+  };
   SerialSweepCallbacks callbacks;
-  callbacks.task_started = [&](std::size_t position, std::size_t count, const SweepTask& t) {
-    nb::gil_scoped_acquire gil;
-    nb::dict d;
-    d["kind"] = "task";
-    d["done"] = position - 1;
-    d["total"] = count;
-    d["note"] = t.key;
-    call(d);
-  };
-  callbacks.on_event = [&](const TuneEvent& e) {
-    nb::gil_scoped_acquire gil;
-    if (!progress.is_none()) call(event_dict(e));
-  };
-  callbacks.note = [&](const std::string& line) {
-    nb::gil_scoped_acquire gil;
-    nb::dict d;
-    d["kind"] = "note";
-    d["note"] = line;
-    call(d);
-  };
+  if (!progress.is_none()) {
+    callbacks.task_started = [&](std::size_t position, std::size_t count, const SweepTask& t) {
+      send([&] {
+        nb::dict d = remark("task", t.key);
+        d["done"] = position - 1;
+        d["total"] = count;
+        return d;
+      });
+    };
+    callbacks.on_event = [&](const TuneEvent& e) { send([&] { return event_dict(e); }); };
+    callbacks.note = [&](const std::string& line) { send([&] { return remark("note", line); }); };
+  }
   std::optional<Result<std::vector<TaskReport>>> reports;
   const auto t0 = std::chrono::steady_clock::now();
   {
