@@ -1,6 +1,8 @@
 // Template selection shared by tune, sweep and the Python package.
 #include "tuner/template_selection.hpp"
 
+#include "core/printable.hpp"
+
 namespace kforge {
 
 std::vector<const TemplateSource*> select_templates(const TemplateCatalog& catalog, const std::string& op,
@@ -26,10 +28,10 @@ std::vector<const TemplateSource*> select_templates(const TemplateCatalog& catal
   return out;
 }
 
-Result<LibraryPolicy> library_policy_for(const std::string& op, const std::string& flag) {
+Result<LibraryPolicy> library_policy_for(const std::string& op, const std::string& flag, const std::string& field) {
   if (flag.empty()) return library_policy_from_env(op);
   if (auto p = parse_library_policy(flag)) return *p;
-  return Error::bad_input("--library: '" + flag + "': expected compare, forbid or force");
+  return Error::bad_input(field + ": '" + printable(flag) + "': expected compare, forbid or force");
 }
 
 }  // namespace kforge

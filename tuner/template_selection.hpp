@@ -25,7 +25,9 @@ std::vector<const TemplateSource*> select_templates(const TemplateCatalog& catal
                                                     std::optional<LibraryPolicy> policy = std::nullopt);
 
 /// The policy for `op`: `flag` ("compare", "forbid", "force") when given,
-/// else $KFORGE_LIBRARY_<OP>, else compare. A bad value is kBadInput.
-Result<LibraryPolicy> library_policy_for(const std::string& op, const std::string& flag);
+/// else $KFORGE_LIBRARY_<OP>, else compare. A bad value is kBadInput naming
+/// `field`, where the flag came from.
+Result<LibraryPolicy> library_policy_for(const std::string& op, const std::string& flag,
+                                         const std::string& field = "--library");
 
 }  // namespace kforge

@@ -16,9 +16,9 @@
 #include "db/database.hpp"
 #include "runtime/catalog/template_catalog.hpp"
 #include "runtime/kinds/binary_cache.hpp"
-#include "runtime/libraries/library_policy.hpp"
 #include "sweep/serial_sweep.hpp"
 #include "tuner/online_job_runner.hpp"
+#include "tuner/template_selection.hpp"
 #include "tuner/tuner.hpp"
 #include "tuner/worker/worker_main.hpp"
 
@@ -88,26 +88,14 @@ nb::dict event_dict(const TuneEvent& e) {
   return d;
 }
 
-/// `library` when given, else $KFORGE_LIBRARY_<OP>, else compare; a bad one raises BadInputError.
-LibraryPolicy library_policy(const std::string& op, const std::string& library) {
-  if (library.empty()) {
-    auto from_env = library_policy_from_env(op);
-    if (!from_env.ok()) throw_bad_input(from_env.error().message);
-    return *from_env;
-  }
-  const auto parsed = parse_library_policy(library);
-  if (!parsed) throw_bad_input("library: '" + library + "': expected compare, forbid or force");
-  return *parsed;
-}
-
+/// What `kforge tune` would tune (tuner/template_selection.hpp): with user
+/// template directories, their templates of the operator alone; a bad
+/// `library` or no template raises BadInputError naming the field.
 std::vector<const TemplateSource*> templates_to_tune(const TemplateCatalog& catalog, const Problem& p,
                                                      const std::string& backend, const TuneFields& f) {
-  const LibraryPolicy policy = library_policy(p.op, f.library);
-  std::vector<const TemplateSource*> out;
-  for (const TemplateSource* t : catalog.for_op(p.op, backend)) {
-    const bool named = !f.template_name || t->manifest.name == *f.template_name;
-    if (named && policy_admits(policy, t->manifest)) out.push_back(t);
-  }
+  const LibraryPolicy policy = unwrap(library_policy_for(p.op, f.library, "library"));
+  std::vector<const TemplateSource*> out = select_templates(
+      catalog, p.op, backend, f.template_name.value_or(""), !f.template_dirs.empty(), policy);
   if (out.empty()) {
     throw_bad_input("template: no template for " + p.op + " on " + backend +
                     (f.template_name ? " named '" + *f.template_name + "'" : ""));

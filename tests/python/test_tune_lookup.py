@@ -2,6 +2,7 @@
 the lookup's selection and explanation over its database, and a launch of
 the winner checked against a float64 reference."""
 import sqlite3
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -68,6 +69,20 @@ def test_bad_tune_input_names_the_field(device, tmp_path):
         kforge.tune(device, "gemm", {"M": 16, "N": 16, "K": 16}, db=str(tmp_path / "t.db"), template="nope")
     with pytest.raises(kforge.BadInputError, match="library: 'sometimes': expected compare, forbid or force"):
         kforge.tune(device, "gemm", {"M": 16, "N": 16, "K": 16}, db=str(tmp_path / "t.db"), library="sometimes")
+
+
+def test_tune_with_user_templates_tunes_them_alone(device, tmp_path, cache_dir):
+    """As `kforge tune --templates DIR`: a user directory that implements the
+    operator replaces the built-in templates, unless one is named."""
+    planted = Path(__file__).resolve().parent.parent / "data" / "templates" / "gemm_naive_planted"
+    db = str(tmp_path / "u.db")
+    summary = kforge.tune(device, "gemm", {"M": 20, "N": 12, "K": 5}, db=db, strategy="exhaustive",
+                          template_dirs=[planted], isolated=False, cache_dir=str(cache_dir))
+    results = kforge.Database(db, read_only=True).results()
+    assert {r.template_name for r in results} == {"gemm_naive_planted"}
+    assert len(results) == 8 and summary.winner.template == "gemm_naive_planted"
+    # The planted flaw (FLAW=1) is caught in every configuration that has it.
+    assert sorted(r.status for r in results) == ["ok"] * 4 + ["wrong_result"] * 4
 
 
 def test_tune_follows_the_library_policy(device, tmp_path):
