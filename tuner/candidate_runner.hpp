@@ -21,6 +21,7 @@
 #include "tuner/candidate_status.hpp"
 #include "tuner/measure/measurement.hpp"
 #include "tuner/measure/timing_stats.hpp"
+#include "tuner/pipeline/compile_pipeline.hpp"
 
 namespace kforge {
 
@@ -55,16 +56,11 @@ struct RunnerSetup {
   std::uint64_t workload_seed = 0;
   MeasurementProtocol protocol;
   std::string cache_dir;  ///< on-disk binary cache; empty: none
-  int compile_threads = 0;  ///< precompile threads; 0: from cores and memory
-  /// Compiling ahead goes on while candidates are measured (a GPU: the
-  /// compiler has the host's cores to itself); false: each batch is compiled
-  /// before the next timed run (a CPU device shares its cores with the compiler).
-  bool compile_overlap = false;
-  /// Processes that compile each batch ahead and launch one work-group of
-  /// every candidate, so that a compiler which generates machine code at
-  /// the first launch and caches it across processes (PoCL) does that work
-  /// on all cores, between timed runs (WorkerRunner only; 0: none).
-  int code_generators = 0;
+  /// How batches are compiled ahead (threads, overlap, combined programs)
+  /// and how many processes generate machine code ahead: a compiler that
+  /// generates it at the first launch and caches it across processes (PoCL)
+  /// then does that work on all cores, between timed runs (WorkerRunner only).
+  CompilePipeline pipeline = {};
   bool code_generator = false;  ///< this process is one of those
   /// Where the first worker writes the validation references and restarted
   /// ones read them (WorkerRunner makes a private one when empty).

@@ -1,8 +1,6 @@
 // Compile (or cache hit), prune, validate, time: one candidate in this process.
 #include "tuner/in_process_runner.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -15,7 +13,6 @@
 #include "generator/instance.hpp"
 #include "generator/program_combiner.hpp"
 #include "generator/workload_builder.hpp"
-#include "runtime/device/host/host_cpus.hpp"
 #include "runtime/device/occupancy.hpp"
 #include "runtime/device/sticky_error.hpp"
 #include "runtime/kinds/template_kind.hpp"
@@ -143,13 +140,14 @@ InProcessRunner::~InProcessRunner() = default;
 Result<std::unique_ptr<InProcessRunner>> InProcessRunner::create(
     Device& device, const Operator& op, const Problem& problem, std::vector<const TemplateSource*> templates,
     std::uint64_t workload_seed, const MeasurementProtocol& protocol, std::optional<BinaryCache> cache,
-    int compile_threads, bool compile_overlap, bool code_generator, const std::string& reference_dir) {
+    const CompilePipeline& pipeline, bool code_generator, const std::string& reference_dir) {
   std::unique_ptr<InProcessRunner> r(
       new InProcessRunner(device, op, problem, std::move(templates), protocol, std::move(cache)));
-  r->compile_overlap_ = compile_overlap;
+  r->pipeline_ = pipeline;
+  // Only a compiler that builds one program of many can be asked to.
+  r->pipeline_.combine = pipeline.combine && device.compiler().combines_programs();
   r->code_generator_ = code_generator;
-  r->ahead_ = std::make_unique<CompileQueue<std::pair<std::string, std::string>, Ready>>(
-      InProcessRunner::compile_threads(compile_threads));
+  r->ahead_ = std::make_unique<CompileQueue<std::pair<std::string, std::string>, Ready>>(std::max(1, pipeline.threads));
   // Fresh random inputs (never zeros), one set per validation kind; the
   // references are computed once and shared by every candidate, and with a
   // reference directory by every later process of the run.
@@ -404,7 +402,7 @@ class InProcessRunner::CandidateBinaries final : public BinarySource {
     if (auto ready = runner_.ahead_->take({input.tpl.manifest.name, input.inst.config_name}, &was_ready)) {
       compiled = std::move(ready->compiled);
       e_.cache_hit = ready->cache_hit;
-      e_.compiled_ahead = runner_.compile_overlap_ && was_ready;
+      e_.compiled_ahead = runner_.pipeline_.overlap && was_ready;
       out.origin = KernelOrigin::kAhead;
     } else {
       compiled = runner_.compile(input.tpl, input.inst, &e_.cache_hit);
@@ -735,17 +733,6 @@ Result<bool> InProcessRunner::generate(const CandidateRef& c, const std::functio
   return device_.launch(**kernel, workloads_->runs[0].args, one, on_running).ok();
 }
 
-int InProcessRunner::compile_threads(int requested) {
-  if (requested > 0) return requested;
-  // The CPUs this process may use (its affinity and cgroup quota), not every
-  // online one: a pool sized for the host oversubscribes a pinned tuner.
-  const long cores = usable_cpus();
-  const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  const long by_memory =
-      pages > 0 && page > 0 ? static_cast<long>((static_cast<double>(pages) * page) / (1L << 30)) : cores;
-  return static_cast<int>(std::max(1L, std::min(cores, by_memory)));
-}
-
 Result<PrecompileReport> InProcessRunner::precompile(const std::vector<CandidateRef>& batch) {
   const auto t0 = Clock::now();
   const DeviceInfo& info = device_.info();
@@ -755,7 +742,7 @@ Result<PrecompileReport> InProcessRunner::precompile(const std::vector<Candidate
   };
   auto counts = std::make_shared<Counts>();
   PrecompileReport report;
-  if (compile_overlap_) {
+  if (pipeline_.overlap) {
     // The batch is the tuner's whole window for its template: compiles
     // queued on a guess that has since left it stop waiting for a thread.
     std::set<std::pair<std::string, std::string>> window;
@@ -768,10 +755,10 @@ Result<PrecompileReport> InProcessRunner::precompile(const std::vector<Candidate
       return templates.count(key.first) && !window.count(key);
     });
   }
-  // Between timed runs, a compiler whose every program pays a fixed front
-  // end builds each template's share of the batch (each group of it, where
-  // the tuner numbered groups) as one program.
-  const bool combine = !compile_overlap_ && device_.compiler().combines_programs();
+  // Where the plan says so (between timed runs, a compiler whose every
+  // program pays a fixed front end), each template's share of the batch
+  // (each group of it, where the tuner numbered groups) is one program.
+  const bool combine = pipeline_.combine;
   struct Program {
     const TemplateSource* tpl;
     int group;
@@ -820,7 +807,7 @@ Result<PrecompileReport> InProcessRunner::precompile(const std::vector<Candidate
       report.queued += queued;
     }
   }
-  if (compile_overlap_) {
+  if (pipeline_.overlap) {
     report.overlapped = true;
   } else {
     // Nothing runs on the device until the batch is compiled.

@@ -14,7 +14,7 @@
 #include "runtime/device/backend.hpp"
 #include "runtime/kinds/binary_cache.hpp"
 #include "tuner/candidate_runner.hpp"
-#include "tuner/compile_queue.hpp"
+#include "tuner/pipeline/compile_queue.hpp"
 
 namespace kforge {
 
@@ -35,7 +35,7 @@ class InProcessRunner final : public CandidateRunner {
                                                          std::uint64_t workload_seed,
                                                          const MeasurementProtocol& protocol,
                                                          std::optional<BinaryCache> cache,
-                                                         int compile_threads = 0, bool compile_overlap = false,
+                                                         const CompilePipeline& pipeline = {},
                                                          bool code_generator = false,
                                                          const std::string& reference_dir = {});
   ~InProcessRunner() override;
@@ -65,9 +65,6 @@ class InProcessRunner final : public CandidateRunner {
   Result<Evaluation> profile_launch(const std::string& template_name, const Config& config,
                                     const std::function<void(const std::function<Status()>&)>& around);
 
-  /// Threads for precompile: `requested` if > 0, else the core count capped
-  /// so that each compile has about 1 GiB of available memory; at least 1.
-  static int compile_threads(int requested);
   /// Validation references create() read from the reference directory (0 to 2).
   int references_loaded() const { return references_loaded_; }
   /// The database a failure's rerun line names (empty: none).
@@ -122,7 +119,7 @@ class InProcessRunner final : public CandidateRunner {
   MeasurementProtocol protocol_;
   std::optional<BinaryCache> cache_;
   std::unique_ptr<Workloads> workloads_;
-  bool compile_overlap_ = false;
+  CompilePipeline pipeline_;  ///< threads, overlap and combined programs, as the session planned them
   bool code_generator_ = false;  ///< compiles and launches ahead only; no references, never evaluates
   int references_loaded_ = 0;
   std::string rerun_db_;

@@ -13,27 +13,22 @@
 #include "runtime/libraries/library_policy.hpp"
 #include "runtime/lookup/online_job.hpp"
 #include "tuner/search/strategy_default.hpp"
+#include "tuner/template_selection.hpp"
 #include "tuner/tuner.hpp"
 
 namespace kforge {
 
 namespace {
 
-/// As `kforge tune --template DIR` chooses: the user templates alone where
-/// one of them implements the operator, else every template of it; those
-/// the lookup's library policy admits.
+/// As `kforge tune --templates DIR` chooses (tuner/template_selection.hpp),
+/// under the lookup's library policy.
 Result<std::vector<const TemplateSource*>> templates_for(const TemplateCatalog& catalog, const OnlineJob& job,
                                                          const std::string& backend) {
   const auto policy = parse_library_policy(job.library_policy);
   if (!policy) return Error::bad_input("online job: library_policy '" + job.library_policy + "'");
-  std::vector<const TemplateSource*> all, user;
-  for (const TemplateSource* t : catalog.for_op(job.problem.op, backend)) {
-    if (!policy_admits(*policy, t->manifest)) continue;
-    all.push_back(t);
-    if (!t->origin.starts_with("builtin:")) user.push_back(t);
-  }
-  if (all.empty()) return Error::bad_input("online job: no template for " + job.problem.op + " on " + backend);
-  return user.empty() ? all : user;
+  auto out = select_templates(catalog, job.problem.op, backend, "", !job.template_dirs.empty(), *policy);
+  if (out.empty()) return Error::bad_input("online job: no template for " + job.problem.op + " on " + backend);
+  return out;
 }
 
 TuneRequest request_for(const OnlineJob& job, std::vector<const TemplateSource*> templates,

@@ -68,17 +68,6 @@ struct TuneRequest {
   bool fastest_first = true;
 };
 
-/// Whether `request` compiles while measuring on a device of `device_type`.
-bool compile_overlaps(const TuneRequest& request, DeviceType device_type);
-
-/// How many code-generator processes (RunnerSetup::code_generators) compile
-/// `request`'s batches between timed runs for a compiler whose machine code
-/// comes as `generation` says: one per compile thread where it is generated
-/// at the first launch and cached on disk (PoCL with its kernel cache on),
-/// when batches are compiled between timed runs (`batches`) and there is
-/// more than one thread.
-int code_generators(const TuneRequest& request, const CodeGeneration& generation, bool batches);
-
 /// What a tuning run reports as it goes: its start, each phase that runs
 /// between candidates (a batch compiled ahead, the finalists' re-timing),
 /// each candidate, a leader the re-timing replaced, and its end.

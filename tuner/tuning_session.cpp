@@ -341,37 +341,10 @@ Status TuningSession::load_stored(TemplateState& st) {
 }
 
 void TuningSession::plan_pipeline() {
-  // Batches compiled ahead: twice the compile threads, so each batch keeps
-  // them busy. Between timed runs, where the compiler combines programs
-  // (PoCL), eight per thread: each thread's share is built as one program,
-  // whose front end it then shares (docs/measurement.md, "Combined programs").
-  const bool compiles_ahead = request_.compile_threads >= 0;
-  overlap_ = compiles_ahead && compile_overlaps(request_, device_.info().device_type);
-  combining_ = !overlap_ && device_.compiler().combines_programs();
-  per_thread_ = combining_ ? 8 : 2;
-  compile_ahead_ =
-      compiles_ahead
-          ? per_thread_ * static_cast<std::size_t>(InProcessRunner::compile_threads(request_.compile_threads))
-          : 0;
-  // Code generators serve the worker only (they are worker processes).
-  generators_ =
-      request_.worker_command.empty()
-          ? 0
-          : code_generators(request_, device_.compiler().code_generation(), compile_ahead_ > 0 && !overlap_);
-  // A fixed-order strategy's batch compiled between timed runs is validated
-  // first and timed fastest first: its slow candidates are then cut against
-  // its fastest instead of being timed in full while the best so far is a
-  // slow one (docs/measurement.md, "Time the batch's fastest first").
-  // Evaluation order changes nothing else such a strategy proposes, and the
-  // set an evaluation budget evaluates stays the strategy's: a batch never
-  // holds more than the budget leaves, so the whole run is evaluated, except
-  // where templates share the budget turn by turn. Then how much of a run a
-  // template's turns reach depends on the others, and its candidates are
-  // timed in the strategy's order.
-  validate_ahead_ = request_.fastest_first && compile_ahead_ > 0 && !overlap_ &&
-                    (request_.max_evals <= 0 || states_.size() == 1);
-  summary_.pipeline.compile_overlap = overlap_;
-  summary_.worker.code_generators = generators_;
+  pipeline_ = plan_compile_pipeline(request_, device_.info().device_type, device_.compiler(), states_.size(),
+                                    !request_.worker_command.empty());
+  summary_.pipeline.compile_overlap = pipeline_.overlap;
+  summary_.worker.code_generators = pipeline_.code_generators;
 }
 
 /// Where candidates run: a supervised worker process, or this one.
@@ -383,10 +356,8 @@ Status TuningSession::start_runner() {
                       workload_seed_,
                       request_.protocol,
                       request_.cache_dir,
-                      std::max(0, request_.compile_threads),
-                      overlap_};
+                      pipeline_};
     for (const auto& st : states_) setup.template_origins.push_back(st.tpl->origin);
-    setup.code_generators = generators_;
     setup.database = db_.path();
     auto w = std::make_unique<WorkerRunner>(std::move(setup), request_.worker_command, request_.timeouts);
     worker_ = w.get();
@@ -402,7 +373,7 @@ Status TuningSession::start_runner() {
   for (const auto& st : states_) tpls.push_back(st.tpl);
   KF_TRY_ASSIGN(
       r, InProcessRunner::create(device_, op_, problem_, std::move(tpls), workload_seed_, request_.protocol,
-                                 std::move(cache), std::max(0, request_.compile_threads), overlap_));
+                                 std::move(cache), pipeline_));
   r->set_rerun_database(db_.path());
   runner_ = std::move(r);
   return ok_status();
@@ -455,8 +426,8 @@ std::optional<std::size_t> TuningSession::propose(TemplateState& st) {
 /// to evaluate now: `next`, or the batch's fastest when it is timed fastest
 /// first.
 Result<std::size_t> TuningSession::plan_batch(TemplateState& st, std::size_t next) {
-  if (compile_ahead_ == 0 || st.stored.count(st.space[next].canonical_name()) ||
-      (!overlap_ && st.requested.count(next))) {
+  if (pipeline_.batch == 0 || st.stored.count(st.space[next].canonical_name()) ||
+      (!pipeline_.overlap && st.requested.count(next))) {
     return next;
   }
   const std::vector<std::size_t> picks = batch_picks(st, next);
@@ -464,7 +435,7 @@ Result<std::size_t> TuningSession::plan_batch(TemplateState& st, std::size_t nex
   if (!batch.empty()) emit_phase(TuneEvent::Phase::kCompile, batch.size());
   auto pre = batch.empty() ? Result<PrecompileReport>(PrecompileReport{}) : runner_->precompile(batch);
   if (!pre.ok()) {
-    compile_ahead_ = 0;  // compile each candidate on its own from here on
+    pipeline_.batch = 0;  // compile each candidate on its own from here on
     const Error& why = pre.error();
     summary_.pipeline.compile_ahead_stopped = why.message + (why.context.empty() ? "" : ": " + why.context);
     return next;
@@ -473,28 +444,28 @@ Result<std::size_t> TuningSession::plan_batch(TemplateState& st, std::size_t nex
   summary_.times.compile_s += pre->wall_s;
   summary_.pipeline.generated_ahead += pre->generated;
   summary_.pipeline.compiled_combined += pre->combined;
-  if (validate_ahead_ && !st.strategy->base_order().empty()) return time_fastest_first(st, next, batch);
+  if (pipeline_.validate_ahead && !st.strategy->base_order().empty()) return time_fastest_first(st, next, batch);
   return next;
 }
 
 /// `next` and what the strategy proposes after it, as many as the batch and the budget hold.
 std::vector<std::size_t> TuningSession::batch_picks(TemplateState& st, std::size_t next) {
-  std::size_t room = compile_ahead_;
+  std::size_t room = pipeline_.batch;
   if (request_.max_evals > 0) {
     room =
         std::min<std::size_t>(room, static_cast<std::size_t>(request_.max_evals) - summary_.outcomes.size());
   }
   std::vector<std::size_t> picks{next};
   const std::size_t more = room > 0 ? room - 1 : 0;
-  std::vector<std::size_t> ahead = overlap_ ? st.strategy->likely_next(more) : st.strategy->upcoming(more);
+  std::vector<std::size_t> ahead = pipeline_.overlap ? st.strategy->likely_next(more) : st.strategy->upcoming(more);
   // Between timed runs, PoCL's code generators build a batch in parallel:
   // an adaptive strategy's batch of one leaves all but one idle, so they
   // take its likeliest guesses meanwhile (never on a turn whose candidate
   // is compiled already, which would make the device wait for guesses).
   // Once a generator is lost (a crash or a hang) no more guesses go out,
   // so a faulty configuration the strategy may never propose costs once.
-  if (!overlap_ && ahead.empty() && generators_ > 1 && worker_ && worker_->generators_lost() == 0) {
-    ahead = st.strategy->likely_next(std::min(more, static_cast<std::size_t>(generators_ - 1)));
+  if (!pipeline_.overlap && ahead.empty() && pipeline_.code_generators > 1 && worker_ && worker_->generators_lost() == 0) {
+    ahead = st.strategy->likely_next(std::min(more, static_cast<std::size_t>(pipeline_.code_generators - 1)));
   }
   for (std::size_t i : ahead) {
     picks.push_back(i);
@@ -510,7 +481,7 @@ std::vector<std::size_t> TuningSession::batch_picks(TemplateState& st, std::size
 std::vector<std::pair<std::size_t, int>> TuningSession::in_groups(
     TemplateState& st, const std::vector<std::size_t>& picks) const {
   const auto& base = st.strategy->base_order();
-  if (!combining_ || base.empty()) {
+  if (!pipeline_.combine || base.empty()) {
     std::vector<std::pair<std::size_t, int>> out;
     for (std::size_t i : picks) out.push_back({i, -1});
     return out;
@@ -524,7 +495,7 @@ std::vector<std::pair<std::size_t, int>> TuningSession::in_groups(
     const std::size_t left = static_cast<std::size_t>(request_.max_evals) - summary_.outcomes.size();
     for (std::size_t i : st.strategy->upcoming(left > 0 ? left - 1 : 0)) coming.insert(i);
   }
-  return in_whole_groups(picks, base, st.position, per_thread_,
+  return in_whole_groups(picks, base, st.position, pipeline_.per_thread,
                          [&](std::size_t i) { return request_.max_evals <= 0 || coming.count(i) > 0; });
 }
 
@@ -547,7 +518,7 @@ std::vector<CandidateRef> TuningSession::batch_refs(TemplateState& st,
       if (group >= 0 && compiled) batch.push_back({template_name, n, group, true});
       continue;
     }
-    if (!st.requested.insert(i).second && !overlap_) continue;
+    if (!st.requested.insert(i).second && !pipeline_.overlap) continue;
     if (std::find(picks.begin(), picks.end(), i) == picks.end()) st.guessed.insert(i);  // a group's rest
     batch.push_back({template_name, n, group});
   }
@@ -641,9 +612,9 @@ Result<Evaluation> TuningSession::evaluation_of(TemplateState& st, std::size_t i
   // during this candidate may be another one's compile (a compiler crash
   // or hang): compiling ahead ends for the run, and this candidate is
   // evaluated again alone, so it answers only for what it does itself.
-  if (worker_ && overlap_ && compile_ahead_ > 0 &&
+  if (worker_ && pipeline_.overlap && pipeline_.batch > 0 &&
       (e.status == CandidateStatus::kCrash || e.status == CandidateStatus::kTimeout)) {
-    compile_ahead_ = 0;
+    pipeline_.batch = 0;
     summary_.pipeline.compile_ahead_stopped = e.reason;
     add_phase_times(e);
     KF_TRY_ASSIGN(again, runner_->evaluate(template_name, cfg, cut_against));

@@ -119,12 +119,9 @@ class TuningSession {
   std::size_t total_ = 0;  ///< candidates planned
 
   // The compile pipeline (plan_pipeline).
-  bool overlap_ = false;           ///< compiling ahead goes on while candidates are measured
-  bool combining_ = false;         ///< batches are built as programs of several candidates
-  std::size_t per_thread_ = 2;     ///< a batch's candidates per compile thread
-  std::size_t compile_ahead_ = 0;  ///< a batch's size at most; 0: compile each candidate alone
-  int generators_ = 0;             ///< code-generator processes
-  bool validate_ahead_ = false;    ///< batches are validated first and timed fastest first
+  /// How batches are compiled ahead; its batch drops to 0 (each candidate
+  /// compiled alone) when compiling ahead stops.
+  CompilePipeline pipeline_;
 
   std::unique_ptr<CandidateRunner> runner_;
   WorkerRunner* worker_ = nullptr;  ///< runner_, when candidates run in a worker process

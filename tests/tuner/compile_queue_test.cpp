@@ -10,8 +10,8 @@
 
 #include "runtime/device/host/host_cpus.hpp"
 #include "tests/one_cpu_affinity.hpp"
-#include "tuner/compile_queue.hpp"
-#include "tuner/in_process_runner.hpp"
+#include "tuner/pipeline/compile_pipeline.hpp"
+#include "tuner/pipeline/compile_queue.hpp"
 
 using namespace kforge;
 
@@ -129,9 +129,9 @@ TEST_CASE("the compile pool is sized from the CPUs the process may use, not ever
   {
     test::OneCpuAffinity one;
     REQUIRE(one.pinned());
-    pinned = InProcessRunner::compile_threads(0);
+    pinned = compile_threads(0);
   }
   CHECK(pinned == 1);
-  CHECK(InProcessRunner::compile_threads(3) == 3);
-  CHECK(InProcessRunner::compile_threads(0) <= usable_cpus());
+  CHECK(compile_threads(3) == 3);
+  CHECK(compile_threads(0) <= usable_cpus());
 }

@@ -36,8 +36,8 @@ TEST_CASE("reference sharing: a later runner validates against the references th
   constexpr std::uint64_t kSeed = 11;
   const std::string refs = dir.path().string();
   auto runner = [&] {
-    auto r = InProcessRunner::create(**device, gemm, *problem, {tpl}, kSeed, protocol, std::nullopt, 1, false,
-                                     false, refs);
+    auto r = InProcessRunner::create(**device, gemm, *problem, {tpl}, kSeed, protocol, std::nullopt,
+                                     CompilePipeline{.threads = 1, .combine = true}, false, refs);
     REQUIRE(r.ok());
     return std::move(*r);
   };

@@ -14,6 +14,7 @@
 #include "runtime/device/device_registry.hpp"
 #include "runtime/device/opencl/opencl_backend.hpp"
 #include "tests/test_util.hpp"
+#include "tuner/pipeline/compile_pipeline.hpp"
 
 using namespace kforge;
 
@@ -413,4 +414,42 @@ TEST_CASE("code generators: on PoCL with its kernel cache, one per compile threa
           0);  // nothing would carry the generated code across
   }
   CHECK(code_generators(req, pocl_code_generation(), true) == 3);
+}
+
+TEST_CASE("the compile pipeline is planned once from the device's type and its compiler", "[tuner][opencl]") {
+  auto pocl = open_device("auto");
+  REQUIRE(pocl.ok());
+  TuneRequest req;
+  req.compile_threads = 2;
+  // PoCL on the CPU: batches between timed runs, each thread's share one
+  // program, code generators for the worker, the batch validated first.
+  CompilePipeline p = plan_compile_pipeline(req, DeviceType::kCpu, (*pocl)->compiler(), 1, true);
+  CHECK_FALSE(p.overlap);
+  CHECK(p.combine);
+  CHECK(p.batch == 16);
+  CHECK(p.code_generators == 2);
+  CHECK(p.validate_ahead);
+  CHECK(plan_compile_pipeline(req, DeviceType::kCpu, (*pocl)->compiler(), 1, false).code_generators == 0);
+  req.max_evals = 5;  // a budget shared turn by turn: timed in the strategy's order
+  CHECK_FALSE(plan_compile_pipeline(req, DeviceType::kCpu, (*pocl)->compiler(), 2, true).validate_ahead);
+  CHECK(plan_compile_pipeline(req, DeviceType::kCpu, (*pocl)->compiler(), 1, true).validate_ahead);
+
+  // NVRTC on a GPU: compiles overlap the timed runs, one program each.
+  const auto nvrtc = make_nvrtc_compiler("sm_90");
+  req = TuneRequest{};
+  req.compile_threads = 2;
+  p = plan_compile_pipeline(req, DeviceType::kGpu, *nvrtc, 1, true);
+  CHECK(p.overlap);
+  CHECK_FALSE(p.combine);
+  CHECK(p.batch == 4);
+  CHECK(p.code_generators == 0);
+  CHECK_FALSE(p.validate_ahead);
+
+  // No compiling ahead: nothing of the rest.
+  req.compile_threads = -1;
+  p = plan_compile_pipeline(req, DeviceType::kCpu, (*pocl)->compiler(), 1, true);
+  CHECK(p.batch == 0);
+  CHECK_FALSE(p.overlap);
+  CHECK(p.code_generators == 0);
+  CHECK_FALSE(p.validate_ahead);
 }

@@ -49,7 +49,8 @@ TEST_CASE("a stored winner's binary is not written again when a group's program 
   auto run = [&](bool* first_from_cache) {
     auto cache = BinaryCache::open(cache_dir);
     REQUIRE(cache.ok());
-    auto runner = InProcessRunner::create(**device, gemm, *problem, {tpl}, 11, protocol, std::move(*cache), 1, false);
+    auto runner = InProcessRunner::create(**device, gemm, *problem, {tpl}, 11, protocol, std::move(*cache),
+                                          CompilePipeline{.threads = 1, .combine = true});
     REQUIRE(runner.ok());
     auto built = (*runner)->precompile(group);
     REQUIRE(built.ok());

@@ -185,8 +185,9 @@ nlohmann::json to_json(const RunnerSetup& s) {
           {"workload_seed", s.workload_seed},
           {"protocol", s.protocol.to_json()},
           {"cache_dir", s.cache_dir},
-          {"compile_threads", s.compile_threads},
-          {"compile_overlap", s.compile_overlap},
+          {"compile_threads", s.pipeline.threads},
+          {"compile_overlap", s.pipeline.overlap},
+          {"combine_programs", s.pipeline.combine},
           {"code_generator", s.code_generator},
           {"reference_dir", s.reference_dir},
           {"database", s.database}};
@@ -205,8 +206,9 @@ Result<RunnerSetup> setup_from_json(const nlohmann::json& j) {
     s.workload_seed = j["workload_seed"].get<std::uint64_t>();
     s.protocol = protocol_from_json(j.at("protocol"));
     s.cache_dir = j.value("cache_dir", std::string());
-    s.compile_threads = integer_or(j, "compile_threads", 0);
-    s.compile_overlap = j.value("compile_overlap", false);
+    s.pipeline.threads = compile_threads(integer_or(j, "compile_threads", 0));
+    s.pipeline.overlap = j.value("compile_overlap", false);
+    s.pipeline.combine = j.value("combine_programs", false);
     s.code_generator = j.value("code_generator", false);
     s.reference_dir = j.value("reference_dir", std::string());
     s.database = j.value("database", std::string());

@@ -193,7 +193,7 @@ class WorkerRunner::PhaseDeadline {
 
 WorkerRunner::WorkerRunner(RunnerSetup setup, std::vector<std::string> command, WorkerTimeouts timeouts)
     : setup_(std::move(setup)), command_(std::move(command)), timeouts_(timeouts) {
-  generators_.resize(static_cast<std::size_t>(std::max(0, setup_.code_generators)));
+  generators_.resize(static_cast<std::size_t>(std::max(0, setup_.pipeline.code_generators)));
   if (setup_.reference_dir.empty()) {
     // Private to this run; without it every worker computes its references.
     std::error_code ec;
@@ -653,9 +653,9 @@ Result<PrecompileReport> WorkerRunner::precompile_in_generators(const std::vecto
   const auto t0 = Clock::now();
   RunnerSetup gen = setup_;
   gen.code_generator = true;
-  gen.code_generators = 0;
-  gen.compile_overlap = false;
-  gen.compile_threads = 1;  // one compile at a time per process; the processes share the cores
+  gen.pipeline.code_generators = 0;
+  gen.pipeline.overlap = false;
+  gen.pipeline.threads = 1;  // one compile at a time per process; the processes share the cores
   GeneratorRound round(*this, split_into_shares(batch, generators_.size()));
 
   // 1. Each generator builds its share, all at once.
