@@ -45,7 +45,7 @@ enum Operation : int { kOpN = 111, kOpT = 112 };
 // hipblasLtMatmulDescAttributes_t, hipblasLtMatrixLayoutAttribute_t,
 // hipblasLtMatmulPreferenceAttributes_t.
 enum DescAttribute : int { kDescTransA = 0, kDescTransB = 1 };
-enum LayoutAttribute : int { kLayoutBatchCount = 1, kLayoutStridedBatchOffset = 2 };
+enum LayoutAttribute : int { kLayoutBatchCount = 0, kLayoutStridedBatchOffset = 1 };
 enum PreferenceAttribute : int { kPrefMaxWorkspaceBytes = 1 };
 
 struct Api {
