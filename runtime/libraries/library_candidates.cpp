@@ -2,12 +2,11 @@
 // table of (library, operator) bindings; a new vendor library is a row.
 #include "runtime/libraries/library_candidates.hpp"
 
+#include "runtime/libraries/blaslt_gemm.hpp"
 #include "runtime/libraries/clblast_api.hpp"
 #include "runtime/libraries/clblast_gemm.hpp"
-#include "runtime/libraries/cublaslt_api.hpp"
-#include "runtime/libraries/cublaslt_gemm.hpp"
-#include "runtime/libraries/hipblaslt_api.hpp"
-#include "runtime/libraries/hipblaslt_gemm.hpp"
+#include "runtime/libraries/cublaslt_traits.hpp"
+#include "runtime/libraries/hipblaslt_traits.hpp"
 
 namespace kforge {
 
@@ -34,8 +33,8 @@ constexpr LibraryBinding kBindings[] = {
      [](Device& d, const Problem& p, const Config& c, const std::string& n, const nlohmann::json&) {
        return bind_clblast_gemm(d, p, c, n);  // CLBlast leaves no choice to replay
      }},
-    {"cublaslt", "gemm", [] { return availability_of(cublaslt::load()); }, &bind_cublaslt_gemm},
-    {"hipblaslt", "gemm", [] { return availability_of(hipblaslt::load()); }, &bind_hipblaslt_gemm},
+    {"cublaslt", "gemm", [] { return availability_of(CublasLt::load()); }, &bind_blaslt_gemm<CublasLt>},
+    {"hipblaslt", "gemm", [] { return availability_of(HipblasLt::load()); }, &bind_blaslt_gemm<HipblasLt>},
 };
 
 }  // namespace

@@ -55,7 +55,7 @@ Result<std::unique_ptr<Device>> open_cuda_device(std::size_t index);
 /// fakes), which must outlive the device.
 Result<std::unique_ptr<Device>> open_cuda_device(const cuda::DriverApi& api, std::size_t index);
 
-/// What a library call on a CUDA device (cuBLASLt, cublaslt_gemm.hpp) needs
+/// What a library call on a CUDA device (cuBLASLt, blaslt_gemm.hpp) needs
 /// from it: the device's context current on this thread (the library finds
 /// it there), a buffer's device address, and a call on the device's stream
 /// timed with the events a kernel's launch is timed with. kBadInput where

@@ -57,7 +57,7 @@ Result<std::unique_ptr<Device>> open_hip_device(std::size_t index);
 /// fakes), which must outlive the device.
 Result<std::unique_ptr<Device>> open_hip_device(const hip::RuntimeApi& api, std::size_t index);
 
-/// What a library call on a HIP device (hipBLASLt, hipblaslt_gemm.hpp)
+/// What a library call on a HIP device (hipBLASLt, blaslt_gemm.hpp)
 /// needs from it, as cuda_backend.hpp's for CUDA: the device current on
 /// this thread, a buffer's address, and a call on the device's stream timed
 /// with the events a launch is timed with. kBadInput for another backend's.
