@@ -1,9 +1,12 @@
 // LLVM-backed reader of AMDGPU code object metadata and ELF summaries.
 #include "runtime/binaries/code_object_reader.hpp"
 
+#include "runtime/binaries/elf_image.hpp"
+
 #ifdef KFORGE_HAVE_LLVM
 #include <llvm/BinaryFormat/ELF.h>
 #include <llvm/BinaryFormat/MsgPackDocument.h>
+#include <llvm/BinaryFormat/MsgPackReader.h>
 #include <llvm/Object/ELFObjectFile.h>
 #include <llvm/Support/Error.h>
 #include <llvm/Support/MemoryBuffer.h>
@@ -34,6 +37,45 @@ Result<std::unique_ptr<ElfFile>> open_elf(std::span<const std::uint8_t> binary) 
   if (!elf) return Error::bad_input("not a 64-bit little-endian ELF code object");
   obj->release();
   return std::unique_ptr<ElfFile>(elf);
+}
+
+/// Whether Document::readFromBlob can read a msgpack blob safely: its arrays
+/// and maps declare no more elements than it has bytes (an element takes one
+/// at least; readFromBlob allocates what a header declares, so a note of a few
+/// bytes declaring 2^32 elements would ask for gigabytes), and every map key is
+/// a scalar (comparing two array, map or extension keys is llvm_unreachable,
+/// undefined behaviour in a release build of LLVM).
+bool msgpack_readable(llvm::StringRef blob) {
+  using llvm::msgpack::Type;
+  struct Open {
+    std::uint64_t left;  ///< elements still to read; a map's keys are at even counts
+    bool map;
+  };
+  std::vector<Open> open;
+  std::uint64_t declared = 0;
+  llvm::msgpack::Reader reader(blob);
+  for (;;) {
+    llvm::msgpack::Object obj;
+    auto more = reader.read(obj);
+    if (!more) {
+      llvm::consumeError(more.takeError());
+      return false;
+    }
+    if (!*more) return true;
+    const bool container = obj.Kind == Type::Array || obj.Kind == Type::Map;
+    if (!open.empty()) {
+      const bool key = open.back().map && open.back().left % 2 == 0;
+      if (key && (container || obj.Kind == Type::Extension)) return false;
+      --open.back().left;
+    }
+    if (container) {
+      const std::uint64_t elements = std::uint64_t{obj.Length} * (obj.Kind == Type::Map ? 2 : 1);
+      declared += elements;
+      if (declared > blob.size()) return false;
+      open.push_back({elements, obj.Kind == Type::Map});
+    }
+    while (!open.empty() && open.back().left == 0) open.pop_back();
+  }
 }
 
 std::int64_t int_of(llvm::msgpack::MapDocNode& m, const char* key) {
@@ -78,8 +120,9 @@ Result<AmdCodeObject> read_amd_code_object(std::span<const std::uint8_t> binary)
     for (const auto& note : file.notes(sec, err)) {
       if (note.getName() != "AMDGPU" || note.getType() != llvm::ELF::NT_AMDGPU_METADATA) continue;
       auto desc = note.getDesc();
+      const llvm::StringRef blob(reinterpret_cast<const char*>(desc.data()), desc.size());
       llvm::msgpack::Document doc;
-      if (!doc.readFromBlob(llvm::StringRef(reinterpret_cast<const char*>(desc.data()), desc.size()), false)) {
+      if (!msgpack_readable(blob) || !doc.readFromBlob(blob, false)) {
         llvm::consumeError(std::move(err));
         return Error::bad_input("code object: the AMDGPU metadata note is not valid msgpack");
       }
@@ -131,33 +174,6 @@ Result<AmdCodeObject> read_amd_code_object(std::span<const std::uint8_t> binary)
   return Error::bad_input("code object: no NT_AMDGPU_METADATA note (not an AMDGPU code object v3+)");
 }
 
-Result<ElfSummary> read_elf_summary(std::span<const std::uint8_t> binary) {
-  KF_TRY_ASSIGN(elf, open_elf(binary));
-  ElfSummary s;
-  s.machine = elf->getELFFile().getHeader().e_machine;
-  for (const auto& sec : elf->sections()) {
-    auto name = sec.getName();
-    s.sections.push_back({name ? name->str() : std::string(), sec.getSize()});
-    if (!name) llvm::consumeError(name.takeError());
-  }
-  for (const auto& sym : elf->symbols()) {
-    ElfSymbolInfo info;
-    if (auto n = sym.getName()) info.name = n->str();
-    else llvm::consumeError(n.takeError());
-    if (auto v = sym.getValue()) info.value = *v;
-    else llvm::consumeError(v.takeError());
-    info.size = llvm::object::ELFSymbolRef(sym).getSize();
-    if (auto sec = sym.getSection(); sec && *sec != elf->section_end()) {
-      if (auto sn = (*sec)->getName()) info.section = sn->str();
-      else llvm::consumeError(sn.takeError());
-    } else if (!sec) {
-      llvm::consumeError(sec.takeError());
-    }
-    s.symbols.push_back(std::move(info));
-  }
-  return s;
-}
-
 #else  // !KFORGE_HAVE_LLVM
 
 namespace {
@@ -169,8 +185,27 @@ Error no_llvm() {
 
 bool code_object_reader_available() { return false; }
 Result<AmdCodeObject> read_amd_code_object(std::span<const std::uint8_t>) { return no_llvm(); }
-Result<ElfSummary> read_elf_summary(std::span<const std::uint8_t>) { return no_llvm(); }
 
 #endif
+
+// Read through read_elf_image: ELFObjectFile's symbol accessors end the
+// process (report_fatal_error) on a symbol table whose entry size or bounds
+// are wrong, where ELFFile's checked ones return an error.
+Result<ElfSummary> read_elf_summary(std::span<const std::uint8_t> binary) {
+  KF_TRY_ASSIGN(image, read_elf_image(binary));
+  ElfSummary s;
+  s.machine = image.machine;
+  for (const auto& sec : image.sections) s.sections.push_back({sec.name, sec.size});
+  // Symbol 0 is the null symbol; section indices from 0xff00 up are special (absolute, common).
+  constexpr std::uint16_t kFirstReservedIndex = 0xff00;
+  for (std::size_t i = 1; i < image.symbols.size(); ++i) {
+    const auto& sym = image.symbols[i];
+    const bool defined = sym.section != 0 && sym.section < kFirstReservedIndex;
+    ElfSymbolInfo info{sym.name, {}, sym.section == 0 ? 0 : sym.value, sym.size};
+    if (defined && sym.section < image.sections.size()) info.section = image.sections[sym.section].name;
+    s.symbols.push_back(std::move(info));
+  }
+  return s;
+}
 
 }  // namespace kforge
