@@ -3,7 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <nlohmann/json.hpp>
+#include <memory>
+#include <string_view>
 
 #include "db/database.hpp"
 #include "db/sql_steps.hpp"
@@ -40,18 +41,37 @@ Status Database::put_measured_ceiling(const MeasuredCeilingRecord& r) {
 }
 
 Result<std::vector<MeasuredCeilingRecord>> Database::measured_ceilings() {
-  // One JSON object a row keeps the reading to sql::column's one text column.
-  KF_TRY_ASSIGN(rows, sql::column(db_, path_,
-                                  "SELECT json_object('device_key', d.key, 'name', c.name, 'value', c.value, "
-                                  "'unit', c.unit, 'method', c.method, 'tool_version', c.tool_version, "
-                                  "'created_at', c.created_at) FROM device_ceilings c JOIN devices d ON "
-                                  "d.id = c.device_id ORDER BY d.key, c.name"));
+  // Columns are read as stored: a row built as JSON text by SQLite does not
+  // parse where a column holds bytes that are not UTF-8 (nlohmann throws).
+  constexpr std::string_view kQuery =
+      "SELECT d.key, c.name, c.value, c.unit, c.method, c.tool_version, c.created_at FROM device_ceilings c "
+      "JOIN devices d ON d.id = c.device_id ORDER BY d.key, c.name";
+  sqlite3_stmt* raw = nullptr;
+  const int prepared = sqlite3_prepare_v2(db_, kQuery.data(), static_cast<int>(kQuery.size()), &raw, nullptr);
+  std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt*)> st(raw, sqlite3_finalize);
+  if (prepared != SQLITE_OK) return Error{ErrorCode::kDatabase, path_ + ": " + sqlite3_errmsg(db_), {}};
+  auto text = [raw](int col) {
+    const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(raw, col));
+    return p ? std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(raw, col))) : std::string();
+  };
   std::vector<MeasuredCeilingRecord> out;
-  for (const std::string& row : rows) {
-    const auto j = nlohmann::json::parse(row);
-    out.push_back({j["device_key"], j["name"], j["value"], j["unit"], j["method"], j["tool_version"],
-                   j["created_at"]});
+  int rc;
+  while ((rc = sqlite3_step(raw)) == SQLITE_ROW) {
+    MeasuredCeilingRecord& r = out.emplace_back();
+    r.device_key = text(0);
+    r.name = text(1);
+    // A value that is not a number (a damaged file) is refused as put_measured_ceiling refuses it.
+    const int type = sqlite3_column_type(raw, 2);
+    if (type != SQLITE_FLOAT && type != SQLITE_INTEGER)
+      return Error::bad_input(path_ + ": measured ceiling " + r.name + " of device " + r.device_key +
+                              " holds no number: '" + text(2) + "'");
+    r.value = sqlite3_column_double(raw, 2);
+    r.unit = text(3);
+    r.method = text(4);
+    r.tool_version = text(5);
+    r.created_at = text(6);
   }
+  if (rc != SQLITE_DONE) return Error{ErrorCode::kDatabase, path_ + ": " + sqlite3_errmsg(db_), {}};
   return out;
 }
 

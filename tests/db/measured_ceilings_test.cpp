@@ -61,3 +61,30 @@ TEST_CASE("a bad measured ceiling is refused and nothing stored is lost", "[db][
   REQUIRE(all.size() == 1);
   CHECK(all[0].value == 30);
 }
+
+TEST_CASE("a measured ceiling's text that is not UTF-8 reads back as stored", "[db][ceilings]") {
+  TempDir dir;
+  auto db = Database::open(dir.file("kforge.db"), Database::Mode::kReadWrite).value();
+  seed(*db, "dev-a");
+  auto c = ceiling("dev-a", "fp32_fma", 150);
+  c.method = "probe \xff\xfe";
+  REQUIRE(db->put_measured_ceiling(c).ok());
+  const auto all = db->measured_ceilings();
+  REQUIRE(all.ok());
+  REQUIRE(all->size() == 1);
+  CHECK(all->at(0).method == "probe \xff\xfe");
+  CHECK(all->at(0).value == 150);
+}
+
+TEST_CASE("a stored ceiling value that is not a number is an error naming it", "[db][ceilings]") {
+  TempDir dir;
+  const std::string path = dir.file("kforge.db");
+  auto db = Database::open(path, Database::Mode::kReadWrite).value();
+  seed(*db, "dev-a");
+  REQUIRE(db->put_measured_ceiling(ceiling("dev-a", "fp32_fma", 150)).ok());
+  raw_exec(path, "UPDATE device_ceilings SET value = 'fast'");
+  const auto all = db->measured_ceilings();
+  REQUIRE_FALSE(all.ok());
+  CHECK(all.error().code == ErrorCode::kBadInput);
+  CHECK(all.error().message.find("fp32_fma of device dev-a holds no number: 'fast'") != std::string::npos);
+}
