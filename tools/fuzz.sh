@@ -19,11 +19,12 @@ cmake -S tests/fuzz -B "$out" -DCMAKE_CXX_COMPILER=clang++-22 -DCMAKE_BUILD_TYPE
 cmake --build "$out" -j"$(nproc)"
 
 # Seeds: every input of the kind the repository holds, plus each
-# manifest's expressions one per file for the expression parser and the
-# plans in docs/sweep.md for the sweep plan's.
+# manifest's expressions one per file for the expression parser, the
+# plans in docs/sweep.md for the sweep plan's, and the database columns of
+# the JSON exports (and of every manifest) for the row readers'.
 seeds=$out/seeds
 rm -rf "$seeds"
-mkdir -p "$seeds"/{expr,manifest,operator_declaration,npy,problem_json,ptx,worker_protocol,sweep_plan,interchange}
+mkdir -p "$seeds"/{expr,manifest,operator_declaration,npy,problem_json,ptx,worker_protocol,sweep_plan,interchange,cubin,code_object,db_rows}
 n=0
 for f in $(find templates examples tests/data -name manifest.json); do cp "$f" "$seeds/manifest/$((n++)).json"; done
 for f in $(find examples tests/data -name operator.json); do cp "$f" "$seeds/operator_declaration/$((n++)).json"; done
@@ -33,6 +34,8 @@ for f in $(grep -rl --include='*.json' '"kforge-tuning-export"' examples tests/d
 cp tests/fuzz/seeds/ptx/* "$seeds/ptx/"
 cp tests/fuzz/seeds/worker_protocol/* "$seeds/worker_protocol/"
 cp tests/fuzz/seeds/interchange/* "$seeds/interchange/"
+cp tests/fuzz/seeds/cubin/* "$seeds/cubin/"
+cp tests/fuzz/seeds/code_object/* "$seeds/code_object/"
 python3 - "$seeds" <<'PY'
 import glob, json, sys
 seeds = sys.argv[1]
@@ -57,6 +60,25 @@ problems = [
 ]
 for i, p in enumerate(problems):
     open(f"{seeds}/problem_json/{i}.json", "w").write(json.dumps(p))
+# Row readers: a selector byte, a JSON column, NUL, a name column (fuzz_db_rows.cpp).
+rows = []
+for path in glob.glob("templates/**/manifest.json", recursive=True):
+    text = open(path).read()
+    rows += [(0, text, "default"), (2, text, "default")]
+exports = [f for f in glob.glob("tests/**/*.json", recursive=True) if '"kforge-tuning-export"' in open(f).read()]
+for path in sorted(exports):
+    doc = json.load(open(path))
+    for d in doc.get("devices", []):
+        rows += [(1, json.dumps(d.get("info")), d.get("key", "")), (2, json.dumps(d.get("info")), d.get("name", ""))]
+    for p in doc.get("problems", []):
+        rows.append((2, json.dumps(p.get("dims")), p.get("key", "")))
+    for r in doc.get("results", []):
+        rows += [(2, json.dumps(r.get("resources")), r.get("config", "")),
+                 (2, json.dumps(r.get("samples_ms")), r.get("config", ""))]
+    for t in doc.get("templates", []):
+        rows.append((0, json.dumps(t.get("manifest")), ""))
+for i, (selector, column, name) in enumerate(rows):
+    open(f"{seeds}/db_rows/{i}.bin", "wb").write(bytes([selector]) + column.encode() + b"\0" + name.encode())
 PY
 
 status=0
@@ -69,7 +91,11 @@ if ! "$out/generator_tests_sanitized" >"$out/generator_tests.log" 2>&1; then
 else
   grep -E "test cases" "$out/generator_tests.log" | sed "s/^/sanitizers: /"
 fi
-for target in expr manifest operator_declaration npy problem_json ptx worker_protocol sweep_plan interchange; do
+for target in expr manifest operator_declaration npy problem_json ptx worker_protocol sweep_plan interchange cubin code_object db_rows; do
+  if [ ! -x "$out/fuzz_$target" ]; then
+    echo "fuzz: $target SKIPPED: not built (LLVM 15 not found)"
+    continue
+  fi
   artifacts=$out/artifacts/$target
   mkdir -p "$artifacts" "$out/corpus/$target"
   echo "fuzz: $target, $runs executions"
