@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "core/exit_status.hpp"
 #include "core/result.hpp"
 #include "generator/problem.hpp"
 #include "runtime/catalog/template_catalog.hpp"
@@ -17,18 +18,12 @@
 
 namespace kforge::cli {
 
-/// Exit codes besides 0 (docs/cli.md): bad input, any other failure, a
-/// comparison that found a regression, a tune in which no candidate passed.
-inline constexpr int kExitFailure = 1;
-inline constexpr int kExitBadInput = 2;
-inline constexpr int kExitRegression = 3;
-inline constexpr int kExitNoCandidatePassed = 4;
-
-/// Thrown by a command that has written its output and ends with `code`;
-/// main returns it once the command's objects are destroyed.
-struct ExitStatus {
-  int code;
-};
+/// Exit codes and ExitStatus (docs/cli.md) are core/exit_status.hpp's.
+using kforge::ExitStatus;
+using kforge::kExitBadInput;
+using kforge::kExitFailure;
+using kforge::kExitNoCandidatePassed;
+using kforge::kExitRegression;
 
 /// Version of every JSON object the CLI writes to stdout (docs/cli.md); bump
 /// it when a field changes meaning or goes away.

@@ -63,9 +63,7 @@ int main(int argc, char** argv) {
     return e.code;
   } catch (const ErrorException& e) {
     cli::print_error(e.error().message, json);
-    const bool bad_input =
-        e.error().code == ErrorCode::kBadInput || e.error().code == ErrorCode::kNotFound;
-    return bad_input ? cli::kExitBadInput : cli::kExitFailure;
+    return exit_code_for(e.error());
   } catch (const std::bad_alloc&) {
     cli::print_error("out of host memory (std::bad_alloc)", json);
     return cli::kExitFailure;

@@ -1,14 +1,13 @@
 // Per-rank databases of a distributed sweep.
-#include "tools/rank_databases.hpp"
+#include "sweep/rank_databases.hpp"
 
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
 #include <optional>
 
-#include "tools/cli_common.hpp"
 
-namespace kforge::cli {
+namespace kforge {
 
 namespace fs = std::filesystem;
 
@@ -39,7 +38,7 @@ std::optional<int> rank_of(const std::string& name) {
 
 }  // namespace
 
-std::vector<MergedRankDatabase> merge_rank_databases(Database& db, const std::string& db_path) {
+Result<std::vector<MergedRankDatabase>> merge_rank_databases(Database& db, const std::string& db_path) {
   std::vector<MergedRankDatabase> out;
   std::error_code ec;
   const fs::path dir = rank_databases_dir(db_path);
@@ -51,10 +50,12 @@ std::vector<MergedRankDatabase> merge_rank_databases(Database& db, const std::st
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.rank < b.rank; });
   for (auto& m : out) {
     {
-      auto rank_db = unwrap(Database::open(m.path, Database::Mode::kReadOnly));
-      for (const auto& p : unwrap(rank_db->problems())) m.problems.insert(p.key);
+      KF_TRY_ASSIGN(rank_db, Database::open(m.path, Database::Mode::kReadOnly));
+      KF_TRY_ASSIGN(problems, rank_db->problems());
+      for (const auto& p : problems) m.problems.insert(p.key);
     }
-    m.merge = unwrap(db.merge_from(m.path));
+    KF_TRY_ASSIGN(merge, db.merge_from(m.path));
+    m.merge = merge;
   }
   return out;
 }
@@ -70,4 +71,4 @@ std::string merge_line(const MergedRankDatabase& m) {
          " sweeps, " + std::to_string(m.problems.size()) + " problems";
 }
 
-}  // namespace kforge::cli
+}  // namespace kforge

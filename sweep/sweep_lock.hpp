@@ -10,7 +10,7 @@
 #include "core/result.hpp"
 #include "db/file_lease.hpp"
 
-namespace kforge::cli {
+namespace kforge {
 
 class SweepLock {
  public:
@@ -26,4 +26,4 @@ class SweepLock {
   FileLease lease_;
 };
 
-}  // namespace kforge::cli
+}  // namespace kforge

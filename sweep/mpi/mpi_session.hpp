@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace kforge::cli {
+namespace kforge {
 
 class MpiSession {
  public:
@@ -73,4 +73,4 @@ class MpiSession {
   mutable std::mutex mu_;
 };
 
-}  // namespace kforge::cli
+}  // namespace kforge

@@ -10,7 +10,7 @@
 
 #include "db/database.hpp"
 
-namespace kforge::cli {
+namespace kforge {
 
 /// "DB.ranks": the folder beside the plan's database.
 std::string rank_databases_dir(const std::string& db_path);
@@ -28,7 +28,7 @@ struct MergedRankDatabase {
 /// Merges every rank-R.db in the folder (any R: an earlier run may have had
 /// more ranks) into `db`, in rank order; the files stay, so that a rank that
 /// resumes a task finds its own results. None when the folder is missing.
-std::vector<MergedRankDatabase> merge_rank_databases(Database& db, const std::string& db_path);
+Result<std::vector<MergedRankDatabase>> merge_rank_databases(Database& db, const std::string& db_path);
 
 /// Removes the folder and the files in it, once every rank database is merged.
 void remove_rank_databases(const std::string& db_path);
@@ -36,4 +36,4 @@ void remove_rank_databases(const std::string& db_path);
 /// One line on what a merge added: "rank-2.db: +5 results (1 already present)".
 std::string merge_line(const MergedRankDatabase& m);
 
-}  // namespace kforge::cli
+}  // namespace kforge

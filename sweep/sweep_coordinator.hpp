@@ -19,7 +19,7 @@
 #include "sweep/sweep_eta.hpp"
 #include "sweep/sweep_runner.hpp"
 
-namespace kforge::cli {
+namespace kforge {
 
 /// Who a rank is, as it told rank 0.
 struct RankIdentity {
@@ -96,4 +96,4 @@ class SweepCoordinator {
   bool tty_;
 };
 
-}  // namespace kforge::cli
+}  // namespace kforge

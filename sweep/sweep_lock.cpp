@@ -1,8 +1,8 @@
-#include "tools/sweep_lock.hpp"
+#include "sweep/sweep_lock.hpp"
 
-#include "tools/rank_databases.hpp"
+#include "sweep/rank_databases.hpp"
 
-namespace kforge::cli {
+namespace kforge {
 
 std::string SweepLock::path_for(const std::string& db_path) { return rank_databases_dir(db_path) + ".lock"; }
 
@@ -17,4 +17,4 @@ Result<SweepLock> SweepLock::acquire(const std::string& db_path) {
   return SweepLock(std::move(**lease));
 }
 
-}  // namespace kforge::cli
+}  // namespace kforge

@@ -1,14 +1,15 @@
 // MPI for the distributed sweep.
-#include "tools/mpi_session.hpp"
+#include "sweep/mpi/mpi_session.hpp"
 
 #include <mpi.h>
 
 #include <cstdlib>
 #include <exception>
+#include <iostream>
 
-#include "tools/cli_common.hpp"
+#include "core/exit_status.hpp"
 
-namespace kforge::cli {
+namespace kforge {
 
 namespace {
 
@@ -21,8 +22,7 @@ int exit_code_of(const std::exception_ptr& e) {
   try {
     std::rethrow_exception(e);
   } catch (const ErrorException& x) {
-    const auto code = x.error().code;
-    return code == ErrorCode::kBadInput || code == ErrorCode::kNotFound ? kExitBadInput : kExitFailure;
+    return exit_code_for(x.error());
   } catch (const ExitStatus& x) {
     return x.code;
   } catch (...) {
@@ -66,7 +66,7 @@ void MpiSession::on_every_rank(const std::function<void()>& step) const {
 }
 
 void MpiSession::abort(const std::string& message) const {
-  print_error("rank " + std::to_string(rank_) + ": " + message, false);
+  std::cerr << "kforge: error: rank " << rank_ << ": " << message << "\n";
   MPI_Abort(MPI_COMM_WORLD, kExitFailure);
   std::abort();  // MPI_Abort does not return; this says so to the compiler
 }
@@ -134,4 +134,4 @@ void MpiSession::answer(int to, long long value) const {
   MPI_Send(&value, 1, MPI_LONG_LONG, to, kTagAnswer, MPI_COMM_WORLD);
 }
 
-}  // namespace kforge::cli
+}  // namespace kforge

@@ -1,13 +1,12 @@
 // Rank 0's hand-out, reports and progress for a distributed sweep.
-#include "tools/sweep_coordinator.hpp"
+#include "sweep/sweep_coordinator.hpp"
 
 #include <unistd.h>
 
 #include <cstdio>
+#include <sstream>
 
-#include "tools/cli_common.hpp"
-
-namespace kforge::cli {
+namespace kforge {
 
 nlohmann::json RankIdentity::to_json() const {
   return {{"rank", rank},
@@ -28,6 +27,14 @@ RankIdentity RankIdentity::from_json(const nlohmann::json& j) {
 }
 
 namespace {
+
+/// `v` with `precision` significant digits, as the progress lines show it.
+std::string number(double v, int precision = 4) {
+  std::ostringstream s;
+  s.precision(precision);
+  s << v;
+  return s.str();
+}
 
 std::vector<double> budgets_of(const std::vector<SweepTask>& tasks, const std::vector<std::size_t>& pending) {
   std::vector<double> out;
@@ -72,7 +79,7 @@ std::string SweepCoordinator::counts() const {
   std::string s =
       "[" + std::to_string(dispatch_.finished()) + "/" + std::to_string(dispatch_.total()) + " done";
   if (failed_ > 0) s += ", " + std::to_string(failed_) + " failed";
-  if (auto left = eta_s()) s += ", eta " + fmt(*left, 3) + " s";
+  if (auto left = eta_s()) s += ", eta " + number(*left, 3) + " s";
   return s + "]";
 }
 
@@ -81,7 +88,7 @@ std::string SweepCoordinator::status_line() const {
   for (std::size_t r = 0; r < ranks_.size(); ++r) {
     const auto task = dispatch_.running(static_cast<int>(r));
     s += "  r" + std::to_string(r) + ": " +
-         (task ? tasks_[*task].key + " " + fmt(elapsed_s(started_[r]), 3) + "s" : std::string("idle"));
+         (task ? tasks_[*task].key + " " + number(elapsed_s(started_[r]), 3) + "s" : std::string("idle"));
   }
   return s;
 }
@@ -126,11 +133,11 @@ void SweepCoordinator::record(int rank, const nlohmann::json& report) {
     what = "ran, " + std::to_string(r.evaluated) + " evaluated (" + std::to_string(r.evaluated_now) +
            " now), failed: " + failures_text(r.failed) + ", winner " +
            (r.winner ? r.winner->template_name + " " + r.winner->config + " " +
-                           fmt(r.winner->timing.median_ms) + " ms"
+                           number(r.winner->timing.median_ms) + " ms"
                      : std::string("none"));
   }
   print(counts() + " rank " + std::to_string(rank) + " finished task " + std::to_string(r.task->index) + " " +
-        r.task->key + " in " + fmt(busy, 3) + " s: " + what);
+        r.task->key + " in " + number(busy, 3) + " s: " + what);
   reports_[*task] = std::move(r);
 }
 
@@ -173,4 +180,4 @@ std::vector<RankStats> SweepCoordinator::rank_stats() const {
   return stats_;
 }
 
-}  // namespace kforge::cli
+}  // namespace kforge
