@@ -414,7 +414,8 @@ std::optional<DistributedSweepOutcome> run_distributed_sweep(MpiSession& mpi, co
   std::vector<std::string> merges;
   announce(coordinator, *setup, start, pending, merges, mpi.size());
   DistributedSweepOutcome out = coordinate(mpi, *setup, std::move(rank_db), s, coordinator);
-  for (const auto& m : merge_rank_databases(*start.db, s.db).value()) {
+  const std::vector<MergedRankDatabase> merged = merge_rank_databases(*start.db, s.db).value();
+  for (const auto& m : merged) {
     merges.push_back(merge_line(m));
     coordinator.note("merged " + merges.back());
   }
