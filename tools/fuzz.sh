@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (tests/fuzz) with clang++-22 and
-# -fsanitize=fuzzer,address,undefined, runs the generator's unit tests under
-# ASan and UBSan, seeds each fuzz target from the repository's own
+# -fsanitize=fuzzer,address,undefined, runs the generator's and the database's
+# unit tests under ASan and UBSan, seeds each fuzz target from the repository's own
 # inputs, and runs it for a fixed number of executions. A crash, a leak or
 # undefined behaviour fails the run; libFuzzer leaves the input that did it
 # in the target's artifact folder, to be committed under tests/fuzz/regressions.
@@ -83,15 +83,17 @@ for i, (selector, column, name) in enumerate(rows):
 PY
 
 status=0
-# The generator's unit tests under the same sanitizers, first.
-echo "sanitizers: generator unit tests (ASan, UBSan)"
-if ! "$out/generator_tests_sanitized" >"$out/generator_tests.log" 2>&1; then
-  tail -n 60 "$out/generator_tests.log"
-  echo "sanitizers: generator unit tests FAILED"
-  status=1
-else
-  grep -E "test cases" "$out/generator_tests.log" | sed "s/^/sanitizers: /"
-fi
+# The generator's and the database's unit tests under the same sanitizers, first.
+for suite in generator db; do
+  echo "sanitizers: $suite unit tests (ASan, UBSan)"
+  if ! "$out/${suite}_tests_sanitized" >"$out/${suite}_tests.log" 2>&1; then
+    tail -n 60 "$out/${suite}_tests.log"
+    echo "sanitizers: $suite unit tests FAILED"
+    status=1
+  else
+    grep -E "test cases" "$out/${suite}_tests.log" | sed "s/^/sanitizers: $suite: /"
+  fi
+done
 for target in expr manifest operator_declaration npy problem_json ptx worker_protocol sweep_plan interchange cubin code_object db_rows; do
   if [ ! -x "$out/fuzz_$target" ]; then
     echo "fuzz: $target SKIPPED: not built (LLVM 15 not found)"
