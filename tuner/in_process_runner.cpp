@@ -147,7 +147,8 @@ Result<std::unique_ptr<InProcessRunner>> InProcessRunner::create(
   // Only a compiler that builds one program of many can be asked to.
   r->pipeline_.combine = pipeline.combine && device.compiler().combines_programs();
   r->code_generator_ = code_generator;
-  r->ahead_ = std::make_unique<CompileQueue<std::pair<std::string, std::string>, Ready>>(std::max(1, pipeline.threads));
+  r->ahead_ =
+      std::make_unique<CompileQueue<std::pair<std::string, std::string>, Ready>>(compile_threads(pipeline.threads));
   // Fresh random inputs (never zeros), one set per validation kind; the
   // references are computed once and shared by every candidate, and with a
   // reference directory by every later process of the run.

@@ -17,7 +17,7 @@ namespace kforge {
 struct TuneRequest;
 
 struct CompilePipeline {
-  int threads = 1;            ///< compile threads, resolved (compile_threads)
+  int threads = 1;            ///< compile threads; 0: from the cores and memory (compile_threads)
   std::size_t batch = 0;      ///< candidates compiled ahead per batch; 0: each compiled when evaluated
   bool overlap = false;       ///< compiles go on while candidates are measured
   /// A thread's share of a batch is built as one program (Compiler::combines_programs):

@@ -206,7 +206,7 @@ Result<RunnerSetup> setup_from_json(const nlohmann::json& j) {
     s.workload_seed = j["workload_seed"].get<std::uint64_t>();
     s.protocol = protocol_from_json(j.at("protocol"));
     s.cache_dir = j.value("cache_dir", std::string());
-    s.pipeline.threads = compile_threads(integer_or(j, "compile_threads", 0));
+    s.pipeline.threads = integer_or(j, "compile_threads", 0);  // 0: the runner counts the cores
     s.pipeline.overlap = j.value("compile_overlap", false);
     s.pipeline.combine = j.value("combine_programs", false);
     s.code_generator = j.value("code_generator", false);
