@@ -7,7 +7,9 @@
 #include "core/printable.hpp"
 #include "db/json_interchange.hpp"
 #include "db/tuning_set.hpp"
+#include "report/export_binaries.hpp"
 #include "report/export_tuning.hpp"
+#include "runtime/kinds/binary_cache.hpp"
 #include "tools/commands.hpp"
 #include "tuner/build_version.hpp"
 
@@ -27,6 +29,8 @@ struct ExportOptions {
   bool winners_only = false;  ///< db export: only the winners' results
   bool json = false;          ///< db export --json: accepted; JSON is its only format
   bool summary = false;       ///< export --json: a JSON summary of what --out received
+  std::string binaries;       ///< --binaries DIR: the winners' compiled binaries go there
+  std::string cache_dir;      ///< --cache-dir: the binary cache they come from ("": the default)
 };
 
 /// What `export --json` reports once the file is written (docs/cli.md).
@@ -53,6 +57,16 @@ void write_output(const std::string& path, const std::string& text) {
   if (!f) throw ErrorException(Error::bad_input(path + ": cannot write the export"));
 }
 
+/// --binaries: the winners' binaries copied, what could not be said on stderr.
+BinaryExport copy_binaries(const TuningSet& set, const ExportOptions& s) {
+  const std::string cache = s.cache_dir.empty() ? BinaryCache::default_dir() : s.cache_dir;
+  BinaryExport b = unwrap(export_binaries(set, cache, s.binaries));
+  std::cerr << "kforge: copied " << b.copied << " binar" << (b.copied == 1 ? "y" : "ies") << " to " << s.binaries
+            << "\n";
+  for (const auto& line : b.missing) std::cerr << "kforge: warning: no binary of " << line << "\n";
+  return b;
+}
+
 /// Registers the export flags and callback on `cmd`. A database dump (`db
 /// export`) is always JSON and keeps every result and template version
 /// unless told otherwise.
@@ -73,6 +87,12 @@ void configure_export(CLI::App* cmd, CommonOptions& o, bool dump) {
                   "Keep winners and results of template versions that are no longer current");
     cmd->add_option("--namespace", s->ns, "C++ namespace of the header format")->capture_default_str();
     cmd->add_flag("--json", s->summary, "After writing --out, print a JSON summary of what it holds (docs/cli.md)");
+    cmd->add_option("--binaries", s->binaries,
+                    "Also copy the winners' compiled binaries from the binary cache into this folder, in the "
+                    "cache's layout (docs/export.md, \"Binaries\")")
+        ->check(non_empty_path());
+    cmd->add_option("--cache-dir", s->cache_dir, "The binary cache --binaries copies from (default: the tuner's)")
+        ->check(non_empty_path());
   }
   cmd->add_option("--out", s->out, "Write to this file instead of stdout");
   add_device_filter_flag(*cmd, s->device);
@@ -119,7 +139,11 @@ void configure_export(CLI::App* cmd, CommonOptions& o, bool dump) {
     }
     const std::string& text = exported.text;
     write_output(s->out, text);
-    if (s->summary) print_json(export_summary(o, *s, set, text.size(), dropped));
+    std::optional<BinaryExport> binaries;
+    if (!s->binaries.empty()) binaries = copy_binaries(set, *s);
+    nlohmann::json summary = export_summary(o, *s, set, text.size(), dropped);
+    if (binaries) summary["binaries"] = {{"dir", s->binaries}, {"copied", binaries->copied}, {"missing", binaries->missing}};
+    if (s->summary) print_json(summary);
   });
 }
 

@@ -424,6 +424,9 @@ class InProcessRunner::CandidateBinaries final : public BinarySource {
     e_.compile_ms = compiled->compile_ms;
     e_.compile_log = compiled->log;
     e_.resources = compiled->resources.to_json();
+    // The binary cache entry it is kept under (or would be): an export
+    // finds a winner's binary by it (report/export_binaries.hpp).
+    e_.resources["binary_key"] = runner_.cache_key(input.tpl, input.inst).digest();
     return compiled;
   }
 

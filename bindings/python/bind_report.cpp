@@ -8,9 +8,11 @@
 #include "bindings/python/python_errors.hpp"
 #include "db/tuning_set.hpp"
 #include "report/device_ceilings.hpp"
+#include "report/export_binaries.hpp"
 #include "report/export_tuning.hpp"
 #include "report/report_renderer.hpp"
 #include "runtime/catalog/template_catalog.hpp"
+#include "runtime/kinds/binary_cache.hpp"
 #include "tuner/build_version.hpp"
 
 namespace nb = nanobind;
@@ -44,7 +46,8 @@ TuningFilter filter_of(const OptionalText& device, const OptionalText& op, const
 nb::dict export_text(const std::string& source, const std::string& format, const OptionalText& device,
                      const OptionalText& op, const OptionalText& dtype, const OptionalText& layout,
                      const OptionalText& problem, bool all_results, bool include_stale, const std::string& ns,
-                     const std::vector<std::string>& template_dirs) {
+                     const std::vector<std::string>& template_dirs, const OptionalText& binaries,
+                     const OptionalText& cache_dir) {
   const TemplateCatalog catalog = catalog_with(template_dirs);
   report::ExportRequest request;
   request.format = format;
@@ -53,11 +56,20 @@ nb::dict export_text(const std::string& source, const std::string& format, const
   request.ns = ns;
   request.exported_by = version_line();
   report::ExportOutput out;
+  std::optional<report::BinaryExport> copied;
   {
     nb::gil_scoped_release release;
     out = unwrap(report::export_tuning(source, request, catalog));
+    if (binaries)
+      copied = unwrap(report::export_binaries(out.set, cache_dir.value_or(BinaryCache::default_dir()), *binaries));
   }
   nb::dict d;
+  if (copied) {
+    nb::dict b;
+    b["copied"] = copied->copied;
+    b["missing"] = copied->missing;
+    d["binaries"] = b;
+  }
   d["text"] = out.text;
   d["stale_left_out"] = out.stale_left_out;
   d["skipped"] = out.skipped;
@@ -84,7 +96,9 @@ void bind_report(nb::module_& m) {
   m.def("export_tuning", &export_text, nb::arg("source"), nb::arg("format"), nb::arg("device").none(),
         nb::arg("op").none(), nb::arg("dtype").none(), nb::arg("layout").none(), nb::arg("problem").none(),
         nb::arg("all_results"), nb::arg("include_stale"), nb::arg("namespace"), nb::arg("template_dirs"),
-        "An export of a database or JSON export (docs/export.md): {text, stale_left_out, skipped, holds_all_results}.");
+        nb::arg("binaries").none(), nb::arg("cache_dir").none(),
+        "An export of a database or JSON export (docs/export.md): {text, stale_left_out, skipped, holds_all_results},\n"
+        "with {binaries: {copied, missing}} where the winners' binaries were copied.");
   m.def("report_html", &report_html, nb::arg("source"), nb::arg("device").none(), nb::arg("op").none(),
         nb::arg("dtype").none(), nb::arg("layout").none(), nb::arg("problem").none(), nb::arg("title").none(),
         nb::arg("ceilings").none(), nb::arg("template_dirs"),

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -249,8 +250,16 @@ BinaryCache::BinaryCache(BinaryCache&& o) noexcept
       corrupt_(o.corrupt_.load()), writes_(o.writes_.load()) {}
 
 std::string BinaryCache::entry_path(const BinaryCacheKey& key) const {
-  const std::string d = key.digest();
-  return dir_ + "/" + d.substr(0, 2) + "/" + d + ".bin";
+  return dir_ + "/" + relative_path(key.digest());
+}
+
+std::string BinaryCache::relative_path(const std::string& digest) {
+  return digest.substr(0, 2) + "/" + digest + ".bin";
+}
+
+bool BinaryCache::is_digest(const std::string& text) {
+  return text.size() == 32 &&
+         std::all_of(text.begin(), text.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
 
 std::optional<CompiledKernel> BinaryCache::get(const BinaryCacheKey& key) {

@@ -87,6 +87,10 @@ class BinaryCache {
 
   /// Path of the entry for `key` (present or not), for tests and tools.
   std::string entry_path(const BinaryCacheKey& key) const;
+  /// "<2 hex>/<digest>.bin": where the entry of `digest` sits under a cache directory.
+  static std::string relative_path(const std::string& digest);
+  /// Whether `text` is a digest (BinaryCacheKey::digest): 32 lowercase hex digits.
+  static bool is_digest(const std::string& text);
   const std::string& dir() const { return dir_; }
   Stats stats() const;
 

@@ -53,6 +53,25 @@ def test_launch_of_the_winner_matches_the_reference(device, tuned, cache_dir):
     assert lookup.kernel_stats["compiles"] == 0
 
 
+def test_an_export_carries_the_winners_binaries(device, tuned, cache_dir, tmp_path):
+    """export(binaries=DIR) copies the winner's binary from the tuner's cache;
+    a lookup whose cache is that folder alone launches it compiling nothing."""
+    db, _, _ = tuned
+    shipped = tmp_path / "binaries"
+    kforge.export(db, out=str(tmp_path / "winners.json"), binaries=shipped, cache_dir=cache_dir)
+    assert len(list(shipped.rglob("*.bin"))) == 1
+    lookup = kforge.Lookup(device, db=str(db), cache_dir=str(shipped))
+    sel = lookup.select("gemm", TINY_GEMM)
+    a, b = gemm_inputs(TINY_GEMM["M"], TINY_GEMM["N"], TINY_GEMM["K"], seed=6)
+    c = np.full((TINY_GEMM["M"], TINY_GEMM["N"]), np.nan, dtype=np.float32)
+    lookup.launch(sel, A=a, B=b, C=c, alpha=1.0, beta=0.0)
+    np.testing.assert_allclose(c, gemm_reference(a, b), rtol=1e-4, atol=1e-4)
+    assert lookup.kernel_stats["compiles"] == 0
+    # From an empty cache nothing is copied, and the export says which winner.
+    with pytest.warns(UserWarning, match="no binary of .* not in the binary cache"):
+        kforge.export(db, binaries=tmp_path / "none", cache_dir=tmp_path / "empty")
+
+
 def test_an_exception_in_progress_is_raised_after_the_run(device, tmp_path, cache_dir):
     def progress(event):
         raise RuntimeError("stop here")

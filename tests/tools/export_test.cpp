@@ -5,7 +5,9 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include <nlohmann/json.hpp>
 
@@ -447,4 +449,31 @@ int main() {
   REQUIRE(pclose(run) == 0);
   const std::string bm = config.substr(config.find("BM") + 2, config.find('_', config.find("BM")) - config.find("BM") - 2);
   CHECK(out == "5 fixture_gemm_mma " + config + " BM=" + bm + " ok\n");
+}
+
+TEST_CASE("export --binaries copies the entries winners name, and refuses a key that is not a digest",
+          "[export]") {
+  FixtureDir f;
+  const std::string digest = "0123456789abcdef0123456789abcdef";
+  tamper(f.base, "UPDATE results SET resources_json = json_set(coalesce(resources_json, '{}'), '$.binary_key', '" +
+                     digest + "') WHERE id = (SELECT min(result_id) FROM winners)");
+  tamper(f.base, "UPDATE results SET resources_json = json_set(coalesce(resources_json, '{}'), '$.binary_key', "
+                 "'../../../outside') WHERE id = (SELECT max(result_id) FROM winners)");
+  const std::string cache = f.dir.file("cache"), shipped = f.dir.file("shipped");
+  std::filesystem::create_directories(cache + "/01");
+  test::write_file(cache + "/01/" + digest + ".bin", "entry bytes");
+  const auto r = test::run_kforge("export --db " + f.base + " --include-stale --out " + f.dir.file("w.json") + " --binaries " +
+                                  shipped + " --cache-dir " + cache + " --json");
+  const json summary = json::parse(ok_output(r));
+  CHECK(summary["binaries"]["copied"] == 1);
+  std::ifstream copied(shipped + "/01/" + digest + ".bin");
+  CHECK(std::string(std::istreambuf_iterator<char>(copied), {}) == "entry bytes");
+  // Every other winner is named: the tampered key refused, the rest without one.
+  const auto& missing = summary["binaries"]["missing"];
+  CHECK(missing.size() + 1 == summary["winners"].get<std::size_t>());
+  CHECK(std::count_if(missing.begin(), missing.end(), [](const json& m) {
+          return m.get<std::string>().find("not a cache digest: '\"../../../outside\"'") != std::string::npos;
+        }) == 1);
+  CHECK_FALSE(std::filesystem::exists(f.dir.file("outside")));
+  CHECK_THAT(r.err, Catch::Contains("kforge: copied 1 binary to " + shipped));
 }
