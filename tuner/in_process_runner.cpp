@@ -144,8 +144,6 @@ Result<std::unique_ptr<InProcessRunner>> InProcessRunner::create(
   std::unique_ptr<InProcessRunner> r(
       new InProcessRunner(device, op, problem, std::move(templates), protocol, std::move(cache)));
   r->pipeline_ = pipeline;
-  // Only a compiler that builds one program of many can be asked to.
-  r->pipeline_.combine = pipeline.combine && device.compiler().combines_programs();
   r->code_generator_ = code_generator;
   r->ahead_ =
       std::make_unique<CompileQueue<std::pair<std::string, std::string>, Ready>>(compile_threads(pipeline.threads));
@@ -240,7 +238,8 @@ std::vector<InProcessRunner::Ready> InProcessRunner::compile_combined(
     auto source = combine_instances(tpl, prelude_text(device_.info().backend), insts);
     if (!source.ok()) {
       uncombined_.insert(tpl.manifest.name);
-    } else if (auto built = device_.compiler().compile_combined(*source, insts, ""); built.ok()) {
+    } else if (auto built = template_kind(tpl).compiler(device_)->compile_combined(*source, insts, "");
+               built.ok()) {
       for (std::size_t i : launched) {
         out[i].compiled = std::move((*built)[i]);
         out[i].cache_hit = false;
@@ -268,6 +267,11 @@ Result<CompiledKernel> InProcessRunner::compile(const TemplateSource& tpl, const
   auto build = [&] { return template_kind(tpl).compile(device_, tpl, inst); };
   if (!cache_) return build();
   return cache_->get_or_compile(cache_key(tpl, inst), build, cache_hit, BinaryCache::Store::kWhenFree);
+}
+
+bool InProcessRunner::combines_programs(const TemplateSource& tpl) const {
+  const Compiler* c = template_kind(tpl).compiler(device_);
+  return c && c->combines_programs();
 }
 
 BinaryCacheKey InProcessRunner::cache_key(const TemplateSource& tpl, const Instance& inst) const {
@@ -780,7 +784,7 @@ Result<PrecompileReport> InProcessRunner::precompile(const std::vector<Candidate
     auto inst = instantiate(*tpl, prelude_text(info.backend), op_, *cfg, problem_, info.limits());
     if (!inst.ok()) continue;
     auto shared = std::make_shared<Instance>(std::move(*inst));
-    if (combine && !uncombined_.count(tpl->manifest.name)) {
+    if (combine && combines_programs(*tpl) && !uncombined_.count(tpl->manifest.name)) {
       auto program = std::find_if(to_combine.begin(), to_combine.end(),
                                   [&](const Program& p) { return p.tpl == tpl && p.group == c.group; });
       if (program == to_combine.end()) program = to_combine.insert(to_combine.end(), {tpl, c.group, {}, {}});

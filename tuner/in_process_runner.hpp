@@ -103,6 +103,8 @@ class InProcessRunner final : public CandidateRunner {
   /// fastest finalist's is stored (retime), the one the runtime will serve.
   Result<CompiledKernel> compile(const TemplateSource& tpl, const Instance& inst, bool* cache_hit);
   BinaryCacheKey cache_key(const TemplateSource& tpl, const Instance& inst) const;
+  /// Whether `tpl`'s kind compiles through a Compiler that builds one program of many.
+  bool combines_programs(const TemplateSource& tpl) const;
   struct Ready;
   /// Builds `members` (instances of `tpl`) as one program where the compiler
   /// combines programs (generator/program_combiner.hpp), else, or when that

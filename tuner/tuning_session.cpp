@@ -15,6 +15,7 @@
 #include "generator/backend_parameters.hpp"
 #include "generator/search_space.hpp"
 #include "runtime/catalog/can_implement.hpp"
+#include "runtime/kinds/template_kind.hpp"
 #include "templates/builtin_templates.hpp"
 #include "tuner/build_version.hpp"
 #include "tuner/in_process_runner.hpp"
@@ -341,7 +342,13 @@ Status TuningSession::load_stored(TemplateState& st) {
 }
 
 void TuningSession::plan_pipeline() {
-  pipeline_ = plan_compile_pipeline(request_, device_.info().device_type, device_.compiler(), states_.size(),
+  // The compiler of the templates' kind: the device's for source templates,
+  // none where every template is a library call or a Triton kernel.
+  Compiler* compiler = nullptr;
+  for (const auto& st : states_) {
+    if (Compiler* c = template_kind(*st.tpl).compiler(device_)) compiler = c;
+  }
+  pipeline_ = plan_compile_pipeline(request_, device_.info().device_type, compiler, states_.size(),
                                     !request_.worker_command.empty());
   summary_.pipeline.compile_overlap = pipeline_.overlap;
   summary_.worker.code_generators = pipeline_.code_generators;

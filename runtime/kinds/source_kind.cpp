@@ -13,9 +13,12 @@ class SourceKind final : public TemplateKind {
   std::string unavailable(const TemplateSource&) const override { return {}; }
   bool compiles() const override { return true; }
 
+  /// The device's own: NVRTC, hipRTC or the OpenCL driver's.
+  Compiler* compiler(Device& device) const override { return &device.compiler(); }
+
   Result<CompiledKernel> compile(Device& device, const TemplateSource&, const Instance& inst) const override {
     // No options: the tuner's binaries are the lookup's cache hits.
-    return device.compiler().compile(inst.source, inst.kernel_name, "");
+    return compiler(device)->compile(inst.source, inst.kernel_name, "");
   }
 
   Result<KernelBuild> build(const BuildInput& input, BinarySource& binaries) const override {

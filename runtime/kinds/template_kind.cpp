@@ -18,6 +18,8 @@ Result<CompiledKernel> CompileAlways::obtain(const BuildInput&, const Compile& c
   return compile();
 }
 
+Compiler* TemplateKind::compiler(Device&) const { return nullptr; }
+
 Result<CompiledKernel> TemplateKind::compile(Device&, const TemplateSource& tpl, const Instance&) const {
   return Error{ErrorCode::kUnsupported,
                "template '" + tpl.manifest.name + "' (kind " + std::string(name()) + ") has no compile step",

@@ -86,6 +86,12 @@ class TemplateKind {
   /// Whether a build has a compile step whose binary can be made ahead of
   /// its use and kept in the binary cache (a bound library call has none).
   virtual bool compiles() const = 0;
+  /// The compiler that builds this kind's binaries for `device`'s backend,
+  /// the one whose capabilities (combining a batch into one program, code
+  /// generation at the first launch) plan a tune's compile pipeline; null
+  /// where no Compiler does: a bound library call, or Triton, whose
+  /// compiler runs in a helper process one kernel at a time.
+  virtual Compiler* compiler(Device& device) const;
   /// The compile step alone (kinds that compile): the binary of `inst`, an
   /// instance of `tpl`, for `device`.
   virtual Result<CompiledKernel> compile(Device& device, const TemplateSource& tpl, const Instance& inst) const;

@@ -87,6 +87,14 @@ TEST_CASE("template kinds: the manifest's kind chooses the build", "[template_ki
   CHECK(libraries >= 3);  // clblast, cublaslt, hipblaslt
 }
 
+TEST_CASE("template kinds: each kind names the compiler that builds it for a device", "[template_kind]") {
+  auto device = open_device("auto");
+  REQUIRE(device.ok());
+  CHECK(source_kind().compiler(**device) == &(*device)->compiler());
+  CHECK(library_kind().compiler(**device) == nullptr);  // a bound call: nothing compiled
+  CHECK(triton_kind().compiler(**device) == nullptr);   // Triton's own, in a helper process
+}
+
 TEST_CASE("template kinds: a library template is unavailable for its library's reason", "[template_kind]") {
   auto all = builtin_templates();
   REQUIRE(all.ok());

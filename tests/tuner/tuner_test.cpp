@@ -423,31 +423,38 @@ TEST_CASE("the compile pipeline is planned once from the device's type and its c
   req.compile_threads = 2;
   // PoCL on the CPU: batches between timed runs, each thread's share one
   // program, code generators for the worker, the batch validated first.
-  CompilePipeline p = plan_compile_pipeline(req, DeviceType::kCpu, (*pocl)->compiler(), 1, true);
+  CompilePipeline p = plan_compile_pipeline(req, DeviceType::kCpu, &(*pocl)->compiler(), 1, true);
   CHECK_FALSE(p.overlap);
   CHECK(p.combine);
   CHECK(p.batch == 16);
   CHECK(p.code_generators == 2);
   CHECK(p.validate_ahead);
-  CHECK(plan_compile_pipeline(req, DeviceType::kCpu, (*pocl)->compiler(), 1, false).code_generators == 0);
+  CHECK(plan_compile_pipeline(req, DeviceType::kCpu, &(*pocl)->compiler(), 1, false).code_generators == 0);
   req.max_evals = 5;  // a budget shared turn by turn: timed in the strategy's order
-  CHECK_FALSE(plan_compile_pipeline(req, DeviceType::kCpu, (*pocl)->compiler(), 2, true).validate_ahead);
-  CHECK(plan_compile_pipeline(req, DeviceType::kCpu, (*pocl)->compiler(), 1, true).validate_ahead);
+  CHECK_FALSE(plan_compile_pipeline(req, DeviceType::kCpu, &(*pocl)->compiler(), 2, true).validate_ahead);
+  CHECK(plan_compile_pipeline(req, DeviceType::kCpu, &(*pocl)->compiler(), 1, true).validate_ahead);
 
   // NVRTC on a GPU: compiles overlap the timed runs, one program each.
   const auto nvrtc = make_nvrtc_compiler("sm_90");
   req = TuneRequest{};
   req.compile_threads = 2;
-  p = plan_compile_pipeline(req, DeviceType::kGpu, *nvrtc, 1, true);
+  p = plan_compile_pipeline(req, DeviceType::kGpu, nvrtc.get(), 1, true);
   CHECK(p.overlap);
   CHECK_FALSE(p.combine);
   CHECK(p.batch == 4);
   CHECK(p.code_generators == 0);
   CHECK_FALSE(p.validate_ahead);
 
+  // Templates whose kind has no Compiler (library calls, Triton): nothing combined or generated ahead.
+  req.compile_threads = 2;
+  p = plan_compile_pipeline(req, DeviceType::kCpu, nullptr, 1, true);
+  CHECK_FALSE(p.combine);
+  CHECK(p.code_generators == 0);
+  CHECK(p.batch == 4);
+
   // No compiling ahead: nothing of the rest.
   req.compile_threads = -1;
-  p = plan_compile_pipeline(req, DeviceType::kCpu, (*pocl)->compiler(), 1, true);
+  p = plan_compile_pipeline(req, DeviceType::kCpu, &(*pocl)->compiler(), 1, true);
   CHECK(p.batch == 0);
   CHECK_FALSE(p.overlap);
   CHECK(p.code_generators == 0);

@@ -10,7 +10,7 @@
 
 namespace kforge {
 
-CompilePipeline plan_compile_pipeline(const TuneRequest& request, DeviceType device_type, const Compiler& compiler,
+CompilePipeline plan_compile_pipeline(const TuneRequest& request, DeviceType device_type, const Compiler* compiler,
                                       std::size_t templates, bool in_worker) {
   CompilePipeline p;
   p.threads = compile_threads(std::max(0, request.compile_threads));
@@ -20,10 +20,12 @@ CompilePipeline plan_compile_pipeline(const TuneRequest& request, DeviceType dev
   // them busy. Between timed runs, where the compiler combines programs
   // (PoCL), eight per thread: each thread's share is built as one program,
   // whose front end it then shares (docs/measurement.md, "Combined programs").
-  p.combine = !p.overlap && compiler.combines_programs();
+  p.combine = !p.overlap && compiler && compiler->combines_programs();
   p.per_thread = p.combine ? 8 : 2;
   p.batch = compiles_ahead ? p.per_thread * static_cast<std::size_t>(p.threads) : 0;
-  p.code_generators = in_worker ? code_generators(request, compiler.code_generation(), p.batch > 0 && !p.overlap) : 0;
+  p.code_generators = in_worker && compiler
+                          ? code_generators(request, compiler->code_generation(), p.batch > 0 && !p.overlap)
+                          : 0;
   // A fixed-order strategy's batch compiled between timed runs is validated
   // first and timed fastest first: its slow candidates are then cut against
   // its fastest instead of being timed in full while the best so far is a

@@ -28,10 +28,11 @@ struct CompilePipeline {
   bool validate_ahead = false;  ///< batches are validated first and timed fastest first
 };
 
-/// The plan for `request` on a device of `device_type` whose compiler is
-/// `compiler`, tuning `templates` templates; `in_worker`: candidates run in
-/// a supervised worker process (code generators serve only it).
-CompilePipeline plan_compile_pipeline(const TuneRequest& request, DeviceType device_type, const Compiler& compiler,
+/// The plan for `request` on a device of `device_type` whose templates'
+/// kind builds with `compiler` (TemplateKind::compiler; null: none, as for
+/// library calls and Triton), tuning `templates` templates; `in_worker`:
+/// candidates run in a supervised worker process (code generators serve only it).
+CompilePipeline plan_compile_pipeline(const TuneRequest& request, DeviceType device_type, const Compiler* compiler,
                                       std::size_t templates, bool in_worker);
 
 /// Threads for compiling ahead: `requested` if > 0, else the CPUs this
