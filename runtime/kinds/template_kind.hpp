@@ -1,9 +1,10 @@
 // How a template becomes a loaded kernel, one class per manifest `kind`:
 // `source` compiles the instance's source with the device's compiler;
-// `library` binds a vendor library call. The tuner and the lookup both build
-// through TemplateKind::build, each with its own BinarySource (the tuner's
-// compiles made ahead, the lookup's binary cache); a new kind of template
-// (Triton kernels, prebuilt binaries) is a new class here.
+// `library` binds a vendor library call; `triton` compiles a Triton kernel
+// in a helper process. The tuner and the lookup both build through
+// TemplateKind::build, each with its own BinarySource (the tuner's compiles
+// made ahead, the lookup's binary cache); a new kind of template (prebuilt
+// binaries) is a new class here.
 #pragma once
 
 #include <functional>
