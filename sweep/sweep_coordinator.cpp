@@ -4,7 +4,8 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <sstream>
+
+#include "core/significant.hpp"
 
 namespace kforge {
 
@@ -27,14 +28,6 @@ RankIdentity RankIdentity::from_json(const nlohmann::json& j) {
 }
 
 namespace {
-
-/// `v` with `precision` significant digits, as the progress lines show it.
-std::string number(double v, int precision = 4) {
-  std::ostringstream s;
-  s.precision(precision);
-  s << v;
-  return s.str();
-}
 
 std::vector<double> budgets_of(const std::vector<SweepTask>& tasks, const std::vector<std::size_t>& pending) {
   std::vector<double> out;
@@ -79,7 +72,7 @@ std::string SweepCoordinator::counts() const {
   std::string s =
       "[" + std::to_string(dispatch_.finished()) + "/" + std::to_string(dispatch_.total()) + " done";
   if (failed_ > 0) s += ", " + std::to_string(failed_) + " failed";
-  if (auto left = eta_s()) s += ", eta " + number(*left, 3) + " s";
+  if (auto left = eta_s()) s += ", eta " + significant(*left, 3) + " s";
   return s + "]";
 }
 
@@ -88,7 +81,7 @@ std::string SweepCoordinator::status_line() const {
   for (std::size_t r = 0; r < ranks_.size(); ++r) {
     const auto task = dispatch_.running(static_cast<int>(r));
     s += "  r" + std::to_string(r) + ": " +
-         (task ? tasks_[*task].key + " " + number(elapsed_s(started_[r]), 3) + "s" : std::string("idle"));
+         (task ? tasks_[*task].key + " " + significant(elapsed_s(started_[r]), 3) + "s" : std::string("idle"));
   }
   return s;
 }
@@ -133,11 +126,11 @@ void SweepCoordinator::record(int rank, const nlohmann::json& report) {
     what = "ran, " + std::to_string(r.evaluated) + " evaluated (" + std::to_string(r.evaluated_now) +
            " now), failed: " + failures_text(r.failed) + ", winner " +
            (r.winner ? r.winner->template_name + " " + r.winner->config + " " +
-                           number(r.winner->timing.median_ms) + " ms"
+                           significant(r.winner->timing.median_ms) + " ms"
                      : std::string("none"));
   }
   print(counts() + " rank " + std::to_string(rank) + " finished task " + std::to_string(r.task->index) + " " +
-        r.task->key + " in " + number(busy, 3) + " s: " + what);
+        r.task->key + " in " + significant(busy, 3) + " s: " + what);
   reports_[*task] = std::move(r);
 }
 

@@ -1,6 +1,8 @@
 // Common CLI flags and helpers.
 #include "tools/cli_common.hpp"
 
+#include "core/significant.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -249,11 +251,6 @@ void print_table(const std::vector<std::string>& header, const std::vector<std::
   for (const auto& r : rows) line(r);
 }
 
-std::string fmt(double v, int precision) {
-  std::ostringstream s;
-  s.precision(precision);
-  s << v;
-  return s.str();
-}
+std::string fmt(double v, int precision) { return significant(v, precision); }
 
 }  // namespace kforge::cli

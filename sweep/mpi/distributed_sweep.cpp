@@ -12,9 +12,9 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
-#include <sstream>
 #include <thread>
 
+#include "core/significant.hpp"
 #include "runtime/catalog/template_catalog.hpp"
 #include "runtime/device/device_registry.hpp"
 #include "sweep/rank_databases.hpp"
@@ -28,14 +28,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-/// `v` with `precision` significant digits, as the progress lines show it.
-std::string number(double v, int precision) {
-  std::ostringstream s;
-  s.precision(precision);
-  s << v;
-  return s.str();
 }
 
 /// What every rank knows before the first task: the plan, its device and
@@ -224,7 +216,7 @@ bool serve(const MpiSession& mpi, SweepCoordinator& coordinator, double lost_aft
       std::this_thread::sleep_for(std::chrono::milliseconds(2));  // polls rather than spins on a core
       if (seconds_since(refreshed) > 1) {
         for (int r : live.newly_lost()) {
-          coordinator.lose(r, "nothing heard for " + number(lost_after_s, 3) + " s");
+          coordinator.lose(r, "nothing heard for " + significant(lost_after_s, 3) + " s");
           any_lost = true;
           --remaining;
         }
