@@ -6,6 +6,7 @@ instruction mix, and the tuner's pruning rule with its reason."""
 import json
 import os
 import subprocess
+import sys
 
 import pytest
 
@@ -21,7 +22,7 @@ SHAPE = ["--op", "gemm", "--shape", "M=1024,N=1024,K=1024", "--dtype", "bf16"]
 
 
 def kforge_compile(target, config, *extra):
-    env = dict(os.environ, KFORGE_TRITON_HELPERS=HELPERS)
+    env = dict(os.environ, KFORGE_TRITON_HELPERS=HELPERS, KFORGE_PYTHON=sys.executable)
     proc = subprocess.run([KFORGE, "compile", "--target", target, "--triton", GEMM, *SHAPE, "--config",
                            json.dumps(config), "--json", *extra], capture_output=True, text=True, env=env,
                           timeout=900)
@@ -82,7 +83,7 @@ def test_a_spilling_configuration_is_pruned_with_the_reason():
 
 
 def test_a_target_the_manifest_does_not_list_is_refused_naming_it():
-    env = dict(os.environ, KFORGE_TRITON_HELPERS=HELPERS)
+    env = dict(os.environ, KFORGE_TRITON_HELPERS=HELPERS, KFORGE_PYTHON=sys.executable)
     proc = subprocess.run([KFORGE, "compile", "--target", "cuda:sm_75", "--triton", GEMM, *SHAPE], capture_output=True,
                           text=True, env=env, timeout=300)
     assert proc.returncode != 0

@@ -34,6 +34,8 @@ def wheel_nvdisasm():
         import triton
     except ImportError:
         return None
+    if not getattr(triton, "__file__", None):  # a folder named triton, not the package
+        return None
     path = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "nvdisasm")
     return path if os.access(path, os.X_OK) else None
 
