@@ -1,5 +1,5 @@
 // Compile (or cache hit), prune, validate, time: one candidate in this process.
-#include "tuner/in_process_runner.hpp"
+#include "tuner/candidate_evaluator.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -120,11 +120,11 @@ std::pair<CandidateStatus, std::string> failure(const Error& e) {
 
 }  // namespace
 
-struct InProcessRunner::Workloads {
+struct CandidateEvaluator::Workloads {
   std::vector<DeviceWorkload> runs;  ///< poisoned-output run, then accumulate run
 };
 
-InProcessRunner::InProcessRunner(Device& device, const Operator& op, Problem problem,
+CandidateEvaluator::CandidateEvaluator(Device& device, const Operator& op, Problem problem,
                                  std::vector<const TemplateSource*> templates,
                                  const MeasurementProtocol& protocol, std::optional<BinaryCache> cache)
     : device_(device),
@@ -135,14 +135,14 @@ InProcessRunner::InProcessRunner(Device& device, const Operator& op, Problem pro
       cache_(std::move(cache)),
       workloads_(std::make_unique<Workloads>()) {}
 
-InProcessRunner::~InProcessRunner() = default;
+CandidateEvaluator::~CandidateEvaluator() = default;
 
-Result<std::unique_ptr<InProcessRunner>> InProcessRunner::create(
+Result<std::unique_ptr<CandidateEvaluator>> CandidateEvaluator::create(
     Device& device, const Operator& op, const Problem& problem, std::vector<const TemplateSource*> templates,
     std::uint64_t workload_seed, const MeasurementProtocol& protocol, std::optional<BinaryCache> cache,
     const CompilePipeline& pipeline, bool code_generator, const std::string& reference_dir) {
-  std::unique_ptr<InProcessRunner> r(
-      new InProcessRunner(device, op, problem, std::move(templates), protocol, std::move(cache)));
+  std::unique_ptr<CandidateEvaluator> r(
+      new CandidateEvaluator(device, op, problem, std::move(templates), protocol, std::move(cache)));
   r->pipeline_ = pipeline;
   r->code_generator_ = code_generator;
   r->ahead_ =
@@ -187,7 +187,7 @@ Result<std::unique_ptr<InProcessRunner>> InProcessRunner::create(
   return r;
 }
 
-std::string InProcessRunner::failure_tail(const std::string& template_name, const std::string& config) const {
+std::string CandidateEvaluator::failure_tail(const std::string& template_name, const std::string& config) const {
   const TemplateSource* t = find(template_name);
   const bool user = t && t->origin.rfind("builtin:", 0) != 0;
   const auto* declared = dynamic_cast<const DeclaredOperator*>(&op_);
@@ -196,14 +196,14 @@ std::string InProcessRunner::failure_tail(const std::string& template_name, cons
                                     device_.info().selector);
 }
 
-const TemplateSource* InProcessRunner::find(const std::string& name) const {
+const TemplateSource* CandidateEvaluator::find(const std::string& name) const {
   for (const TemplateSource* t : templates_) {
     if (t->manifest.name == name) return t;
   }
   return nullptr;
 }
 
-std::vector<InProcessRunner::Ready> InProcessRunner::compile_combined(
+std::vector<CandidateEvaluator::Ready> CandidateEvaluator::compile_combined(
     const TemplateSource& tpl, const std::vector<std::shared_ptr<Instance>>& members,
     const std::vector<bool>& build_only) {
   std::vector<Ready> out(members.size());
@@ -260,7 +260,7 @@ std::vector<InProcessRunner::Ready> InProcessRunner::compile_combined(
   return out;
 }
 
-Result<CompiledKernel> InProcessRunner::compile(const TemplateSource& tpl, const Instance& inst,
+Result<CompiledKernel> CandidateEvaluator::compile(const TemplateSource& tpl, const Instance& inst,
                                                 bool* cache_hit) {
   if (cache_hit) *cache_hit = false;
   fault_point("KFORGE_FAULT_ABORT_COMPILING", inst.config_name);
@@ -269,12 +269,12 @@ Result<CompiledKernel> InProcessRunner::compile(const TemplateSource& tpl, const
   return cache_->get_or_compile(cache_key(tpl, inst), build, cache_hit, BinaryCache::Store::kWhenFree);
 }
 
-bool InProcessRunner::combines_programs(const TemplateSource& tpl) const {
+bool CandidateEvaluator::combines_programs(const TemplateSource& tpl) const {
   const Compiler* c = template_kind(tpl).compiler(device_);
   return c && c->combines_programs();
 }
 
-BinaryCacheKey InProcessRunner::cache_key(const TemplateSource& tpl, const Instance& inst) const {
+BinaryCacheKey CandidateEvaluator::cache_key(const TemplateSource& tpl, const Instance& inst) const {
   BinaryCacheKey key = make_cache_key(tpl.hash(prelude_text(device_.info().backend)), inst, problem_, device_.info(), "");
   template_kind(tpl).key_compiler(key);
   return key;
@@ -394,9 +394,9 @@ bool run_untimed(Device& device, const Problem& problem, const std::string& temp
 /// A candidate's binary: compiled ahead of its turn, else compiled now
 /// (through the binary cache). Records the compile in the evaluation, and
 /// prunes on what the compiler reports before anything is loaded.
-class InProcessRunner::CandidateBinaries final : public BinarySource {
+class CandidateEvaluator::CandidateBinaries final : public BinarySource {
  public:
-  CandidateBinaries(InProcessRunner& runner, Evaluation& e) : runner_(runner), e_(e) {}
+  CandidateBinaries(CandidateEvaluator& runner, Evaluation& e) : runner_(runner), e_(e) {}
 
   Result<CompiledKernel> obtain(const BuildInput& input, const Compile&, KernelBuild& out) override {
     const auto t_compile = Clock::now();
@@ -449,11 +449,11 @@ class InProcessRunner::CandidateBinaries final : public BinarySource {
     e_.status = status;
     e_.reason = reason;
   }
-  InProcessRunner& runner_;
+  CandidateEvaluator& runner_;
   Evaluation& e_;
 };
 
-std::unique_ptr<Kernel> InProcessRunner::build_candidate(const TemplateSource& tpl, const Instance& inst,
+std::unique_ptr<Kernel> CandidateEvaluator::build_candidate(const TemplateSource& tpl, const Instance& inst,
                                                          const Config& cfg, Evaluation& e) {
   const auto t_build = Clock::now();
   CandidateBinaries binaries(*this, e);
@@ -473,7 +473,7 @@ std::unique_ptr<Kernel> InProcessRunner::build_candidate(const TemplateSource& t
   return std::move(built->kernel);
 }
 
-Result<Evaluation> InProcessRunner::validate_one(const std::string& template_name, const Config& cfg,
+Result<Evaluation> CandidateEvaluator::validate_one(const std::string& template_name, const Config& cfg,
                                                  const std::function<void(std::string_view)>& on_phase,
                                                  Validated& held) {
   const TemplateSource* tpl = find(template_name);
@@ -518,7 +518,7 @@ Result<Evaluation> InProcessRunner::validate_one(const std::string& template_nam
   return e;
 }
 
-Result<Evaluation> InProcessRunner::validate(const std::string& template_name, const Config& cfg,
+Result<Evaluation> CandidateEvaluator::validate(const std::string& template_name, const Config& cfg,
                                              const std::function<void(std::string_view)>& on_phase) {
   Validated held;
   KF_TRY_ASSIGN(e, validate_one(template_name, cfg, on_phase, held));
@@ -529,7 +529,7 @@ Result<Evaluation> InProcessRunner::validate(const std::string& template_name, c
   return e;
 }
 
-Result<Evaluation> InProcessRunner::profile_launch(
+Result<Evaluation> CandidateEvaluator::profile_launch(
     const std::string& template_name, const Config& cfg,
     const std::function<void(const std::function<Status()>&)>& around) {
   Validated held;
@@ -551,7 +551,7 @@ Result<Evaluation> InProcessRunner::profile_launch(
   return e;
 }
 
-Result<Evaluation> InProcessRunner::evaluate(const std::string& template_name, const Config& cfg,
+Result<Evaluation> CandidateEvaluator::evaluate(const std::string& template_name, const Config& cfg,
                                              double best_ms,
                                              const std::function<void(std::string_view)>& on_phase) {
   const std::string name = cfg.canonical_name();
@@ -656,9 +656,9 @@ Result<Evaluation> InProcessRunner::evaluate(const std::string& template_name, c
 /// A finalist's binary for re-timing: the program its evaluation used; else
 /// its share of a batch built again (a worker started since:
 /// WorkerRunner::rebuild_share); else its own, counted as compiled alone.
-class InProcessRunner::RetimeBinaries final : public BinarySource {
+class CandidateEvaluator::RetimeBinaries final : public BinarySource {
  public:
-  RetimeBinaries(InProcessRunner& runner, RetimeReport& report) : runner_(runner), report_(report) {}
+  RetimeBinaries(CandidateEvaluator& runner, RetimeReport& report) : runner_(runner), report_(report) {}
 
   Result<CompiledKernel> obtain(const BuildInput& input, const Compile&, KernelBuild& out) override {
     const std::pair<std::string, std::string> key{input.tpl.manifest.name, input.inst.config_name};
@@ -675,11 +675,11 @@ class InProcessRunner::RetimeBinaries final : public BinarySource {
   }
 
  private:
-  InProcessRunner& runner_;
+  CandidateEvaluator& runner_;
   RetimeReport& report_;
 };
 
-Result<RetimeReport> InProcessRunner::retime(const std::vector<CandidateRef>& refs) {
+Result<RetimeReport> CandidateEvaluator::retime(const std::vector<CandidateRef>& refs) {
   const DeviceInfo& info = device_.info();
   RetimeReport report;
   std::vector<std::unique_ptr<Kernel>> kernels;
@@ -722,7 +722,7 @@ Result<RetimeReport> InProcessRunner::retime(const std::vector<CandidateRef>& re
   return report;
 }
 
-Result<bool> InProcessRunner::generate(const CandidateRef& c, const std::function<void()>& on_running) {
+Result<bool> CandidateEvaluator::generate(const CandidateRef& c, const std::function<void()>& on_running) {
   const TemplateSource* tpl = find(c.template_name);
   if (!tpl) return Error::bad_input("no template named '" + c.template_name + "' in this tuning run");
   KF_TRY_ASSIGN(cfg, Config::parse(c.config));
@@ -741,7 +741,7 @@ Result<bool> InProcessRunner::generate(const CandidateRef& c, const std::functio
   return device_.launch(**kernel, workloads_->runs[0].args, one, on_running).ok();
 }
 
-Result<PrecompileReport> InProcessRunner::precompile(const std::vector<CandidateRef>& batch) {
+Result<PrecompileReport> CandidateEvaluator::precompile(const std::vector<CandidateRef>& batch) {
   const auto t0 = Clock::now();
   const DeviceInfo& info = device_.info();
   // Outcomes of this batch, counted by the compile threads.

@@ -1,6 +1,10 @@
-// Runs candidates in this process on one device: the workloads (two
-// validation runs with their double-precision references) are uploaded once
-// and shared by every candidate.
+// The candidate evaluator: the one place a candidate is built (through its
+// template kind), validated and timed, in this process on one device. The
+// workloads (two validation runs with their double-precision references)
+// are uploaded once and shared by every candidate; each is evaluated against
+// the best time so far (the early cut), and the finalists are re-timed
+// interleaved. The tuner's session drives it, in a worker process
+// (worker_main.hpp) or in its own; online tuning reaches it the same way.
 #pragma once
 
 #include <map>
@@ -18,7 +22,7 @@
 
 namespace kforge {
 
-class InProcessRunner final : public CandidateRunner {
+class CandidateEvaluator final : public CandidateRunner {
  public:
   /// Uploads the workloads for `problem` (normalized) seeded by
   /// `workload_seed`. `templates` must outlive the runner; `cache`, when
@@ -29,7 +33,7 @@ class InProcessRunner final : public CandidateRunner {
   /// each validation run's reference is read from the file there when one
   /// matches (reference_file.hpp), else computed and written there for the
   /// next process of the run.
-  static Result<std::unique_ptr<InProcessRunner>> create(Device& device, const Operator& op,
+  static Result<std::unique_ptr<CandidateEvaluator>> create(Device& device, const Operator& op,
                                                          const Problem& problem,
                                                          std::vector<const TemplateSource*> templates,
                                                          std::uint64_t workload_seed,
@@ -38,7 +42,7 @@ class InProcessRunner final : public CandidateRunner {
                                                          const CompilePipeline& pipeline = {},
                                                          bool code_generator = false,
                                                          const std::string& reference_dir = {});
-  ~InProcessRunner() override;
+  ~CandidateEvaluator() override;
 
   Result<Evaluation> evaluate(const std::string& template_name, const Config& config, double best_ms,
                               const std::function<void(std::string_view)>& on_phase = {}) override;
@@ -89,7 +93,7 @@ class InProcessRunner final : public CandidateRunner {
   /// library call bound; null with `e` failed and saying why.
   std::unique_ptr<Kernel> build_candidate(const TemplateSource& tpl, const Instance& inst, const Config& cfg,
                                           Evaluation& e);
-  InProcessRunner(Device& device, const Operator& op, Problem problem,
+  CandidateEvaluator(Device& device, const Operator& op, Problem problem,
                   std::vector<const TemplateSource*> templates, const MeasurementProtocol& protocol,
                   std::optional<BinaryCache> cache);
   const TemplateSource* find(const std::string& name) const;

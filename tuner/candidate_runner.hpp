@@ -1,9 +1,10 @@
 // Where candidates run: the part of the tuner that touches the device.
 // The tuning loop (tuning_session.cpp) picks configurations and stores results; a
 // CandidateRunner compiles, prunes, validates and times them. Two kinds:
-// InProcessRunner (in_process_runner.hpp) runs them in the calling process;
-// WorkerRunner (worker_runner.hpp) runs an InProcessRunner in a supervised
-// worker process, so a candidate that crashes or hangs costs only itself.
+// CandidateEvaluator (candidate_evaluator.hpp), the one evaluator, runs them
+// in the calling process; WorkerRunner (worker_runner.hpp) runs a
+// CandidateEvaluator in a supervised worker process, so a candidate that
+// crashes or hangs costs only itself.
 #pragma once
 
 #include <cstdint>

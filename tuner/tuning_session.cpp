@@ -18,7 +18,7 @@
 #include "runtime/kinds/template_kind.hpp"
 #include "templates/builtin_templates.hpp"
 #include "tuner/build_version.hpp"
-#include "tuner/in_process_runner.hpp"
+#include "tuner/candidate_evaluator.hpp"
 #include "tuner/measure/finalist_retiming.hpp"
 #include "tuner/measure/problem_footprint.hpp"
 #include "tuner/search/stop_condition.hpp"
@@ -379,7 +379,7 @@ Status TuningSession::start_runner() {
   std::vector<const TemplateSource*> tpls;
   for (const auto& st : states_) tpls.push_back(st.tpl);
   KF_TRY_ASSIGN(
-      r, InProcessRunner::create(device_, op_, problem_, std::move(tpls), workload_seed_, request_.protocol,
+      r, CandidateEvaluator::create(device_, op_, problem_, std::move(tpls), workload_seed_, request_.protocol,
                                  std::move(cache), pipeline_));
   r->set_rerun_database(db_.path());
   runner_ = std::move(r);

@@ -11,7 +11,7 @@
 #include "runtime/catalog/template_catalog.hpp"
 #include "runtime/device/device_registry.hpp"
 #include "tests/test_util.hpp"
-#include "tuner/in_process_runner.hpp"
+#include "tuner/candidate_evaluator.hpp"
 #include "tuner/measure/reference_file.hpp"
 
 using namespace kforge;
@@ -36,7 +36,7 @@ TEST_CASE("reference sharing: a later runner validates against the references th
   constexpr std::uint64_t kSeed = 11;
   const std::string refs = dir.path().string();
   auto runner = [&] {
-    auto r = InProcessRunner::create(**device, gemm, *problem, {tpl}, kSeed, protocol, std::nullopt,
+    auto r = CandidateEvaluator::create(**device, gemm, *problem, {tpl}, kSeed, protocol, std::nullopt,
                                      CompilePipeline{.threads = 1, .combine = true}, false, refs);
     REQUIRE(r.ok());
     return std::move(*r);

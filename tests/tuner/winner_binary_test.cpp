@@ -11,7 +11,7 @@
 #include "runtime/catalog/template_catalog.hpp"
 #include "runtime/device/device_registry.hpp"
 #include "tests/test_util.hpp"
-#include "tuner/in_process_runner.hpp"
+#include "tuner/candidate_evaluator.hpp"
 
 using namespace kforge;
 
@@ -49,7 +49,7 @@ TEST_CASE("a stored winner's binary is not written again when a group's program 
   auto run = [&](bool* first_from_cache) {
     auto cache = BinaryCache::open(cache_dir);
     REQUIRE(cache.ok());
-    auto runner = InProcessRunner::create(**device, gemm, *problem, {tpl}, 11, protocol, std::move(*cache),
+    auto runner = CandidateEvaluator::create(**device, gemm, *problem, {tpl}, 11, protocol, std::move(*cache),
                                           CompilePipeline{.threads = 1, .combine = true});
     REQUIRE(runner.ok());
     auto built = (*runner)->precompile(group);

@@ -12,7 +12,7 @@
 #include "runtime/device/device_registry.hpp"
 #include "runtime/profiling/counter_collection.hpp"
 #include "runtime/profiling/perf_counters.hpp"
-#include "tuner/in_process_runner.hpp"
+#include "tuner/candidate_evaluator.hpp"
 #include "tuner/measure/device_reference.hpp"
 #include "tuner/worker/worker_protocol.hpp"
 
@@ -24,7 +24,7 @@ namespace {
 struct WorkerContext {
   std::unique_ptr<Device> device;
   TemplateCatalog catalog;
-  std::unique_ptr<InProcessRunner> runner;
+  std::unique_ptr<CandidateEvaluator> runner;
 };
 
 /// `on_reference` hears, before the references are computed, which user
@@ -58,7 +58,7 @@ Result<std::unique_ptr<WorkerContext>> make_context(
     KF_TRY_ASSIGN(c, BinaryCache::open(s.cache_dir));
     cache.emplace(std::move(c));
   }
-  KF_TRY_ASSIGN(runner, InProcessRunner::create(*ctx->device, *op, s.problem, std::move(templates),
+  KF_TRY_ASSIGN(runner, CandidateEvaluator::create(*ctx->device, *op, s.problem, std::move(templates),
                                                 s.workload_seed, s.protocol, std::move(cache), s.pipeline,
                                                 s.code_generator, s.reference_dir));
   runner->set_rerun_database(s.database);
@@ -86,7 +86,7 @@ int serve(MessageChannel& channel) {
     (void)channel.send(error_message(ctx.error()));
     return 1;
   }
-  InProcessRunner& runner = *(*ctx)->runner;
+  CandidateEvaluator& runner = *(*ctx)->runner;
   if (!channel.send({{"type", "ready"}, {"references_loaded", runner.references_loaded()}}).ok()) return 1;
 
   while (channel.receive(m) == MessageChannel::Wait::kMessage) {

@@ -1,5 +1,5 @@
 // The worker process's side (tuner/worker/worker_runner.hpp): reads the setup,
-// opens the device, builds an InProcessRunner and serves evaluate and retime
+// opens the device, builds an CandidateEvaluator and serves evaluate and retime
 // requests until told to quit or its socket closes. Reached through the
 // kforge binary's hidden first argument `__worker FD`; its profile-launch
 // mode, `__profile-launch`, builds the same context for one configuration.
