@@ -48,7 +48,7 @@ typedef float Float8 __attribute__((vector_size(32)));
 /// (`kt[c * ld + j]`): a single dot is a chain of dependent adds, eight run
 /// side by side. Built for AVX2 as well where the compiler can (chosen at
 /// run time); AVX2 alone has no FMA, so nothing is fused.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
 __attribute__((target_clones("avx2", "default")))
 #endif
 void query_dots(const float* q, const float* kt, std::size_t ld, std::size_t d, std::size_t end, double* s,

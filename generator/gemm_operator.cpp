@@ -88,7 +88,7 @@ constexpr std::size_t kReferenceBlockK = 256;
 /// order, each multiply and add rounded on its own (never fused: this file
 /// is built with -ffp-contract=off, and AVX2 alone has no FMA), so the sums
 /// are the same bits for any blocking and on every host.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
 __attribute__((target_clones("avx2", "default")))
 #endif
 void accumulate_tile(const double* a, std::size_t k, const double* b, const double* b_abs, std::size_t n,
