@@ -112,6 +112,109 @@ void compile_triton(const CompileOptions& c, const CommonOptions& o, const Targe
   print_table({"config", "status", "regs", "smem B", "spill st/ld", "threads", "occupancy", "instructions", "why"}, rows);
 }
 
+/// The templates `compile` builds for the problem on the target: with
+/// --template, the user's alone.
+std::vector<const TemplateSource*> templates_to_compile(const TemplateCatalog& catalog, const CommonOptions& o,
+                                                        const Problem& problem, const Target& target) {
+  std::vector<const TemplateSource*> templates = catalog.for_op(problem.op, target.backend);
+  if (!o.template_dirs.empty()) {
+    std::vector<const TemplateSource*> user;
+    for (const auto* t : templates)
+      if (t->origin.rfind("builtin:", 0) != 0) user.push_back(t);
+    templates = user;
+  }
+  if (templates.empty()) {
+    throw ErrorException(Error::bad_input("no template for " + problem.op + " targets " + target.backend));
+  }
+  return templates;
+}
+
+/// Why `compile` skips the template `m` for the problem on the target; "" when it does not.
+std::string skip_reason(const TemplateManifest& m, const Target& target, const Problem& problem) {
+  if (m.is_library()) return m.name + " calls " + m.library + ": nothing to compile";
+  if (Status g = check_arch_guard(m, target.backend, target.arch); !g.ok()) return g.error().message;
+  if (!m.supports(problem.dtype) || !m.supports(problem.layout)) {
+    return m.name + " does not support dtype " + std::string(dtype_name(problem.dtype)) + " with layout " +
+           problem.layout.name();
+  }
+  return "";
+}
+
+/// The configurations of `m` that `compile` builds: --config's when it is
+/// one of them, else the valid space sampled down to --max-configs.
+std::vector<Config> configs_to_compile(const CompileOptions& c, const TemplateManifest& m, const Operator& op,
+                                       const Problem& problem, const Target& target) {
+  if (!c.config.empty()) {
+    Config cfg = unwrap(Config::parse(c.config));
+    if (!m.check_declared(cfg).ok()) return {};  // another template's configuration
+    return {cfg};
+  }
+  SearchSpace space(m, op, problem, target.info.limits());
+  return sample(unwrap(space.enumerate()), c.max_configs);
+}
+
+void print_compiled(const CompileOptions& c, const CommonOptions& o, const Target& target, const std::string& compiler,
+                    const Problem& problem, const std::vector<CompiledCandidate>& results,
+                    const nlohmann::json& skipped) {
+  if (o.json) {
+    nlohmann::json cands = nlohmann::json::array();
+    for (const auto& r : results) cands.push_back(to_json(r, target.backend));
+    print_json({{"target", c.target},
+                {"arch", target.arch},
+                {"compiler", compiler},
+                {"problem", problem.key()},
+                {"min_useful_occupancy", kMinUsefulOccupancy},
+                {"candidates", cands},
+                {"skipped_templates", skipped}});
+    return;
+  }
+  std::cout << problem.key() << " for " << c.target << " (" << target.resources.reference_part << "), " << compiler
+            << ": " << results.size() << " candidate(s)\n";
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& r : results) {
+    rows.push_back({r.template_name, r.config, r.status, num(r.res.registers), num(r.res.local_mem_bytes),
+                    num(r.res.spill_stores) + "/" + num(r.res.spill_loads), std::to_string(r.threads),
+                    r.status == "compile_error" || r.status == "not_supported"
+                        ? "-"
+                        : fmt(100.0 * r.occ.occupancy, 3) + "% (" + r.occ.limiter + ")",
+                    r.reason});
+  }
+  print_table({"template", "config", "status", "regs", "smem B", "spill st/ld", "threads", "occupancy", "why"},
+              rows);
+  for (const auto& s : skipped) std::cout << "skipped " << s["template"].get<std::string>() << ": "
+                                          << s["reason"].get<std::string>() << "\n";
+}
+
+void run_compile(const CompileOptions& c, CommonOptions& o) {
+  const Target target = unwrap(parse_target(c.target));
+  if (!c.triton_dir.empty()) return compile_triton(c, o, target);
+  const bool offline = uses_offline_hip(target, c.compiler);
+  const std::string compiler = unwrap(compiler_name(target, offline));
+  TemplateCatalog catalog = make_catalog(o);  // first: it registers declared operators
+  Problem problem = make_problem(o);
+  const Operator* op = find_operator(problem.op);
+  if (!c.out_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(c.out_dir, ec);
+    if (ec) throw ErrorException(Error::bad_input("--out: cannot create '" + c.out_dir + "': " + ec.message()));
+  }
+  std::vector<CompiledCandidate> results;
+  nlohmann::json skipped = nlohmann::json::array();
+  for (const auto* tpl : templates_to_compile(catalog, o, problem, target)) {
+    if (std::string why = skip_reason(tpl->manifest, target, problem); !why.empty()) {
+      skipped.push_back({{"template", tpl->manifest.name}, {"reason", why}});
+      continue;
+    }
+    for (const auto& cfg : configs_to_compile(c, tpl->manifest, *op, problem, target))
+      results.push_back(unwrap(compile_candidate(target, offline, *tpl, *op, cfg, problem, c.out_dir)));
+  }
+  if (!c.config.empty() && results.empty()) {
+    throw ErrorException(Error::bad_input("--config: '" + c.config + "' is not a configuration of any template "
+                                          "for " + problem.op + " on " + target.backend));
+  }
+  print_compiled(c, o, target, compiler, problem, results, skipped);
+}
+
 }  // namespace
 
 void add_compile_command(CLI::App& app, CommonOptions& o) {
@@ -137,92 +240,7 @@ void add_compile_command(CLI::App& app, CommonOptions& o) {
   cmd->add_option("--timeout", c->timeout_s, "With --triton: seconds per compile before it is stopped")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--out", c->out_dir, "Write each instance's source, binary (cubin + PTX, or code object) and log here");
-  cmd->callback([&o, c] {
-    const Target target = unwrap(parse_target(c->target));
-    if (!c->triton_dir.empty()) return compile_triton(*c, o, target);
-    const bool offline = uses_offline_hip(target, c->compiler);
-    const std::string compiler = unwrap(compiler_name(target, offline));
-    TemplateCatalog catalog = make_catalog(o);  // first: it registers declared operators
-    Problem problem = make_problem(o);
-    const Operator* op = find_operator(problem.op);
-    if (!c->out_dir.empty()) {
-      std::error_code ec;
-      std::filesystem::create_directories(c->out_dir, ec);
-      if (ec) throw ErrorException(Error::bad_input("--out: cannot create '" + c->out_dir + "': " + ec.message()));
-    }
-    std::vector<const TemplateSource*> templates = catalog.for_op(problem.op, target.backend);
-    if (!o.template_dirs.empty()) {
-      std::vector<const TemplateSource*> user;
-      for (const auto* t : templates)
-        if (t->origin.rfind("builtin:", 0) != 0) user.push_back(t);
-      templates = user;
-    }
-    if (templates.empty()) {
-      throw ErrorException(Error::bad_input("no template for " + problem.op + " targets " + target.backend));
-    }
-    std::vector<CompiledCandidate> results;
-    nlohmann::json skipped = nlohmann::json::array();
-    for (const auto* tpl : templates) {
-      const auto& m = tpl->manifest;
-      if (m.is_library()) {
-        skipped.push_back(
-            {{"template", m.name}, {"reason", m.name + " calls " + m.library + ": nothing to compile"}});
-        continue;
-      }
-      if (Status g = check_arch_guard(m, target.backend, target.arch); !g.ok()) {
-        skipped.push_back({{"template", m.name}, {"reason", g.error().message}});
-        continue;
-      }
-      if (!m.supports(problem.dtype) || !m.supports(problem.layout)) {
-        skipped.push_back({{"template", m.name},
-                           {"reason", m.name + " does not support dtype " + std::string(dtype_name(problem.dtype)) +
-                                          " with layout " + problem.layout.name()}});
-        continue;
-      }
-      std::vector<Config> configs;
-      if (!c->config.empty()) {
-        Config cfg = unwrap(Config::parse(c->config));
-        if (!m.check_declared(cfg).ok()) continue;  // another template's configuration
-        configs.push_back(cfg);
-      } else {
-        SearchSpace space(m, *op, problem, target.info.limits());
-        configs = sample(unwrap(space.enumerate()), c->max_configs);
-      }
-      for (const auto& cfg : configs)
-        results.push_back(unwrap(compile_candidate(target, offline, *tpl, *op, cfg, problem, c->out_dir)));
-    }
-    if (!c->config.empty() && results.empty()) {
-      throw ErrorException(Error::bad_input("--config: '" + c->config + "' is not a configuration of any template "
-                                            "for " + problem.op + " on " + target.backend));
-    }
-    if (o.json) {
-      nlohmann::json cands = nlohmann::json::array();
-      for (const auto& r : results) cands.push_back(to_json(r, target.backend));
-      print_json({{"target", c->target},
-                  {"arch", target.arch},
-                  {"compiler", compiler},
-                  {"problem", problem.key()},
-                  {"min_useful_occupancy", kMinUsefulOccupancy},
-                  {"candidates", cands},
-                  {"skipped_templates", skipped}});
-      return;
-    }
-    std::cout << problem.key() << " for " << c->target << " (" << target.resources.reference_part << "), " << compiler
-              << ": " << results.size() << " candidate(s)\n";
-    std::vector<std::vector<std::string>> rows;
-    for (const auto& r : results) {
-      rows.push_back({r.template_name, r.config, r.status, num(r.res.registers), num(r.res.local_mem_bytes),
-                      num(r.res.spill_stores) + "/" + num(r.res.spill_loads), std::to_string(r.threads),
-                      r.status == "compile_error" || r.status == "not_supported"
-                          ? "-"
-                          : fmt(100.0 * r.occ.occupancy, 3) + "% (" + r.occ.limiter + ")",
-                      r.reason});
-    }
-    print_table({"template", "config", "status", "regs", "smem B", "spill st/ld", "threads", "occupancy", "why"},
-                rows);
-    for (const auto& s : skipped) std::cout << "skipped " << s["template"].get<std::string>() << ": "
-                                            << s["reason"].get<std::string>() << "\n";
-  });
+  cmd->callback([&o, c] { run_compile(*c, o); });
 }
 
 }  // namespace kforge::cli

@@ -107,6 +107,115 @@ void print_vendor_table(const std::vector<VendorComparison>& versus,
   print_table({"device", "problem", "kforge best (ms)", "library best (ms)", "ratio", "faster"}, rows);
 }
 
+/// What `show` lists, read from the database once.
+struct ShowData {
+  std::vector<WinnerRecord> winners;
+  std::vector<DeviceRecord> devices;
+  std::vector<VendorComparison> versus;
+  std::vector<ResultRecord> results;  ///< with --results
+};
+
+void print_show_json(const ShowOptions& s, const CommonOptions& o, Database& db, ShowData& d, CounterView& counters) {
+  nlohmann::json j = {{"database", o.db}, {"database_schema_version", db.schema_version()}};
+  j["devices"] = nlohmann::json::array();
+  for (const auto& dev : d.devices)
+    j["devices"].push_back({{"key", dev.key}, {"backend", dev.backend}, {"vendor", dev.vendor}, {"name", dev.name},
+                            {"arch", dev.arch}, {"info", column_json(dev.info_json, "devices row " + dev.key + " info_json", nullptr)}});
+  j["winners"] = nlohmann::json::array();
+  for (const auto& w : d.winners) {
+    nlohmann::json e = {{"device_key", w.device_key},  {"problem", w.problem_key},
+                        {"template", w.template_name}, {"template_hash", w.template_hash},
+                        {"config", w.config},          {"median_ms", w.median_ms},
+                        {"result_id", w.result_id},    {"tuned_by", w.online.empty() ? "offline" : "online"}};
+    if (!w.online.empty()) e["online_mode"] = w.online;
+    counters.add_json(e, w.result_id, w.device_key, w.median_ms, w.dtype);
+    j["winners"].push_back(e);
+  }
+  j["vendor_comparison"] = nlohmann::json::array();
+  for (const auto& v : d.versus)
+    if (!v.library.template_name.empty()) j["vendor_comparison"].push_back(v.to_json());
+  if (s.results) {
+    j["results"] = nlohmann::json::array();
+    for (const auto& r : d.results) {
+      nlohmann::json e = result_json(r);
+      counters.add_json(e, r.id, r.device_key, r.median_ms, dtype_of(r.problem_key));
+      j["results"].push_back(e);
+    }
+  }
+  print_json(j);
+}
+
+/// --results as text: every result (long reasons in full after the table),
+/// then each profiled result's verdict and headline counters.
+void print_results_text(const std::vector<ResultRecord>& results, CounterView& counters) {
+  std::vector<std::vector<std::string>> rows;
+  std::vector<const ResultRecord*> cut;  // listed in full after the table
+  for (const auto& r : results) {
+    const bool long_reason = r.reason.size() > kReasonColumn;
+    if (long_reason) cut.push_back(&r);
+    rows.push_back({r.problem_key, r.template_name, r.config, r.status, r.status == "ok" ? fmt(r.median_ms) : "-",
+                    long_reason ? r.reason.substr(0, kReasonColumn - 3) + "..." : r.reason});
+  }
+  std::cout << "\nresults:\n";
+  print_table({"problem", "template", "config", "status", "median ms", "reason"}, rows);
+  if (!cut.empty()) std::cout << "\nfull reasons:\n";
+  for (const auto* r : cut) std::cout << r->template_name << " " << r->config << ": " << r->reason << "\n";
+  rows.clear();
+  for (const auto& r : results) {
+    if (counters.of(r.id).empty()) continue;
+    rows.push_back({r.problem_key, r.template_name, r.config,
+                    counters.verdict(r.id, r.device_key, r.median_ms, dtype_of(r.problem_key)).text,
+                    counters_line(counters.of(r.id))});
+  }
+  if (!rows.empty()) {
+    std::cout << "\ncounters (separate launches; the timings above are never from them):\n";
+    print_table({"problem", "template", "config", "bound", "counters"}, rows);
+  }
+}
+
+void print_show_text(const ShowOptions& s, const CommonOptions& o, const ShowData& d, CounterView& counters) {
+  std::map<std::string, std::string> device_names;
+  for (const auto& dev : d.devices) device_names[dev.key] = dev.name;
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& w : d.winners) {
+    rows.push_back({device_names[w.device_key], w.problem_key, w.template_name, w.config, fmt(w.median_ms),
+                    w.online.empty() ? "offline" : "online (" + w.online + ")"});
+  }
+  std::cout << "winners in " << o.db << ":\n";
+  print_table({"device", "problem", "template", "config", "median ms", "tuned by"}, rows);
+  print_vendor_table(d.versus, device_names);
+  std::vector<std::vector<std::string>> bounds;
+  for (const auto& w : d.winners) {
+    if (counters.of(w.result_id).empty()) continue;
+    bounds.push_back({w.problem_key, w.template_name, w.config,
+                      counters.verdict(w.result_id, w.device_key, w.median_ms, w.dtype).text});
+  }
+  if (!bounds.empty()) {
+    std::cout << "\nwhat bounds each winner (docs/profiling.md):\n";
+    print_table({"problem", "template", "config", "bound"}, bounds);
+  }
+  if (s.results) print_results_text(d.results, counters);
+}
+
+void run_show(const ShowOptions& s, CommonOptions& o) {
+  auto db = unwrap(Database::open(o.db, Database::Mode::kReadOnly));
+  ShowData d;
+  Database::WinnerFilter wf;
+  if (!s.problem.empty()) wf.problem_key = s.problem;
+  d.winners = unwrap(db->winners(wf));
+  d.devices = unwrap(db->devices());
+  CounterView counters(*db, d.devices,
+                       s.ceilings.empty() ? std::vector<DeviceCeilings>{} : unwrap(load_ceilings(s.ceilings)));
+  d.versus = compare_vendor(d.winners, make_catalog(o));
+  if (s.results) {
+    Database::ResultFilter rf;
+    if (!s.problem.empty()) rf.problem_key = s.problem;
+    d.results = unwrap(db->results(rf));
+  }
+  if (o.json) return print_show_json(s, o, *db, d, counters);
+  print_show_text(s, o, d, counters);
+}
+
 }  // namespace
 
 void add_show_command(CLI::App& app, CommonOptions& o) {
@@ -119,98 +228,7 @@ void add_show_command(CLI::App& app, CommonOptions& o) {
   cmd->add_option(
       "--ceilings", s->ceilings,
       "JSON file of device peaks for the bound verdicts (docs/report.md); default: the built-in table");
-  cmd->callback([&o, s] {
-    auto db = unwrap(Database::open(o.db, Database::Mode::kReadOnly));
-    Database::WinnerFilter wf;
-    if (!s->problem.empty()) wf.problem_key = s->problem;
-    auto winners = unwrap(db->winners(wf));
-    auto devices = unwrap(db->devices());
-    CounterView counters(
-        *db, devices,
-        s->ceilings.empty() ? std::vector<DeviceCeilings>{} : unwrap(load_ceilings(s->ceilings)));
-    const auto versus = compare_vendor(winners, make_catalog(o));
-    std::vector<ResultRecord> results;
-    if (s->results) {
-      Database::ResultFilter rf;
-      if (!s->problem.empty()) rf.problem_key = s->problem;
-      results = unwrap(db->results(rf));
-    }
-    if (o.json) {
-      nlohmann::json j = {{"database", o.db}, {"database_schema_version", db->schema_version()}};
-      j["devices"] = nlohmann::json::array();
-      for (const auto& d : devices)
-        j["devices"].push_back({{"key", d.key}, {"backend", d.backend}, {"vendor", d.vendor}, {"name", d.name},
-                                {"arch", d.arch}, {"info", column_json(d.info_json, "devices row " + d.key + " info_json", nullptr)}});
-      j["winners"] = nlohmann::json::array();
-      for (const auto& w : winners) {
-        nlohmann::json e = {{"device_key", w.device_key},  {"problem", w.problem_key},
-                            {"template", w.template_name}, {"template_hash", w.template_hash},
-                            {"config", w.config},          {"median_ms", w.median_ms},
-                            {"result_id", w.result_id},    {"tuned_by", w.online.empty() ? "offline" : "online"}};
-        if (!w.online.empty()) e["online_mode"] = w.online;
-        counters.add_json(e, w.result_id, w.device_key, w.median_ms, w.dtype);
-        j["winners"].push_back(e);
-      }
-      j["vendor_comparison"] = nlohmann::json::array();
-      for (const auto& v : versus)
-        if (!v.library.template_name.empty()) j["vendor_comparison"].push_back(v.to_json());
-      if (s->results) {
-        j["results"] = nlohmann::json::array();
-        for (const auto& r : results) {
-          nlohmann::json e = result_json(r);
-          counters.add_json(e, r.id, r.device_key, r.median_ms, dtype_of(r.problem_key));
-          j["results"].push_back(e);
-        }
-      }
-      print_json(j);
-      return;
-    }
-    std::map<std::string, std::string> device_names;
-    for (const auto& d : devices) device_names[d.key] = d.name;
-    std::vector<std::vector<std::string>> rows;
-    for (const auto& w : winners) {
-      rows.push_back({device_names[w.device_key], w.problem_key, w.template_name, w.config, fmt(w.median_ms),
-                      w.online.empty() ? "offline" : "online (" + w.online + ")"});
-    }
-    std::cout << "winners in " << o.db << ":\n";
-    print_table({"device", "problem", "template", "config", "median ms", "tuned by"}, rows);
-    print_vendor_table(versus, device_names);
-    std::vector<std::vector<std::string>> bounds;
-    for (const auto& w : winners) {
-      if (counters.of(w.result_id).empty()) continue;
-      bounds.push_back({w.problem_key, w.template_name, w.config,
-                        counters.verdict(w.result_id, w.device_key, w.median_ms, w.dtype).text});
-    }
-    if (!bounds.empty()) {
-      std::cout << "\nwhat bounds each winner (docs/profiling.md):\n";
-      print_table({"problem", "template", "config", "bound"}, bounds);
-    }
-    if (s->results) {
-      rows.clear();
-      std::vector<const ResultRecord*> cut;  // listed in full after the table
-      for (const auto& r : results) {
-        const bool long_reason = r.reason.size() > kReasonColumn;
-        if (long_reason) cut.push_back(&r);
-        rows.push_back({r.problem_key, r.template_name, r.config, r.status, r.status == "ok" ? fmt(r.median_ms) : "-",
-                        long_reason ? r.reason.substr(0, kReasonColumn - 3) + "..." : r.reason});
-      }
-      std::cout << "\nresults:\n";
-      print_table({"problem", "template", "config", "status", "median ms", "reason"}, rows);
-      if (!cut.empty()) std::cout << "\nfull reasons:\n";
-      for (const auto* r : cut) std::cout << r->template_name << " " << r->config << ": " << r->reason << "\n";
-      rows.clear();
-      for (const auto& r : results) {
-        if (counters.of(r.id).empty()) continue;
-        rows.push_back({r.problem_key, r.template_name, r.config,
-                        counters.verdict(r.id, r.device_key, r.median_ms, dtype_of(r.problem_key)).text,
-                        counters_line(counters.of(r.id))});
-      }
-      if (!rows.empty()) {
-        std::cout << "\ncounters (separate launches; the timings above are never from them):\n";
-        print_table({"problem", "template", "config", "bound", "counters"}, rows);
-      }
-    }
-  });
+  cmd->callback([&o, s] { run_show(*s, o); });
 }
 
 }  // namespace kforge::cli
