@@ -5,6 +5,11 @@
 //   direct           clSetKernelArg + clEnqueueNDRangeKernel, no event
 //   lookup_enqueue   Lookup::enqueue (argument checks, then Device::enqueue)
 //   lookup_timed     Lookup::launch: events, a wait and the time of each
+// Then one decode step of the decoder block (bench/decoder_block_plan.py:
+// hidden 256, 4 heads, MLP 688, batch 1 after 256 cached tokens; 12
+// launches of 6 operators on device-resident buffers, each problem's default
+// selection), N/10 steps per mode and round: the 12 launches enqueued
+// directly, through Lookup::enqueue, or through Lookup::launch, then one wait.
 // Prints one JSON object; bench/launch_overhead.py adds the environment.
 //   kforge_bench_launch [M N K] [--launches N] [--rounds R]
 #include <CL/cl.h>
@@ -22,6 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include "generator/gemm_operator.hpp"
+#include "generator/operator.hpp"
 #include "runtime/device/device_registry.hpp"
 #include "runtime/device/opencl/opencl_device.hpp"
 #include "runtime/lookup/lookup.hpp"
@@ -41,12 +47,14 @@ T ok_or_die(Result<T> r, const std::string& what) {
   return std::move(*r);
 }
 
-/// The gemm's buffers, filled from the operator's workload, and its arguments.
-struct GemmBuffers {
+/// A problem's buffers, filled from its operator's workload, and its arguments.
+struct OperatorBuffers {
   std::vector<std::unique_ptr<Buffer>> bufs;
   std::vector<KernelArg> args;
-  GemmBuffers(Device& device, const Problem& p) {
-    const Workload w = GemmOperator().make_workload(p, 5, WorkloadKind::kPoisonedOutput);
+  OperatorBuffers(Device& device, const Problem& p) {
+    const Operator* op = find_operator(p.op);
+    if (!op) die("workload", "no operator " + p.op);
+    const Workload w = op->make_workload(p, 5, WorkloadKind::kPoisonedOutput);
     for (const auto& t : w.tensors) {
       bufs.push_back(ok_or_die(device.allocate(t.bytes.size()), "allocate"));
       ok_or_die(device.write(*bufs.back(), t.bytes.data(), t.bytes.size()), "write");
@@ -58,6 +66,43 @@ struct GemmBuffers {
     }
   }
 };
+
+/// One launch prepared three ways: its selection, its loaded kernel and geometry, its buffers.
+struct PreparedLaunch {
+  Selection sel;
+  const PreparedKernel* prepared = nullptr;
+  cl_kernel handle = nullptr;
+  std::unique_ptr<OperatorBuffers> buffers;
+};
+
+PreparedLaunch prepare_launch(Lookup& lookup, Device& device, const Problem& problem) {
+  PreparedLaunch l;
+  l.sel = ok_or_die(lookup.select(problem), "select " + problem.key());
+  l.prepared = ok_or_die(lookup.prepare(l.sel), "prepare " + problem.key());
+  auto* kernel = dynamic_cast<opencl::OpenClKernel*>(l.prepared->kernel);
+  if (!kernel) die("prepare", l.sel.template_name + " is not an OpenCL kernel");
+  l.handle = kernel->handle();
+  l.buffers = std::make_unique<OperatorBuffers>(device, l.sel.problem);
+  return l;
+}
+
+Problem problem_of(const std::string& op, std::map<std::string, std::int64_t> dims,
+                   std::map<std::string, std::string> attrs = {}) {
+  return Problem{op, std::move(dims), Dtype::kF32, Layout{}, {}, std::move(attrs)};
+}
+
+/// The decode step's 12 launches, in the block's order (decoder_block_plan.block_steps).
+std::vector<Problem> decode_step() {
+  const Problem norm = problem_of("rmsnorm", {{"rows", 1}, {"cols", 256}});
+  const Problem proj = problem_of("gemm", {{"M", 1}, {"N", 256}, {"K", 256}, {"batch", 1}});
+  const Problem rope = problem_of("rope", {{"tokens", 1}, {"heads", 4}, {"head_dim", 64}});
+  return {norm, proj, proj, proj, rope, rope,
+          problem_of("attention", {{"B", 1}, {"H", 4}, {"S", 1}, {"SK", 257}, {"D", 64}}, {{"mask", "causal"}}),
+          proj, norm,
+          problem_of("gemm", {{"M", 1}, {"N", 1376}, {"K", 256}, {"batch", 1}}),
+          problem_of("swiglu", {{"rows", 1}, {"cols", 688}}),
+          problem_of("gemm", {{"M", 1}, {"N", 256}, {"K", 688}, {"batch", 1}})};
+}
 
 /// The OpenCL calls a program makes for the same kernel, without kforge.
 void enqueue_directly(cl_command_queue queue, cl_kernel kernel, const std::vector<KernelArg>& args,
@@ -88,6 +133,36 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+using Modes = std::map<std::string, std::function<void()>>;
+
+/// Microseconds per call of each mode: `calls` calls then one wait, per mode
+/// and round, the modes alternating within each round (round -1 warms up).
+std::map<std::string, std::vector<double>> time_modes(const Modes& modes, int calls, int rounds,
+                                                      cl_command_queue queue) {
+  std::map<std::string, std::vector<double>> us;
+  for (int r = -1; r < rounds; ++r) {
+    for (const auto& [name, call] : modes) {
+      const auto t0 = Clock::now();
+      for (int i = 0; i < calls; ++i) call();
+      clFinish(queue);
+      const double each = std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / calls;
+      if (r >= 0) us[name].push_back(each);
+    }
+  }
+  return us;
+}
+
+nlohmann::json modes_json(const std::map<std::string, std::vector<double>>& us, const char* unit) {
+  nlohmann::json out;
+  const double direct = median(us.at("direct"));
+  for (const auto& [name, samples] : us) {
+    out[name] = {{std::string(unit) + "_median", median(samples)},
+                 {unit, samples},
+                 {"ratio_to_direct", median(samples) / direct}};
+  }
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -107,40 +182,39 @@ int main(int argc, char** argv) {
   LookupOptions options;
   options.use_binary_cache = false;
   auto lookup = ok_or_die(Lookup::open(options, *device, catalog), "lookup");
-  const Problem problem{"gemm", {{"M", m}, {"N", n}, {"K", k}, {"batch", 1}}, Dtype::kF32, Layout{}, {}, {}};
-  const Selection sel = ok_or_die(lookup->select(problem), "select");
-  const PreparedKernel* prepared = ok_or_die(lookup->prepare(sel), "prepare");
-  auto* kernel = dynamic_cast<opencl::OpenClKernel*>(prepared->kernel);
-  if (!kernel) die("prepare", sel.template_name + " is not an OpenCL kernel");
-  GemmBuffers gemm(*device, sel.problem);
   cl_command_queue queue = cl_device->queue();
 
-  const std::map<std::string, std::function<void()>> modes = {
-      {"direct", [&] { enqueue_directly(queue, kernel->handle(), gemm.args, prepared->geometry); }},
-      {"lookup_enqueue", [&] { ok_or_die(lookup->enqueue(sel, gemm.args), "enqueue"); }},
-      {"lookup_timed", [&] { ok_or_die(lookup->launch(sel, gemm.args), "launch"); }},
+  PreparedLaunch gemm = prepare_launch(*lookup, *device, problem_of("gemm", {{"M", m}, {"N", n}, {"K", k}, {"batch", 1}}));
+  const Modes one = {
+      {"direct", [&] { enqueue_directly(queue, gemm.handle, gemm.buffers->args, gemm.prepared->geometry); }},
+      {"lookup_enqueue", [&] { ok_or_die(lookup->enqueue(gemm.sel, gemm.buffers->args), "enqueue"); }},
+      {"lookup_timed", [&] { ok_or_die(lookup->launch(gemm.sel, gemm.buffers->args), "launch"); }},
   };
-  std::map<std::string, std::vector<double>> per_launch_us;
-  for (int r = -1; r < rounds; ++r) {  // round -1 warms up
-    for (const auto& [name, launch] : modes) {
-      const auto t0 = Clock::now();
-      for (int i = 0; i < launches; ++i) launch();
-      clFinish(queue);
-      const double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / launches;
-      if (r >= 0) per_launch_us[name].push_back(us);
-    }
-  }
   nlohmann::json out;
   out["device"] = device->info().to_json();
-  out["problem"] = sel.problem.key();
-  out["selection"] = sel.template_name + " " + sel.config;
+  out["problem"] = gemm.sel.problem.key();
+  out["selection"] = gemm.sel.template_name + " " + gemm.sel.config;
   out["launches_per_round"] = launches;
   out["rounds"] = rounds;
-  const double direct = median(per_launch_us["direct"]);
-  for (const auto& [name, samples] : per_launch_us) {
-    out["modes"][name] = {{"per_launch_us_median", median(samples)},
-                          {"per_launch_us", samples},
-                          {"ratio_to_direct", median(samples) / direct}};
-  }
+  out["modes"] = modes_json(time_modes(one, launches, rounds, queue), "per_launch_us");
+
+  std::vector<PreparedLaunch> step;
+  for (const Problem& p : decode_step()) step.push_back(prepare_launch(*lookup, *device, p));
+  const Modes steps = {
+      {"direct", [&] {
+         for (auto& l : step) enqueue_directly(queue, l.handle, l.buffers->args, l.prepared->geometry);
+       }},
+      {"lookup_enqueue", [&] {
+         for (auto& l : step) ok_or_die(lookup->enqueue(l.sel, l.buffers->args), "enqueue");
+       }},
+      {"lookup_timed", [&] {
+         for (auto& l : step) ok_or_die(lookup->launch(l.sel, l.buffers->args), "launch");
+       }},
+  };
+  const int step_count = std::max(1, launches / 10);
+  out["decode_step"]["launches"] = nlohmann::json::array();
+  for (const auto& l : step) out["decode_step"]["launches"].push_back(l.sel.problem.key() + " " + l.sel.template_name);
+  out["decode_step"]["steps_per_round"] = step_count;
+  out["decode_step"]["modes"] = modes_json(time_modes(steps, step_count, rounds, queue), "per_step_us");
   std::printf("%s\n", out.dump(2).c_str());
 }

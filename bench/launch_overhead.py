@@ -11,7 +11,10 @@ in each mode followed by one wait, modes alternating within a round:
 
 The figure is wall time per launch (submission and the kernel's run, since
 the queue is in order), as the median over rounds; ratios are to direct in
-the same round set. Writes a JSON and markdown receipt with the environment.
+the same round set. Then the same three modes for one decode step of the
+decoder block (12 launches of 6 operators, batch 1 after 256 cached tokens,
+each problem's default selection, buffers on the device), launches/10 steps
+per round, per step. Writes a JSON and markdown receipt with the environment.
 
     bench/launch_overhead.py [--build build] [--shape 16 16 16] [--launches 1000] [--rounds 7]
 """
@@ -42,6 +45,13 @@ def main():
              "| mode | µs per launch (median) | / direct |", "|---|---|---|"]
     for name, m in r["modes"].items():
         lines.append(f"| {name} | {m['per_launch_us_median']:.2f} | {m['ratio_to_direct']:.3f} |")
+    step = r["decode_step"]
+    lines += ["", f"Decode step of the decoder block ({len(step['launches'])} launches, each problem's default "
+              f"selection), {step['steps_per_round']} steps per mode per round:", "",
+              "| mode | µs per step (median) | / direct |", "|---|---|---|"]
+    for name, m in step["modes"].items():
+        lines.append(f"| {name} | {m['per_step_us_median']:.1f} | {m['ratio_to_direct']:.3f} |")
+    lines += [""] + [f"- {launch}" for launch in step["launches"]]
     write_receipt(args.out, "launch_overhead", receipt, "\n".join(lines) + "\n")
 
 
