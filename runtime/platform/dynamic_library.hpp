@@ -79,10 +79,12 @@ template <class Api>
 const Result<const Api*>& load_once(const std::vector<std::string>& candidates,
                                     Result<const Api*> (*load)(const std::vector<std::string>&)) {
   static std::mutex mutex;
-  static std::map<std::vector<std::string>, Result<const Api*>> loaded;
+  // Never destroyed: the APIs live as long as the process (their libraries
+  // stay loaded), and a leak checker still reaches them through it at exit.
+  static auto* loaded = new std::map<std::vector<std::string>, Result<const Api*>>;
   std::lock_guard<std::mutex> lock(mutex);
-  auto it = loaded.find(candidates);
-  if (it == loaded.end()) it = loaded.emplace(candidates, load(candidates)).first;
+  auto it = loaded->find(candidates);
+  if (it == loaded->end()) it = loaded->emplace(candidates, load(candidates)).first;
   return it->second;
 }
 

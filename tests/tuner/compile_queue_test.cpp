@@ -56,10 +56,12 @@ TEST_CASE("compile queue: a key is compiled once, unknown keys are not waited fo
 TEST_CASE("compile queue: destroyed with jobs queued and running, it finishes the running ones only") {
   std::atomic<int> runs{0};
   {
-    CompileQueue<int, int> q(1);
+    // Declared before the queue, so that they outlive its destructor, which
+    // waits for the running job: that job may still be inside gate.wait().
     std::promise<void> release;
     std::shared_future<void> gate = release.get_future().share();
     std::atomic<bool> started{false};
+    CompileQueue<int, int> q(1);
     q.submit(0, [&] { started = true; gate.wait(); ++runs; return 0; });
     for (int k = 1; k < 5; ++k) q.submit(k, [&] { ++runs; return k; });
     while (!started) std::this_thread::yield();
