@@ -34,14 +34,14 @@ class CandidateEvaluator final : public CandidateRunner {
   /// matches (reference_file.hpp), else computed and written there for the
   /// next process of the run.
   static Result<std::unique_ptr<CandidateEvaluator>> create(Device& device, const Operator& op,
-                                                         const Problem& problem,
-                                                         std::vector<const TemplateSource*> templates,
-                                                         std::uint64_t workload_seed,
-                                                         const MeasurementProtocol& protocol,
-                                                         std::optional<BinaryCache> cache,
-                                                         const CompilePipeline& pipeline = {},
-                                                         bool code_generator = false,
-                                                         const std::string& reference_dir = {});
+                                                            const Problem& problem,
+                                                            std::vector<const TemplateSource*> templates,
+                                                            std::uint64_t workload_seed,
+                                                            const MeasurementProtocol& protocol,
+                                                            std::optional<BinaryCache> cache,
+                                                            const CompilePipeline& pipeline = {},
+                                                            bool code_generator = false,
+                                                            const std::string& reference_dir = {});
   ~CandidateEvaluator() override;
 
   Result<Evaluation> evaluate(const std::string& template_name, const Config& config, double best_ms,

@@ -380,7 +380,7 @@ Status TuningSession::start_runner() {
   for (const auto& st : states_) tpls.push_back(st.tpl);
   KF_TRY_ASSIGN(
       r, CandidateEvaluator::create(device_, op_, problem_, std::move(tpls), workload_seed_, request_.protocol,
-                                 std::move(cache), pipeline_));
+                                    std::move(cache), pipeline_));
   r->set_rerun_database(db_.path());
   runner_ = std::move(r);
   return ok_status();

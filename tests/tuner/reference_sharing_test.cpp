@@ -37,7 +37,7 @@ TEST_CASE("reference sharing: a later runner validates against the references th
   const std::string refs = dir.path().string();
   auto runner = [&] {
     auto r = CandidateEvaluator::create(**device, gemm, *problem, {tpl}, kSeed, protocol, std::nullopt,
-                                     CompilePipeline{.threads = 1, .combine = true}, false, refs);
+                                        CompilePipeline{.threads = 1, .combine = true}, false, refs);
     REQUIRE(r.ok());
     return std::move(*r);
   };

@@ -50,7 +50,7 @@ TEST_CASE("a stored winner's binary is not written again when a group's program 
     auto cache = BinaryCache::open(cache_dir);
     REQUIRE(cache.ok());
     auto runner = CandidateEvaluator::create(**device, gemm, *problem, {tpl}, 11, protocol, std::move(*cache),
-                                          CompilePipeline{.threads = 1, .combine = true});
+                                             CompilePipeline{.threads = 1, .combine = true});
     REQUIRE(runner.ok());
     auto built = (*runner)->precompile(group);
     REQUIRE(built.ok());

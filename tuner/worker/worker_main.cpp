@@ -59,8 +59,8 @@ Result<std::unique_ptr<WorkerContext>> make_context(
     cache.emplace(std::move(c));
   }
   KF_TRY_ASSIGN(runner, CandidateEvaluator::create(*ctx->device, *op, s.problem, std::move(templates),
-                                                s.workload_seed, s.protocol, std::move(cache), s.pipeline,
-                                                s.code_generator, s.reference_dir));
+                                                   s.workload_seed, s.protocol, std::move(cache), s.pipeline,
+                                                   s.code_generator, s.reference_dir));
   runner->set_rerun_database(s.database);
   ctx->runner = std::move(runner);
   return ctx;
