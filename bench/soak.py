@@ -13,9 +13,10 @@ allocation), a hang, a compile error, a wrong result, NaN, a slow but correct
 kernel, and a write two elements past the output. One problem more has a
 reference that never returns. The plan tunes every problem exhaustively.
 
-Passes when the database holds exactly one result per (problem,
-configuration) of every problem whose reference returns: nothing lost,
-nothing duplicated; each with the status its fault must give and a reason
+Passes when the database holds a result for every (problem,
+configuration) of every problem whose reference returns: nothing lost (the
+schema keeps one row per device, template, problem and configuration, so
+none can be stored twice); each with the status its fault must give and a reason
 that names the fault (every correct one `ok`); each problem's winner a
 fault-free configuration; and the problem with the hanging reference
 reported as a failed task naming the reference's library and symbol. Exit
@@ -209,13 +210,14 @@ def kill_target(a, proc, rng):
     """The tuner itself, or with --ranks a random rank of the job."""
     if not a.ranks:
         return proc.pid, "tuner"
-    ranks = [p for p in children(proc.pid) if p_is_kforge(p)]
+    ranks = [p for p in children(proc.pid) if is_sweep_rank(p)]
     if not ranks:
         return proc.pid, "mpirun"
     return rng.choice(ranks), "rank"
 
 
-def p_is_kforge(pid):
+def is_sweep_rank(pid):
+    """Whether pid runs `kforge sweep` (a rank, not mpirun's helpers)."""
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
             return b"sweep" in f.read()
@@ -397,7 +399,8 @@ def write_soak_receipt(a, ctx, rounds, counts, stored, errors, wall):
           "| planted fault | candidates per problem | must be stored as |", "|---|---|---|"]
     md += [f"| {f} | {n} | {FAULTS[f][0]} |" for f, n in counts.items()]
     md += ["", f"Rounds: {len(rounds)}, {len(kills)} ended by a SIGKILL "
-           f"(at {', '.join(str(r['seconds']) for r in kills) or '-'} s); the last exited {rounds[-1]['exit_status']}. "
+           f"(lasting {', '.join(str(r['seconds']) for r in kills) or '-'} s with the cleanup after the kill); "
+           f"the last exited {rounds[-1]['exit_status']}. "
            f"Wall time {wall:.0f} s.", "",
            f"Verdict: {'passed' if not errors else 'FAILED'}: {stored} results stored, "
            f"{len(errors)} mismatches." + (" First: " + errors[0] if errors else ""), "",
