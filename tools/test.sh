@@ -26,3 +26,8 @@ ctest --test-dir "$build" --output-on-failure --timeout 900 -j"$(nproc)"
 # The parsers of outside bytes under libFuzzer with ASan and UBSan, a fixed
 # number of executions each (tests/fuzz/README.md).
 KFORGE_BUILD_DIR="$build" tools/fuzz.sh
+# The runtime, tuner, sweep and report unit tests under ASan and UBSan, and
+# the concurrent lookup, online tuning and C API tests under ThreadSanitizer:
+# two more builds, unoptimized (tools/sanitize.sh).
+KFORGE_BUILD_DIR="$build" tools/sanitize.sh address
+KFORGE_BUILD_DIR="$build" tools/sanitize.sh thread
