@@ -213,6 +213,14 @@ Result<std::string> triton_source(const TemplateSource& tpl, const Operator& op,
       arguments.push_back({{"name", a.name}, {"value", v}});
       continue;
     }
+    if (a.workspace) {  // made by the device: the caller passes nothing for it
+      const std::string field = "arguments[" + std::to_string(i) + "] (" + a.name + ").workspace";
+      KF_TRY_ASSIGN(elements, eval(*a.workspace, field));
+      if (elements < 0)
+        return Error::bad_input(m.path + ": " + field + ": " + std::to_string(elements) + " elements for this problem");
+      arguments.push_back({{"name", a.name}, {"workspace", elements}, {"zeroed", a.zeroed}});
+      continue;
+    }
     auto it = std::find_if(contract.begin(), contract.end(), [&](const ArgumentSpec& s) { return s.name == a.bind; });
     if (it == contract.end())
       return Error::bad_input(m.path + ": arguments[" + std::to_string(i) + "].bind: '" + a.bind +

@@ -30,27 +30,52 @@ Result<std::optional<Expr>> optional_expr(const json& obj, const char* key, cons
   return std::optional<Expr>(std::move(e).value());
 }
 
+/// A workspace entry's own fields: a pointer type, a non-empty element
+/// count expression, `zeroed` a bool where given.
+Status parse_workspace(const json& a, const std::string& path, const std::string& field, TritonArgument& arg) {
+  if (arg.type.empty() || arg.type[0] != '*')
+    return fail(path, field + ".type", "'" + arg.type + "': a workspace is a pointer (*fp32, *i32, ...)");
+  const json& count = a["workspace"];
+  if (!count.is_string()) return fail(path, field + ".workspace", "expected an element count expression, got " + count.dump());
+  if (count.get<std::string>().find_first_not_of(" \t\n") == std::string::npos)
+    return fail(path, field + ".workspace", "empty: expected an element count (an expression)");
+  KF_TRY_ASSIGN(elements, optional_expr(a, "workspace", path, field));
+  arg.workspace = std::move(elements);
+  if (a.contains("zeroed")) {
+    if (!a["zeroed"].is_boolean())
+      return fail(path, field + ".zeroed", "expected true or false, got " + a["zeroed"].dump());
+    arg.zeroed = a["zeroed"].get<bool>();
+  }
+  return ok_status();
+}
+
+Status parse_argument(const json& a, const std::string& path, const std::string& at, TritonSpec& spec) {
+  if (!a.is_object() || !a.contains("name") || !a["name"].is_string() || !a.contains("type") || !a["type"].is_string())
+    return fail(path, at, "expected {\"name\": string, \"type\": string, \"bind\", \"value\" or \"workspace\"}");
+  TritonArgument arg{a["name"].get<std::string>(), a["type"].get<std::string>(), "", std::nullopt, std::nullopt};
+  const std::string field = at + " (" + arg.name + ")";
+  if (a.contains("bind") + a.contains("value") + a.contains("workspace") != 1)
+    return fail(path, field, "give exactly one of bind, value and workspace");
+  if (a.contains("zeroed") && !a.contains("workspace")) return fail(path, field + ".zeroed", "only a workspace is zeroed");
+  if (a.contains("workspace")) {
+    KF_TRY(parse_workspace(a, path, field, arg));
+  } else if (a.contains("bind")) {
+    if (!a["bind"].is_string()) return fail(path, at + ".bind", "expected an operator argument's name");
+    arg.bind = a["bind"].get<std::string>();
+  } else {
+    KF_TRY_ASSIGN(value, optional_expr(a, "value", path, at));
+    arg.value = std::move(value);
+  }
+  spec.arguments.push_back(std::move(arg));
+  return ok_status();
+}
+
 Status parse_arguments(const json& root, const std::string& path, TritonSpec& spec) {
   if (!root.contains("arguments") || !root["arguments"].is_array() || root["arguments"].empty())
-    return fail(path, "arguments", "expected a non-empty list of {name, type, bind | value}");
+    return fail(path, "arguments", "expected a non-empty list of {name, type, bind | value | workspace}");
   const json& args = root["arguments"];
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string field = "arguments[" + std::to_string(i) + "]";
-    const json& a = args[i];
-    if (!a.is_object() || !a.contains("name") || !a["name"].is_string() || !a.contains("type") ||
-        !a["type"].is_string())
-      return fail(path, field, "expected {\"name\": string, \"type\": string, \"bind\" or \"value\"}");
-    TritonArgument arg{a["name"].get<std::string>(), a["type"].get<std::string>(), "", std::nullopt};
-    if (a.contains("bind") == a.contains("value"))
-      return fail(path, field + " (" + arg.name + ")", "give exactly one of bind and value");
-    if (a.contains("bind")) {
-      if (!a["bind"].is_string()) return fail(path, field + ".bind", "expected an operator argument's name");
-      arg.bind = a["bind"].get<std::string>();
-    }
-    KF_TRY_ASSIGN(value, optional_expr(a, "value", path, field));
-    arg.value = std::move(value);
-    spec.arguments.push_back(std::move(arg));
-  }
+  for (std::size_t i = 0; i < args.size(); ++i)
+    KF_TRY(parse_argument(args[i], path, "arguments[" + std::to_string(i) + "]", spec));
   return ok_status();
 }
 

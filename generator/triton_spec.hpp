@@ -25,13 +25,18 @@ namespace kforge {
 /// there whatever its targets.
 inline constexpr std::string_view kInterpreterBackend = "interpret";
 
-/// One non-constexpr kernel argument: the operator's argument `bind`, or
-/// the int32 `value` computes from the problem.
+/// One non-constexpr kernel argument: the operator's argument `bind`, the
+/// int32 `value` computes from the problem, or a `workspace`: memory the
+/// device makes for the kernel (the caller passes nothing), of as many
+/// elements as the expression gives over the problem and the configuration,
+/// zero-filled where `zeroed` (and left zero by the kernel).
 struct TritonArgument {
   std::string name;
   std::string type;  ///< Triton's, "{dtype}" standing for the problem's element type
-  std::string bind;  ///< the operator argument passed; empty when `value` is given
+  std::string bind;  ///< the operator argument passed; empty when `value` or `workspace` is given
   std::optional<Expr> value;
+  std::optional<Expr> workspace;
+  bool zeroed = false;
 };
 
 /// A divisibility promise to the compiler, made where `when` holds (always when absent).

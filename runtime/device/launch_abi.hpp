@@ -40,11 +40,24 @@ struct AbiParameter {
 };
 
 /// Where one kernel argument comes from: the caller's argument at `from`,
-/// or (from < 0) the int32 `value` fixed when the kernel was built (a
-/// stride computed from the problem).
+/// the ABI's workspace at `workspace`, or (both < 0) the int32 `value`
+/// fixed when the kernel was built (a stride computed from the problem).
 struct AbiArgument {
   int from = -1;
   std::int32_t value = 0;
+  int workspace = -1;
+};
+
+/// Memory a kernel needs beyond what its caller passes (a Triton manifest's
+/// workspace), made by the device (kernel_workspaces.hpp): `elements` of
+/// `element_bytes`; a zeroed one starts all zero and the kernel must leave
+/// it so.
+struct AbiWorkspace {
+  std::string name;
+  std::int64_t elements = 0;
+  int element_bytes = 1;
+  bool zeroed = false;
+  std::int64_t bytes() const { return elements * element_bytes; }
 };
 
 struct LaunchAbi {
@@ -65,6 +78,8 @@ struct LaunchAbi {
   /// The kernel's arguments from the caller's (the operator's, in its
   /// contract's order); empty: the caller's arguments are the kernel's.
   std::vector<AbiArgument> argument_map;
+  /// What the argument map's workspace entries name.
+  std::vector<AbiWorkspace> workspaces;
 
   /// Every parameter the binary takes: the arguments, then the scratch pointers.
   std::vector<int> binary_parameter_bytes() const;

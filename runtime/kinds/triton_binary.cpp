@@ -128,13 +128,22 @@ Result<CompiledKernel> triton_compiled_kernel(const nlohmann::json& record, std:
   return k;
 }
 
-std::vector<AbiArgument> triton_argument_map(const nlohmann::json& request) {
-  std::vector<AbiArgument> out;
+void apply_triton_arguments(LaunchAbi& abi, const nlohmann::json& request) {
+  abi.argument_map.clear();
+  abi.workspaces.clear();
   for (const auto& a : request["arguments"]) {
-    if (a.contains("from")) out.push_back({a["from"].get<int>(), 0});
-    else out.push_back({-1, a["value"].get<std::int32_t>()});
+    if (a.contains("workspace")) {
+      const std::string name = a["name"].get<std::string>();
+      const std::string type = request["signature"].value(name, std::string("*i8"));
+      abi.argument_map.push_back({-1, 0, static_cast<int>(abi.workspaces.size())});
+      abi.workspaces.push_back({name, a["workspace"].get<std::int64_t>(),
+                                triton_parameter_bytes(type.substr(1)).value_or(1), a.value("zeroed", false)});
+    } else if (a.contains("from")) {
+      abi.argument_map.push_back({a["from"].get<int>(), 0});
+    } else {
+      abi.argument_map.push_back({-1, a["value"].get<std::int32_t>()});
+    }
   }
-  return out;
 }
 
 Result<CompiledKernel> read_triton_kernel(const std::filesystem::path& path) {

@@ -41,8 +41,10 @@ Result<CompiledKernel> triton_compiled_kernel(const nlohmann::json& record, std:
 
 /// How a Triton instance's kernel arguments come from the operator's: its
 /// request's (generator/instance.cpp) "arguments", each "from" an operator
-/// argument's position or a fixed int32 "value".
-std::vector<AbiArgument> triton_argument_map(const nlohmann::json& request);
+/// argument's position, a fixed int32 "value", or a "workspace" of that
+/// many elements of the signature's type ("zeroed" or not), which the
+/// device makes. Sets `abi`'s argument_map and workspaces.
+void apply_triton_arguments(LaunchAbi& abi, const nlohmann::json& request);
 
 /// Reads the launch record at `path` and the binary it names (relative to
 /// the record's folder). kBadInput naming the file and field.

@@ -78,7 +78,7 @@ Status attach_abi(CompiledKernel& kernel, const json& source) {
     kernel.format = rebuilt.format;
   }
   LaunchAbi abi = *kernel.abi;
-  abi.argument_map = triton_argument_map(source);
+  apply_triton_arguments(abi, source);
   kernel.abi = std::make_shared<const LaunchAbi>(std::move(abi));
   return ok_status();
 }

@@ -393,7 +393,7 @@ TEST_CASE("manifest: a Triton template's own fields are checked, naming the fiel
 
   json j = triton();
   j["arguments"][1]["bind"] = "K";
-  CHECK(error_of(j) == "t/manifest.json: arguments[1] (stride): give exactly one of bind and value");
+  CHECK(error_of(j) == "t/manifest.json: arguments[1] (stride): give exactly one of bind, value and workspace");
   j = triton();
   j["targets"] = json::array({"opencl"});
   CHECK(error_of(j) == "t/manifest.json: targets: 'opencl' is not a Triton target (cuda:sm_XY or hip:gfxNNN)");
@@ -403,4 +403,59 @@ TEST_CASE("manifest: a Triton template's own fields are checked, naming the fiel
   j = triton();
   j.erase("grid");
   CHECK(error_of(j) == "t/manifest.json: grid: expected three expressions (programs along x, y, z)");
+}
+
+TEST_CASE("manifest: a Triton workspace argument is an element count, a pointer, zeroed or not", "[manifest]") {
+  auto triton = [] {
+    json j = gemm_manifest_json();
+    j.erase("launch");
+    j["kind"] = "triton";
+    j["source"] = "kernel.py";
+    j["targets"] = json::array({"cuda:sm_90a"});
+    j["arguments"] = json::array({{{"name", "M"}, {"type", "i32"}, {"bind", "M"}},
+                                  {{"name", "partials"}, {"type", "*fp32"}, {"workspace", "M * N * BM"}},
+                                  {{"name", "tickets"}, {"type", "*i32"}, {"workspace", "ceil_div(M, BM)"},
+                                   {"zeroed", true}}});
+    j["grid"] = json::array({"ceil_div(M, BM)", "1", "1"});
+    return j;
+  };
+  auto m = parse_manifest(triton());
+  INFO((m.ok() ? std::string() : m.error().message));
+  REQUIRE(m.ok());
+  const auto& args = m->triton->arguments;
+  REQUIRE(args.size() == 3);
+  CHECK(args[1].workspace.has_value());
+  CHECK_FALSE(args[1].zeroed);
+  CHECK(args[1].bind.empty());
+  CHECK(args[2].workspace.has_value());
+  CHECK(args[2].zeroed);
+
+  const std::string at = "t/manifest.json: arguments[";
+  json j = triton();
+  j["arguments"][1]["workspace"] = "";
+  CHECK(error_of(j) == at + "1] (partials).workspace: empty: expected an element count (an expression)");
+  j = triton();
+  j["arguments"][1]["workspace"] = "  ";
+  CHECK(error_of(j) == at + "1] (partials).workspace: empty: expected an element count (an expression)");
+  j = triton();
+  j["arguments"][1]["workspace"] = "M *";
+  CHECK_THAT(error_of(j), Catch::StartsWith(at + "1] (partials).workspace: "));
+  j = triton();
+  j["arguments"][1]["workspace"] = 12;
+  CHECK(error_of(j) == at + "1] (partials).workspace: expected an element count expression, got 12");
+  j = triton();
+  j["arguments"][2]["type"] = "i32";
+  CHECK(error_of(j) == at + "2] (tickets).type: 'i32': a workspace is a pointer (*fp32, *i32, ...)");
+  j = triton();
+  j["arguments"][2]["zeroed"] = "yes";
+  CHECK(error_of(j) == at + "2] (tickets).zeroed: expected true or false, got \"yes\"");
+  j = triton();
+  j["arguments"][2]["zeroed"] = 1;
+  CHECK(error_of(j) == at + "2] (tickets).zeroed: expected true or false, got 1");
+  j = triton();
+  j["arguments"][2]["bind"] = "C";
+  CHECK(error_of(j) == at + "2] (tickets): give exactly one of bind, value and workspace");
+  j = triton();
+  j["arguments"][0]["zeroed"] = true;
+  CHECK(error_of(j) == at + "0] (M).zeroed: only a workspace is zeroed");
 }

@@ -17,6 +17,7 @@
 #include "runtime/catalog/template_catalog.hpp"
 #include "runtime/device/cuda/cuda_backend.hpp"
 #include "runtime/kinds/template_kind.hpp"
+#include "runtime/kinds/triton_binary.hpp"
 #include "runtime/lookup/lookup.hpp"
 #include "tests/runtime/fake_gpu_driver.hpp"
 #include "tests/runtime/triton_lookup_fixture.hpp"
@@ -60,7 +61,45 @@ TEST_CASE("Every Triton corpus manifest is read as a template of kind triton", "
     CHECK(&template_kind(*t) == &triton_kind());
     ++read;
   }
-  CHECK(read == 7);
+  CHECK(read == 9);
+}
+
+TEST_CASE("A Triton instance's workspaces are in its argument map, sized for the problem and configuration",
+          "[triton]") {
+  auto t = TemplateSource::load_dir((kCorpus / "attention_decode_splitkv_grid").string());
+  REQUIRE(t.ok());
+  const Operator& op = *find_operator("attention");
+  Problem p;
+  p.op = "attention";
+  p.dims = {{"B", 2}, {"H", 3}, {"S", 5}, {"SK", 150}, {"D", 64}};
+  p.attrs["mask"] = "causal";
+  p.dtype = Dtype::kF16;
+  Config c = t->manifest.default_config();
+  c.values["SPLIT"] = 8;
+  c.values["BLOCK_D"] = 64;
+  auto inst = instantiate(*t, "", op, c, p, cuda_limits());
+  INFO((inst.ok() ? std::string() : inst.error().message));
+  REQUIRE(inst.ok());
+  CHECK(inst->geometry.grid == std::array<std::int64_t, 3>{6, 8, 1});  // B * H x SPLIT
+  const auto request = nlohmann::json::parse(inst->source);
+  CHECK(request["signature"]["tickets"] == "*i32");
+  const auto& args = request["arguments"];
+  REQUIRE(args.size() == 12);
+  CHECK(args[10] == nlohmann::json{{"name", "partials"}, {"workspace", 2 * 3 * 8 * 16 * (64 + 2)}, {"zeroed", false}});
+  CHECK(args[11] == nlohmann::json{{"name", "tickets"}, {"workspace", 6}, {"zeroed", true}});
+
+  LaunchAbi abi;
+  apply_triton_arguments(abi, request);
+  REQUIRE(abi.argument_map.size() == 12);
+  CHECK(abi.argument_map[9].from == 9);  // O, the operator's
+  CHECK(abi.argument_map[10].workspace == 0);
+  CHECK(abi.argument_map[11].workspace == 1);
+  REQUIRE(abi.workspaces.size() == 2);
+  CHECK(abi.workspaces[0].name == "partials");
+  CHECK(abi.workspaces[0].bytes() == 4 * 2 * 3 * 8 * 16 * 66);
+  CHECK_FALSE(abi.workspaces[0].zeroed);
+  CHECK(abi.workspaces[1].bytes() == 4 * 6);
+  CHECK(abi.workspaces[1].zeroed);
 }
 
 TEST_CASE("A Triton instance is its compile request, Triton's grid and block, and its argument map", "[triton]") {

@@ -42,9 +42,19 @@ ALTERNATIVES = {
         {"SPLIT": 8, "BLOCK_N": 16, "BLOCK_D": 64, "num_warps": 8, "num_stages": 1},
         {"SPLIT": 2, "BLOCK_N": 32, "BLOCK_D": 64, "num_warps": 2, "num_stages": 2},
     ],
+    "gemm_triton_splitk_grid": [
+        {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 128, "SPLIT_K": 16, "num_warps": 4, "num_stages": 2,
+         "waves_per_eu": 2},
+        {"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 32, "SPLIT_K": 2, "num_warps": 8, "num_stages": 4},
+    ],
+    "attention_triton_decode_splitkv_grid": [
+        {"SPLIT": 16, "BLOCK_N": 64, "BLOCK_D": 64, "num_warps": 4, "num_stages": 3},
+        {"SPLIT": 2, "BLOCK_N": 32, "BLOCK_D": 64, "num_warps": 2, "num_stages": 1},
+    ],
 }
 DTYPE = {"gemm_triton_dot": "bf16", "attention_triton_flash": "f16", "gemm_triton_splitk": "bf16",
-         "gemm_triton_persistent_tma": "bf16", "attention_triton_decode_splitkv": "bf16"}
+         "gemm_triton_persistent_tma": "bf16", "attention_triton_decode_splitkv": "bf16",
+         "gemm_triton_splitk_grid": "bf16", "attention_triton_decode_splitkv_grid": "bf16"}
 # The layout of each configuration (default NN): the persistent GEMM's is a
 # constexpr, so each layout is its own code.
 LAYOUTS = {"gemm_triton_persistent_tma": ["NN", "TN", "NT"]}
@@ -58,6 +68,8 @@ PROBLEMS = {
     "gemm_triton_splitk": {"M": 16, "N": 4096, "K": 4096},
     "gemm_triton_persistent_tma": {"M": 512, "N": 512, "K": 512},
     "attention_triton_decode_splitkv": {"B": 4, "H": 8, "S": 1, "SK": 4096, "D": 64, "mask": 1},
+    "gemm_triton_splitk_grid": {"M": 16, "N": 4096, "K": 4096},
+    "attention_triton_decode_splitkv_grid": {"B": 4, "H": 8, "S": 1, "SK": 4096, "D": 64, "mask": 1},
 }
 
 _results = {}
@@ -182,6 +194,102 @@ def test_persistent_tma_uses_wgmma_and_tma(index, tmp_root):
     # Device-side descriptors live in Triton's global scratch: the launch
     # must pass a buffer of global_scratch_size bytes per program.
     assert r["metadata"]["global_scratch_size"] > 0, r["metadata"]
+
+
+# Where a split-across-programs template hands its partial over, per
+# backend: the partial's store, the barrier, the ticket's atomic.
+HANDOFF = {"cuda": (r"st\.global", r"bar\.sync", r"atom\.global\S*\.acq_rel"),
+           "hip": (r"(?:buffer|global)_store_\w+", r"s_barrier", r"global_atomic_add\w*")}
+
+
+def _source_lines(source_text):
+    """The kernel's lines of the hand-over: the stores before the barrier,
+    tl.debug_barrier(), the ticket's tl.atomic_add."""
+    lines = source_text.splitlines()
+    barrier = next(i for i, t in enumerate(lines, 1) if "tl.debug_barrier()" in t)
+    atomic = next(i for i, t in enumerate(lines, 1) if "tl.atomic_add(" in t)
+    stores = {i for i, t in enumerate(lines[:barrier], 1) if "tl.store(" in t}
+    return stores, barrier, atomic
+
+
+def _attributed(asm, source_name):
+    """[(kernel source line, instruction)] of the assembly, each
+    instruction attributed to the kernel line of the last .loc before it
+    (0 where that .loc names another file: Triton's own helpers)."""
+    files = {m.group(1): m.group(0) for m in re.finditer(r'^\s*\.file\s+(\d+)\s+"[^\n]*', asm, re.M)}
+    kernel_files = {n for n, text in files.items() if source_name in text}
+    out, line = [], 0
+    for text in asm.splitlines():
+        text = text.split("//")[0].split(";")[0].strip() if not text.strip().startswith(".loc") else text.strip()
+        loc = re.match(r"\.loc\s+(\d+)\s+(\d+)", text)
+        if loc:
+            line = int(loc.group(2)) if loc.group(1) in kernel_files else 0
+        elif text and not text.startswith((".", "$", "//", ";")):
+            out.append((line, text))
+    return out
+
+
+def _handoff_problem(asm, backend, source_name, lines):
+    """None when the partial's last store comes before a barrier of the
+    kernel's tl.debug_barrier() line, and that barrier before the ticket's
+    atomic; else what is out of order."""
+    store_re, barrier_re, atomic_re = (re.compile(r"(?:^|\s|\})" + p) for p in HANDOFF[backend])
+    stores_at, barrier_at, atomic_at = lines
+    code = _attributed(asm, source_name)
+    atomics = [i for i, (line, t) in enumerate(code) if line == atomic_at and atomic_re.search(t)]
+    if not atomics:
+        return f"no {HANDOFF[backend][2]} at line {atomic_at}"
+    atomic = atomics[0]
+    stores = [i for i, (line, t) in enumerate(code[:atomic]) if line in stores_at and store_re.search(t)]
+    barriers = [i for i, (line, t) in enumerate(code[:atomic]) if line == barrier_at and barrier_re.search(t)]
+    if not stores:
+        return f"no partial store (lines {sorted(stores_at)}) before the atomic"
+    if not barriers:
+        return f"no {HANDOFF[backend][1]} of line {barrier_at} before the atomic"
+    if not stores[-1] < barriers[-1]:
+        return f"the partial's last store ({code[stores[-1]][1]}) comes after the barrier"
+    return None
+
+
+HANDOFF_TEMPLATES = ["gemm_splitk_grid", "attention_decode_splitkv_grid"]
+
+
+def _handoff_asm(template, target, tmp_root, source_text=None):
+    """The compiled assembly of the template's default configuration, or of
+    a copy with source_text instead of its kernel."""
+    from kforge_triton.compile import compile_request
+    from kforge_triton.manifest import load_manifest
+    m = load_manifest(_corpus(template))
+    out = os.path.join(tmp_root, "handoff", template, target.replace(":", "_"), "copy" if source_text else "own")
+    request = m.compile_request(m.default_config(target), target, DTYPE[m["name"]], out, PROBLEMS[m["name"]])
+    if source_text is not None:
+        os.makedirs(out, exist_ok=True)
+        request["source_path"] = os.path.join(out, "kernel.py")
+        with open(request["source_path"], "w") as f:
+            f.write(source_text)
+    r = compile_request(request)
+    assert r["ok"], r["error"]
+    with open(r["asm_path"]) as f:
+        return f.read()
+
+
+@pytest.mark.parametrize("template", HANDOFF_TEMPLATES)
+@pytest.mark.parametrize("target", TARGETS)
+def test_partial_store_barrier_atomic_in_order(template, target, tmp_root):
+    """In the code, each program's partial is stored, then the barrier of
+    its tl.debug_barrier(), then the ticket's acq_rel atomic: another
+    program that draws the last ticket sees the whole partial. The same
+    check fails on a copy whose barrier is gone (Triton's own barrier
+    before a scalar atomic, of the atomic's line, does not count)."""
+    with open(os.path.join(CORPUS, template, "kernel.py")) as f:
+        source = f.read()
+    lines = _source_lines(source)
+    backend = target.split(":")[0]
+    assert _handoff_problem(_handoff_asm(template, target, tmp_root), backend, "kernel.py", lines) is None
+    without = source.replace("tl.debug_barrier()", "pass  # barrier removed")
+    assert without != source
+    problem = _handoff_problem(_handoff_asm(template, target, tmp_root, without), backend, "kernel.py", lines)
+    assert problem == f"no {HANDOFF[backend][1]} of line {lines[1]} before the atomic", problem
 
 
 def _request(tmp_path, **changes):

@@ -273,6 +273,123 @@ def test_attention_decode_splitkv(tmp_path, dtype, mask, S, SK, D, overrides):
     assert r["programs"] == B * H
     np.testing.assert_allclose(got["O"], want, rtol=1e-4, atol=2e-5)
 
+SPLITK_GRID = os.path.join(CORPUS, "gemm_splitk_grid", "manifest.json")
+DECODE_GRID = os.path.join(CORPUS, "attention_decode_splitkv_grid", "manifest.json")
+
+
+@pytest.mark.parametrize("layout,dtype,beta,overrides", [
+    ("NN", "f16", 0.0, {}),  # K = 300: 4 slices of 128, the third one short, the last one empty
+    ("NT", "bf16", 0.25, {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 16, "SPLIT_K": 16}),  # slices 10 to 15 empty
+    ("TN", "f16", -0.5, {"BLOCK_N": 128, "BLOCK_K": 128, "SPLIT_K": 2}),
+    ("TT", "bf16", 0.0, {"BLOCK_K": 32, "SPLIT_K": 8}),
+    ("TT", "f16", 1.0, {"SPLIT_K": 1}),
+])
+def test_gemm_splitk_grid(tmp_path, layout, dtype, beta, overrides):
+    m = load_manifest(SPLITK_GRID)
+    config = dict(m.default_config("cuda:sm_80"), **overrides)
+    M, N, K, batch = 19, 70, 300, 2  # tails in M, N and K for every block size
+    r, got, want, scale = _gemm_case(m, config, layout, dtype, beta, M, N, K, batch, tmp_path)
+    assert r["ok"], r
+    tiles = -(-M // config["BLOCK_M"]) * -(-N // config["BLOCK_N"])
+    assert r["programs"] == tiles * config["SPLIT_K"] * batch
+    assert r["workspace_violations"] == [] and r["guard_violations"] == []
+    err = np.abs(got - want)
+    assert np.all(err <= 1e-5 * scale + 1e-6), f"max error {err.max()} ({layout}, {dtype})"
+
+
+@pytest.mark.parametrize("dtype,mask,S,SK,D,overrides", [
+    ("f16", 0, 5, 150, 64, {}),  # 4 chunks of 48 keys, the last one 6 short
+    ("bf16", 1, 5, 150, 128, {"SPLIT": 16, "BLOCK_N": 16, "BLOCK_D": 128}),  # chunks 10 to 15 empty
+    ("f32", 1, 16, 37, 40, {"SPLIT": 2, "BLOCK_N": 64}),  # tail in D; one partial block per chunk
+    ("f16", 0, 1, 77, 64, {"SPLIT": 1, "BLOCK_N": 32}),  # one program per head: the plain online softmax
+])
+def test_attention_decode_splitkv_grid(tmp_path, dtype, mask, S, SK, D, overrides):
+    m = load_manifest(DECODE_GRID)
+    B, H = 2, 2
+    problem = {"B": B, "H": H, "S": S, "SK": SK, "D": D, "mask": mask}
+    config = dict(m.default_config("cuda:sm_80"), **overrides)
+    assert not m.unmet(config, problem) and not m.unmet(config, problem, field="envelope")
+    tensors, scale, want = _attention_reference(B, H, S, SK, D, mask, dtype, seed=9)
+    r, got = run(m, config, problem, tensors, {"scale": scale}, ["O"], tmp_path, dtype=dtype)
+    assert r["ok"], r
+    assert r["programs"] == B * H * config["SPLIT"]
+    assert r["workspace_violations"] == [] and r["guard_violations"] == []
+    np.testing.assert_allclose(got["O"], want, rtol=1e-4, atol=2e-5)
+
+
+def _planted(tmp_path, family, bug):
+    src = open(os.path.join(CORPUS, family, "kernel.py")).read()
+    assert src.count(bug[0]) == 1, bug[0]
+    planted = tmp_path / "planted.py"
+    planted.write_text(src.replace(bug[0], bug[1]))
+    return str(planted)
+
+
+def _grid_gemm(tmp_path, source_path):
+    m = load_manifest(SPLITK_GRID)
+    return _gemm_case(m, m.default_config("cuda:sm_80"), "NN", "f16", 0.0, 19, 70, 300, 1, tmp_path, source_path)
+
+
+def _grid_attention(tmp_path, source_path):
+    m = load_manifest(DECODE_GRID)
+    problem = {"B": 1, "H": 2, "S": 5, "SK": 150, "D": 64, "mask": 1}
+    tensors, scale, want = _attention_reference(1, 2, 5, 150, 64, 1, "f16")
+    r, got = run(m, m.default_config("cuda:sm_80"), problem, tensors, {"scale": scale}, ["O"], tmp_path,
+                 dtype="f16", source_path=source_path)
+    return r, got.get("O"), want
+
+
+@pytest.mark.parametrize("bug", [
+    ("k_lo = split * ks", "k_lo = split * BLOCK_K"),  # A's and B's slice of K
+    ("tile_partials + split * tile_elems + offs_tile", "tile_partials + offs_tile"),  # where the partial goes
+])
+def test_grid_gemm_planted_slice_offset_is_caught(tmp_path, bug):
+    r, got, want, scale = _grid_gemm(tmp_path, _planted(tmp_path, "gemm_splitk_grid", bug))
+    assert r["ok"], r
+    assert not np.all(np.abs(got - want) <= 1e-5 * scale + 1e-6)
+
+
+def test_grid_attention_planted_slice_offset_is_caught(tmp_path):
+    bug = ("mine = head_partials + split * part_elems", "mine = head_partials")
+    r, got, want = _grid_attention(tmp_path, _planted(tmp_path, "attention_decode_splitkv_grid", bug))
+    assert r["ok"], r
+    assert not np.allclose(got, want, rtol=1e-4, atol=2e-5, equal_nan=False)
+
+
+@pytest.mark.parametrize("family,reset", [
+    ("gemm_splitk_grid", "tl.store(tickets + tile, 0)"),
+    ("attention_decode_splitkv_grid", "tl.store(tickets + bh, 0)"),
+])
+def test_planted_ticket_not_reset_is_named(tmp_path, family, reset):
+    """The results are right (the last program still reduces), but the
+    zeroed workspace is left dirty: the next launch would see stale tickets."""
+    planted = _planted(tmp_path, family, (reset, "pass"))
+    if family == "gemm_splitk_grid":
+        r, got, want, scale = _grid_gemm(tmp_path, planted)
+        tickets = 2 * 2  # 2 x 2 tiles of one batch
+    else:
+        r, got, want = _grid_attention(tmp_path, planted)
+        tickets = 2  # one per head
+    assert r["ok"] is False
+    assert f"kernel {family}: left workspace tickets non-zero: {tickets} elements" in r["error"], r["error"]
+    assert r["workspace_violations"][0]["workspace"] == "tickets"
+    assert r["workspace_violations"][0]["value"] == m_split(family)
+
+
+def m_split(family):
+    """The default split count: a ticket left at its last draw holds it."""
+    m = load_manifest(SPLITK_GRID if family == "gemm_splitk_grid" else DECODE_GRID)
+    return m.default_config("cuda:sm_80")["SPLIT_K" if family == "gemm_splitk_grid" else "SPLIT"]
+
+
+def test_unwritten_workspace_reads_as_nan(tmp_path):
+    """A non-zeroed workspace starts as 0xFF bytes (NaN as f32): a partial
+    read before any program wrote it poisons the result instead of adding 0."""
+    bug = ("for s in range(SPLIT_K):", "for s in range(SPLIT_K + 1):")
+    r, got, _, _ = _grid_gemm(tmp_path, _planted(tmp_path, "gemm_splitk_grid", bug))
+    assert r["ok"] and np.isnan(got).any()
+
+
 def test_guard_zones_catch_a_dropped_mask(tmp_path):
     m = load_manifest(os.path.join(CORPUS, "softmax_row", "manifest.json"))
     rows, cols = 3, 100

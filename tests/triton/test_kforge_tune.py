@@ -64,6 +64,9 @@ CORPUS_SHAPES = {
     "softmax_row": ["--op", "softmax", "--shape", "rows=9,cols=100", "--dtype", "bf16"],
     "attention_flash": ["--op", "attention", "--shape", "B=1,H=2,S=20,D=64", "--dtype", "f16"],
     "attention_decode_splitkv": ["--op", "attention", "--shape", "B=1,H=2,S=3,D=64", "--dtype", "bf16"],
+    # Workspaces made by the interpreter device: partials and zeroed tickets.
+    "gemm_splitk_grid": ["--op", "gemm", "--shape", "M=20,N=36,K=70", "--dtype", "f16", "--layout", "TT"],
+    "attention_decode_splitkv_grid": ["--op", "attention", "--shape", "B=1,H=2,S=3,D=64", "--dtype", "f16"],
 }
 
 

@@ -56,9 +56,9 @@ def test_compile_request_from_manifest():
     assert set(odd["specialization"]["divisible_by_16"]) == {"A", "B", "C", "stride_am"}
 
 
-def _broken(tmp_path, edit):
-    src = os.path.join(CORPUS, "softmax_row")
-    dst = tmp_path / "softmax_row"
+def _broken(tmp_path, edit, template="softmax_row"):
+    src = os.path.join(CORPUS, template)
+    dst = tmp_path / template
     shutil.copytree(src, dst)
     path = dst / "manifest.json"
     data = json.loads(path.read_text())
@@ -86,6 +86,50 @@ def _broken(tmp_path, edit):
 ])
 def test_manifest_errors_name_file_field_value(tmp_path, edit, field, what):
     path = _broken(tmp_path, edit)
+    with pytest.raises(ManifestError) as e:
+        load_manifest(path)
+    message = str(e.value)
+    assert message.startswith(path + ": "), message
+    assert field in message and what in message, message
+
+
+def test_workspaces_from_manifest():
+    m = load_manifest(os.path.join(CORPUS, "gemm_splitk_grid", "manifest.json"))
+    cfg = dict(m.default_config("cuda:sm_80"), BLOCK_M=16, BLOCK_N=64, SPLIT_K=4)
+    problem = {"M": 19, "N": 70, "K": 300, "batch": 3}
+    assert m.workspaces(cfg, problem) == [
+        {"name": "partials", "type": "*fp32", "elements": 3 * 4 * 4 * 16 * 64, "zeroed": False},
+        {"name": "tickets", "type": "*i32", "elements": 3 * 4, "zeroed": True}]
+    assert m.signature("bf16")["tickets"] == "*i32" and m.grid(cfg, problem) == [4, 4, 3]
+    request = m.interpret_request(cfg, problem, {"A": {"npy": "a"}, "B": {"npy": "b"}, "C": {"npy": "c"},
+                                                 "alpha": 1.0, "beta": 0.0})
+    tickets = [a for a in request["args"] if a["name"] == "tickets"]
+    assert tickets == [{"name": "tickets", "kind": "workspace", "elements": 12, "dtype": "i32", "zeroed": True}]
+
+
+def _workspace_edit(index, **changes):
+    def edit(d):
+        d["arguments"][index].update(changes)
+        for key in [k for k, v in changes.items() if v is None]:
+            d["arguments"][index].pop(key)
+    return edit
+
+
+@pytest.mark.parametrize("edit,field,what", [
+    (_workspace_edit(17, workspace=""), "arguments[17] (partials).workspace", "empty"),
+    (_workspace_edit(17, workspace="   "), "arguments[17] (partials).workspace", "empty"),
+    (_workspace_edit(17, workspace="M *"), "arguments[17] (partials).workspace", "'M *'"),
+    (_workspace_edit(17, workspace="M * BLOCK_Q"), "arguments[17] (partials).workspace", "unknown name BLOCK_Q"),
+    (_workspace_edit(17, workspace=12), "arguments[17] (partials).workspace", "expected an expression"),
+    (_workspace_edit(18, type="i32"), "arguments[18] (tickets).type", "'i32': a workspace is a pointer"),
+    (_workspace_edit(18, zeroed="yes"), "arguments[18] (tickets).zeroed", 'expected true or false, got "yes"'),
+    (_workspace_edit(18, zeroed=1), "arguments[18] (tickets).zeroed", "expected true or false, got 1"),
+    (_workspace_edit(18, bind="C"), "arguments[18] (tickets)", "exactly one of bind"),
+    (_workspace_edit(18, value="M"), "arguments[18] (tickets)", "got value and workspace"),
+    (_workspace_edit(7, zeroed=True), "arguments[7] (C).zeroed", "only a workspace is zeroed"),
+])
+def test_workspace_errors_name_file_field_value(tmp_path, edit, field, what):
+    path = _broken(tmp_path, edit, "gemm_splitk_grid")
     with pytest.raises(ManifestError) as e:
         load_manifest(path)
     message = str(e.value)

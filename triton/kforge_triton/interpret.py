@@ -15,6 +15,11 @@ arguments):
                  (how kforge's interpreter device passes its buffers)
                 {"name", "kind": "scalar", "value": number,
                  "dtype": "i32" | "i64" | "fp32"}
+                {"name", "kind": "workspace", "elements": count, "dtype":
+                 Triton element type, "zeroed": bool}: memory the helper
+                 allocates (zeros, else 0xFF bytes so that a read before
+                 the kernel's own write shows), guarded as arrays are; a
+                 zeroed one must be all zero again after the run
   constexprs  {argument: value}
   grid        [x, y, z] programs
   guard_elements  (optional, default 1024) poisoned elements before and
@@ -23,10 +28,12 @@ arguments):
               whatever the heap holds: keep guards wider than any overrun)
 
 Response (one JSON object on stdout; exit 0 whenever it could be written):
-  ok (ran and no guard was touched), error, outputs {name: path written},
+  ok (ran, no guard was touched, every zeroed workspace left zero), error,
+  outputs {name: path written},
   guard_violations [{argument, side: "before" | "after", elements,
   nearest}] ("nearest": the touched element's distance from the array),
-  programs, seconds.
+  workspace_violations [{workspace, nonzero, first, value}] (zeroed
+  workspaces the kernel left non-zero), programs, seconds.
 """
 
 import os
@@ -151,6 +158,36 @@ class GuardedArray:
         return out
 
 
+# A fresh non-zeroed workspace's bytes: as f32 a NaN, as an integer -1.
+_UNWRITTEN = 0xFF
+
+
+def _workspace(i, arg, guard):
+    """A workspace argument's guarded buffer and its element type's name."""
+    name, dtype_name, elements = arg["name"], arg.get("dtype"), arg.get("elements")
+    if dtype_name not in _RAW_DTYPES:
+        raise RequestError(f"request: args[{i}] ({name}): a workspace needs a dtype of {', '.join(_RAW_DTYPES)}, "
+                           f"got {dtype_name!r}")
+    if not isinstance(elements, int) or isinstance(elements, bool) or elements < 0:
+        raise RequestError(f"request: args[{i}] ({name}): elements: expected a count, got {elements!r}")
+    data = np.empty(max(elements, 1), dtype=_RAW_DTYPES[dtype_name])
+    data.view(np.uint8)[:] = 0 if arg.get("zeroed") else _UNWRITTEN
+    return GuardedArray(name, data, guard), dtype_name
+
+
+def _left_non_zero(zeroed):
+    """[{workspace, nonzero, first, value}] for zeroed workspaces the
+    kernel did not leave all zero."""
+    out = []
+    for g in zeroed:
+        nonzero = np.nonzero(g.body.view(np.uint8).reshape(g.body.size, -1).any(axis=1))[0]
+        if nonzero.size:
+            first = int(nonzero[0])
+            out.append({"workspace": g.name, "nonzero": int(nonzero.size), "first": first,
+                        "value": g.body[first].item()})
+    return out
+
+
 def _load_kernel(source_path, kernel):
     from .compile import load_kernel
     return load_kernel(source_path, kernel)
@@ -196,12 +233,18 @@ def run_request(request):
     fn = _load_kernel(request["source_path"], kernel)
     _patch_interpreter()
 
-    call, guarded, outputs = {}, [], []
+    call, guarded, outputs, zeroed = {}, [], [], []
     for i, arg in enumerate(args):
-        if not isinstance(arg, dict) or "name" not in arg or arg.get("kind") not in ("array", "scalar"):
-            raise RequestError(f"request: args[{i}]: expected {{name, kind: array | scalar, ...}}")
+        if not isinstance(arg, dict) or "name" not in arg or arg.get("kind") not in ("array", "scalar", "workspace"):
+            raise RequestError(f"request: args[{i}]: expected {{name, kind: array | scalar | workspace, ...}}")
         name = arg["name"]
-        if arg["kind"] == "array":
+        if arg["kind"] == "workspace":
+            g, dtype_name = _workspace(i, arg, guard)
+            guarded.append(g)
+            if arg.get("zeroed"):
+                zeroed.append(g)
+            call[name] = HostArray(g.body, "bfloat16" if dtype_name == "bf16" else _TORCH_NAMES[g.body.dtype])
+        elif arg["kind"] == "array":
             data, dtype_name = _load_array(i, arg)
             if dtype_name == "bf16":
                 if data.dtype != np.uint16:
@@ -239,6 +282,7 @@ def run_request(request):
                 "guard_violations": [v for g in guarded for v in g.violations()],
                 "programs": grid[0] * grid[1] * grid[2], "seconds": round(time.monotonic() - start, 3)}
     violations = [v for g in guarded for v in g.violations()]
+    left = _left_non_zero(zeroed)
     written = {}
     for name, g, path in outputs:
         if path.endswith(".npy"):
@@ -246,11 +290,15 @@ def run_request(request):
         else:
             g.body.tofile(path)
         written[name] = path
-    error = None
+    errors = []
     if violations:
-        error = f"kernel {kernel}: wrote outside " + ", ".join(
-            f"{v['argument']} ({v['elements']} elements {v['side']})" for v in violations)
-    return {"ok": not violations, "error": error, "outputs": written, "guard_violations": violations,
+        errors.append(f"kernel {kernel}: wrote outside " + ", ".join(
+            f"{v['argument']} ({v['elements']} elements {v['side']})" for v in violations))
+    for w in left:
+        errors.append(f"kernel {kernel}: left workspace {w['workspace']} non-zero: {w['nonzero']} elements, the "
+                      f"first at {w['first']} ({w['value']})")
+    return {"ok": not errors, "error": "; ".join(errors) or None, "outputs": written,
+            "guard_violations": violations, "workspace_violations": left,
             "programs": grid[0] * grid[1] * grid[2], "seconds": round(time.monotonic() - start, 3)}
 
 

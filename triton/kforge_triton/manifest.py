@@ -7,7 +7,8 @@ The fields mirror the C++ templates' manifests (generator/manifest.cpp)
 where they mean the same: schema_version, name, operator, description,
 source, kernel, targets, dtypes, layouts, parameters (name, values,
 default, doc), constraints, envelope. Triton's own: kind ("triton"),
-arguments, constexprs, options, specialization, grid.
+arguments (bind, value or workspace), constexprs, options, specialization,
+grid.
 """
 
 import ast
@@ -43,7 +44,9 @@ TOP_FIELDS = ["schema_version", "kind", "name", "operator", "description", "sour
               "constraints", "envelope"]
 REQUIRED = ["schema_version", "kind", "name", "operator", "source", "kernel", "targets", "dtypes", "arguments",
             "parameters", "grid"]
-ARGUMENT_FIELDS = ["name", "type", "bind", "value", "doc"]
+ARGUMENT_FIELDS = ["name", "type", "bind", "value", "workspace", "zeroed", "doc"]
+# Where a kernel argument comes from: exactly one of these per argument.
+ARGUMENT_SOURCES = ["bind", "value", "workspace"]
 PARAMETER_FIELDS = ["name", "values", "default", "doc", "targets"]
 SPECIALIZATION_FIELDS = ["argument", "divisible_by", "when"]
 SCALAR_TYPES = ["i32", "i64", "fp32"]
@@ -189,6 +192,23 @@ class Manifest:
         env = self.env(problem, config, layout, dtype)
         return {a["name"]: self._expr(a["value"]).eval(env) for a in self.arguments if "value" in a}
 
+    def workspaces(self, config, problem, layout="NN", dtype="f32"):
+        """[{name, type, elements, zeroed}] of the workspace arguments, in
+        the kernel's order; elements from the manifest's expression."""
+        env = self.env(problem, config, layout, dtype)
+        signature = self.signature(dtype)
+        out = []
+        for a in self.arguments:
+            if "workspace" not in a:
+                continue
+            elements = self._expr(a["workspace"]).eval(env)
+            if elements < 0:
+                raise ManifestError(f"{self.path}: arguments ({a['name']}).workspace: '{a['workspace']}' is "
+                                    f"{elements} for {problem} {config}")
+            out.append({"name": a["name"], "type": signature[a["name"]], "elements": elements,
+                        "zeroed": a.get("zeroed", False)})
+        return out
+
     def signature(self, dtype):
         return {a["name"]: a["type"].replace("{dtype}", DTYPES[dtype]) for a in self.arguments}
 
@@ -235,12 +255,19 @@ class Manifest:
         """The interpret helper's request: `bindings` maps each bound
         operator argument (problem dims need not be repeated) to a number
         (a scalar) or to {"npy": path, "out":
-        bool, "out_npy": path} (a tensor; *bf16 arrays are uint16 bits)."""
+        bool, "out_npy": path} (a tensor; *bf16 arrays are uint16 bits).
+        Workspaces are not bound: the helper allocates them."""
         values = self.argument_values(config, problem, layout, dtype)
         signature = self.signature(dtype)
+        workspaces = {w["name"]: w for w in self.workspaces(config, problem, layout, dtype)}
         args = []
         for a in self.arguments:
             name, t = a["name"], signature[a["name"]]
+            if name in workspaces:
+                w = workspaces[name]
+                args.append({"name": name, "kind": "workspace", "elements": w["elements"], "dtype": t[1:],
+                             "zeroed": w["zeroed"]})
+                continue
             if "value" in a:
                 args.append({"name": name, "kind": "scalar", "value": values[name], "dtype": t})
                 continue
@@ -263,6 +290,19 @@ class Manifest:
         return {"source_path": self.source_path, "kernel": self.data["kernel"], "args": args,
                 "constexprs": self.constexpr_values(config, problem, layout, dtype), "grid": self.grid(config, problem, layout, dtype),
                 "guard_elements": guard_elements}
+
+
+def _check_workspace(c, a, field, names):
+    """A workspace: memory the kernel needs beyond the operator's, of
+    `workspace` elements of the pointer's type, zero-filled where `zeroed`."""
+    if not a["type"].startswith("*"):
+        raise c.fail(f"{field}.type", f"'{a['type']}': a workspace is a pointer (one of {', '.join(POINTER_TYPES)})")
+    text = a["workspace"]
+    if isinstance(text, str) and not text.strip():
+        raise c.fail(f"{field}.workspace", "empty: expected an element count (an expression)")
+    c.expression(text, f"{field}.workspace", names)
+    if "zeroed" in a and not isinstance(a["zeroed"], bool):
+        raise c.fail(f"{field}.zeroed", f"expected true or false, got {json.dumps(a['zeroed'])}")
 
 
 def load_manifest(path):
@@ -370,19 +410,25 @@ def load_manifest(path):
     arg_names = []
     for i, a in enumerate(args):
         field = f"arguments[{i}]"
-        c.kind(a, dict, field, "an object {name, type, bind | value}")
+        c.kind(a, dict, field, "an object {name, type, bind | value | workspace}")
         c.known_keys(a, field, ARGUMENT_FIELDS)
         for key in ("name", "type"):
             if key not in a:
                 raise c.fail(f"{field}.{key}", "missing (required)")
         name = c.kind(a["name"], str, f"{field}.name", "a string")
         field = f"arguments[{i}] ({name})"
-        if ("bind" in a) == ("value" in a):
-            raise c.fail(field, "needs exactly one of bind (an operator argument) and value (an expression)")
+        sources = [key for key in ARGUMENT_SOURCES if key in a]
+        if len(sources) != 1:
+            raise c.fail(field, "needs exactly one of bind (an operator argument), value (an expression) and "
+                         f"workspace (an element count), got {' and '.join(sources) or 'none'}")
         t = a["type"]
         if t not in SCALAR_TYPES + POINTER_TYPES:
             raise c.fail(f"{field}.type", f"'{t}' (one of {', '.join(SCALAR_TYPES + POINTER_TYPES)})")
-        if "bind" in a:
+        if "zeroed" in a and "workspace" not in a:
+            raise c.fail(f"{field}.zeroed", "only a workspace is zeroed")
+        if "workspace" in a:
+            _check_workspace(c, a, field, names)
+        elif "bind" in a:
             if a["bind"] not in op["arguments"]:
                 raise c.fail(f"{field}.bind", f"'{a['bind']}' is not an argument of {data['operator']} "
                              f"({', '.join(op['arguments'])})")

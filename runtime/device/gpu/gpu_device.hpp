@@ -3,7 +3,8 @@
 // supplies the driver's calls and their names: buffers, module load with
 // dynamic shared memory, launches timed with events, the cache flush,
 // sticky errors, the hooks library calls use, and kernels another compiler
-// laid out (a LaunchAbi: Triton's block, shared memory, scratch, clusters).
+// laid out (a LaunchAbi: Triton's block, shared memory, scratch, clusters,
+// workspaces).
 #pragma once
 
 #include <algorithm>
@@ -19,6 +20,7 @@
 #include "runtime/device/backend.hpp"
 #include "runtime/device/foreign_memory.hpp"
 #include "runtime/device/gpu/gpu_launch.hpp"
+#include "runtime/device/kernel_workspaces.hpp"
 #include "runtime/device/launch_check.hpp"
 #include "runtime/device/sticky_error.hpp"
 #include "runtime/libraries/library_kernel.hpp"
@@ -94,6 +96,7 @@ class GpuKernel final : public Kernel {
   ~GpuKernel() override {
     global_scratch.reset();
     profile_scratch.reset();
+    workspaces.clear();
     driver_.unload_module(module_);
   }
   const std::string& name() const override { return name_; }
@@ -104,6 +107,8 @@ class GpuKernel final : public Kernel {
   const LaunchAbi* abi() const { return abi_.get(); }
   /// The scratch buffers its ABI asks for, grown to the largest grid launched.
   std::unique_ptr<Buffer> global_scratch, profile_scratch;
+  /// The workspaces its ABI asks for, one set per stream.
+  KernelWorkspaces workspaces;
 
  private:
   Driver driver_;
@@ -193,7 +198,10 @@ class GpuDevice final : public Device, public ForeignMemory {
     KF_TRY(check_launch(k, args, g, mapped));
     KF_TRY(enter());
     const auto& kernel_args = mapped.empty() ? args : mapped;
-    return timed(k.name() + " failed while running", [&] { return launch_on_stream(k, kernel_args, g); });
+    KF_TRY_ASSIGN(ms, timed(k.name() + " failed while running", [&] { return launch_on_stream(k, kernel_args, g); }));
+    if (k.abi() && !k.abi()->workspaces.empty())
+      KF_TRY(k.workspaces.check_zeroed(stream_key(), k.abi()->workspaces, workspace_memory(), k.name()));
+    return ms;
   }
 
   Status enqueue(Kernel& kernel, const std::vector<KernelArg>& args, const LaunchGeometry& g) override {
@@ -336,9 +344,38 @@ class GpuDevice final : public Device, public ForeignMemory {
     return std::vector<DevicePtr>{global, profile};
   }
 
+  /// How the kernels' workspaces are made: this device's memory, zeroed
+  /// with the driver's memset (whole words: KernelWorkspaces allocates them so).
+  WorkspaceMemory workspace_memory() {
+    return {[this](std::size_t bytes) { return allocate(bytes); },
+            [this](Buffer& b) {
+              return check(driver_.memset32(static_cast<Buffer_&>(b).ptr(), 0, b.size() / 4),
+                           std::string("zeroing a workspace (") + Driver::kCalls.memset32 + ")");
+            },
+            [this](const Buffer& b, void* dst, std::size_t bytes) { return read(b, dst, bytes); }};
+  }
+  std::uintptr_t stream_key() const { return reinterpret_cast<std::uintptr_t>(stream()); }
+
+  /// `args` with the kernel's workspaces for this thread's stream in their
+  /// slots (check_launch left those empty), made at the first launch on it.
+  Result<std::vector<KernelArg>> with_workspaces(Kernel_& k, const std::vector<KernelArg>& args) {
+    KF_TRY_ASSIGN(buffers, k.workspaces.for_stream(stream_key(), k.abi()->workspaces, workspace_memory()));
+    std::vector<KernelArg> out = args;
+    const auto& map = k.abi()->argument_map;
+    for (std::size_t i = 0; i < map.size() && i < out.size(); ++i)
+      if (map[i].workspace >= 0) out[i] = KernelArg::of(*buffers[static_cast<std::size_t>(map[i].workspace)]);
+    return out;
+  }
+
   /// The kernel on this thread's stream with the kernel's own arguments
   /// (check_launch mapped them), not waited for.
-  Status launch_on_stream(Kernel_& k, const std::vector<KernelArg>& args, const LaunchGeometry& g) {
+  Status launch_on_stream(Kernel_& k, const std::vector<KernelArg>& caller_args, const LaunchGeometry& g) {
+    std::vector<KernelArg> filled;
+    if (k.abi() && !k.abi()->workspaces.empty()) {
+      KF_TRY_ASSIGN(with, with_workspaces(k, caller_args));
+      filled = std::move(with);
+    }
+    const auto& args = filled.empty() ? caller_args : filled;
     KF_TRY_ASSIGN(trailing, trailing_pointers(k, g));
     auto params = PackedArgs<DevicePtr>::template of<Buffer_>(args, trailing);
     const unsigned shared = static_cast<unsigned>(k.dynamic_shared());

@@ -64,12 +64,17 @@ Status check_abi_arguments(const LaunchAbi& abi, const std::vector<KernelArg>& a
 }
 
 Result<std::vector<KernelArg>> abi_arguments(const LaunchAbi& abi, const std::vector<KernelArg>& args,
-                                             const std::string& kernel) {
+                                             const std::string& kernel, const std::vector<Buffer*>& workspaces) {
   if (abi.argument_map.empty()) return args;
   std::vector<KernelArg> out;
   out.reserve(abi.argument_map.size());
   for (const AbiArgument& a : abi.argument_map) {
-    if (a.from < 0) {
+    if (a.workspace >= 0) {
+      KernelArg slot;
+      slot.kind = KernelArg::Kind::kBuffer;
+      if (static_cast<std::size_t>(a.workspace) < workspaces.size()) slot.buffer = workspaces[a.workspace];
+      out.push_back(slot);
+    } else if (a.from < 0) {
       out.push_back(KernelArg::of(a.value));
     } else if (static_cast<std::size_t>(a.from) < args.size()) {
       out.push_back(args[static_cast<std::size_t>(a.from)]);

@@ -75,9 +75,12 @@ Status check_abi_arguments(const LaunchAbi& abi, const std::vector<KernelArg>& a
 
 /// The kernel's arguments built from the caller's through the ABI's
 /// argument_map (the caller's as they are where it has none); kBadInput
-/// naming the kernel where the map reads past them.
+/// naming the kernel where the map reads past them. A workspace's slot is
+/// its buffer in `workspaces` (the ABI's order); without them, a buffer
+/// argument with no buffer, which passes check_abi_arguments and must be
+/// filled before the launch.
 Result<std::vector<KernelArg>> abi_arguments(const LaunchAbi& abi, const std::vector<KernelArg>& args,
-                                             const std::string& kernel);
+                                             const std::string& kernel, const std::vector<Buffer*>& workspaces = {});
 
 /// kBadInput unless the block has the ABI's threads (Triton: num_warps x
 /// warp size), whose compiler laid the kernel out for exactly that many.

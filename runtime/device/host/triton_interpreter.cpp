@@ -96,6 +96,13 @@ Result<json> request_arguments(const LaunchAbi& abi, const std::vector<KernelArg
   json out = json::array();
   for (std::size_t i = 0; i < abi.parameters.size(); ++i) {
     const AbiParameter& p = abi.parameters[i];
+    if (i < abi.argument_map.size() && abi.argument_map[i].workspace >= 0) {
+      // The interpreter makes it: zeros, or 0xFF bytes that show a read before a write.
+      const AbiWorkspace& w = abi.workspaces[static_cast<std::size_t>(abi.argument_map[i].workspace)];
+      out.push_back({{"name", p.name}, {"kind", "workspace"}, {"dtype", p.type.substr(1)},
+                     {"elements", w.elements}, {"zeroed", w.zeroed}});
+      continue;
+    }
     if (!p.pointer) {
       const bool integer = args[i].kind == KernelArg::Kind::kInt32;
       out.push_back({{"name", p.name}, {"kind", "scalar"}, {"dtype", p.type},
@@ -231,7 +238,7 @@ Result<CompiledKernel> interpreted_kernel(const std::string& request, const std:
   metadata["triton_version"] = triton_version();
   KF_TRY_ASSIGN(abi, triton_launch_abi(metadata, parameters));
   abi.scratch_pointers = false;  // the interpreter allocates no scratch
-  abi.argument_map = triton_argument_map(source);
+  apply_triton_arguments(abi, source);
   CompiledKernel k;
   k.kernel_name = source["kernel"].get<std::string>();
   k.format = BinaryFormat::kTritonSource;

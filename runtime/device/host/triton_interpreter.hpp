@@ -4,8 +4,9 @@
 // without a GPU. Its selector is "interpret:0"; it is opened by name only
 // (never listed, never chosen by "auto"). Its buffers are host memory; a
 // launch writes the kernel's arrays to files, runs the interpreter in a
-// child process with poisoned guards around every array, and reads every
-// array back. Its launches say nothing about speed (Device::times_kernels
+// child process with poisoned guards around every array (the interpreter
+// makes the kernel's workspaces, and fails a launch that leaves a zeroed
+// one non-zero), and reads every array back. Its launches say nothing about speed (Device::times_kernels
 // is false): the tuner stores what passes as validated, never timed.
 #pragma once
 

@@ -6,9 +6,9 @@ chunk at once: Q K^T and P V are batched tl.dot over the chunks, each chunk
 keeping its own running max, sum and accumulator (flash-decoding's
 partials). After the loop the partials are combined in registers: the row
 max over the chunks, every chunk's sum and accumulator rescaled to it, O =
-their sums' quotient. The combine needs no memory: the attention operator
-gives a kernel none but O, which holds garbage until written, so programs
-that each owned a chunk could not find the last of them to combine. Q, K,
+their sums' quotient. The combine needs no memory;
+attention_decode_splitkv_grid splits the keys across programs instead,
+through workspaces. Q, K,
 V packed row-major (B x H x rows x D), O in f32; both products in IEEE f32
 precision, as attention_flash."""
 

@@ -9,10 +9,8 @@ BLOCK_K), and each step loads one BLOCK_K block of every slice at once, a
 block of B, multiplied by one batched tl.dot into SPLIT_K accumulators (the
 slices spread over the warps). The slices are summed in registers at the
 end and the program alone reads and writes its tile of C, so any beta is
-exact and nothing depends on the order in which programs run. The gemm
-operator gives a kernel no memory but C, whose contents are arbitrary when
-beta is 0: programs that each own a slice of K would need a zeroed
-workspace or counters to agree who scales C by beta first."""
+exact and nothing depends on the order in which programs run.
+gemm_splitk_grid splits K across programs instead, through workspaces."""
 
 import triton
 import triton.language as tl
