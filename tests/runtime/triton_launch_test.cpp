@@ -11,6 +11,7 @@
 #include "runtime/binaries/cubin_attributes.hpp"
 #include "runtime/binaries/elf_image.hpp"
 #include "runtime/device/cuda/cuda_backend.hpp"
+#include "runtime/device/foreign_memory.hpp"
 #include "runtime/device/hip/hip_backend.hpp"
 #include "runtime/kinds/triton_binary.hpp"
 #include "tests/runtime/fake_gpu_driver.hpp"
@@ -165,7 +166,8 @@ TEST_CASE("Triton launches kforge does not make yet are refused with the reason"
   }
 }
 
-TEST_CASE("The CUDA device launches a Triton binary with its scratch and dynamic shared memory", "[triton]") {
+TEST_CASE("The CUDA device launches a Triton binary with its scratch, one per stream, and dynamic shared memory",
+          "[triton]") {
   FakeGpu::get().reset();
   auto device = open_cuda_device(test::fake_cuda_driver(), 0);
   REQUIRE(device.ok());
@@ -199,6 +201,20 @@ TEST_CASE("The CUDA device launches a Triton binary with its scratch and dynamic
   REQUIRE((*device)->synchronize().ok());
   const std::uintptr_t grown = pointer_param(FakeGpu::get().launches.back().params[4]);
   CHECK(FakeGpu::get().allocations.at(grown) >= 16 * 128);
+
+  // Launches on another stream may overlap this one's: they get their own.
+  ForeignMemory* foreign = foreign_memory(**device);
+  REQUIRE(foreign != nullptr);
+  foreign->use_caller_stream(0x5eed);
+  REQUIRE((*device)->launch(**kernel, launch.args, launch.geometry).ok());
+  foreign->use_own_stream();
+  const std::uintptr_t theirs = pointer_param(FakeGpu::get().launches.back().params[4]);
+  CHECK(theirs != 0);
+  CHECK(theirs != grown);
+  CHECK(FakeGpu::get().allocations.count(grown) == 1);
+  // Back on the device's own stream: its grown scratch again.
+  REQUIRE((*device)->launch(**kernel, launch.args, launch.geometry).ok());
+  CHECK(pointer_param(FakeGpu::get().launches.back().params[4]) == grown);
 }
 
 TEST_CASE("The CUDA device launches a Triton cluster kernel in clusters of num_ctas", "[triton]") {

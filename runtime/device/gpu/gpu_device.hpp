@@ -12,7 +12,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -94,8 +96,7 @@ class GpuKernel final : public Kernel {
         loaded_(std::move(loaded)),
         abi_(std::move(abi)) {}
   ~GpuKernel() override {
-    global_scratch.reset();
-    profile_scratch.reset();
+    scratch_.clear();
     workspaces.clear();
     driver_.unload_module(module_);
   }
@@ -105,12 +106,23 @@ class GpuKernel final : public Kernel {
   int dynamic_shared() const { return loaded_.dynamic_shared; }
   /// The foreign ABI it is launched by; null for kforge's templates.
   const LaunchAbi* abi() const { return abi_.get(); }
-  /// The scratch buffers its ABI asks for, grown to the largest grid launched.
-  std::unique_ptr<Buffer> global_scratch, profile_scratch;
+  /// The scratch buffers its ABI asks for, for the launches on one stream,
+  /// grown to the largest grid launched there.
+  struct Scratch {
+    std::unique_ptr<Buffer> global, profile;
+  };
+  /// `stream`'s scratch: one pair per stream, as the workspaces, because
+  /// launches on two streams may overlap. One thread launches on a stream.
+  Scratch& scratch_for(std::uintptr_t stream) {
+    std::lock_guard<std::mutex> lock(scratch_mutex_);
+    return scratch_[stream];  // std::map: the reference outlives later insertions
+  }
   /// The workspaces its ABI asks for, one set per stream.
   KernelWorkspaces workspaces;
 
  private:
+  std::mutex scratch_mutex_;
+  std::map<std::uintptr_t, Scratch> scratch_;
   Driver driver_;
   typename Driver::Module module_;
   typename Driver::Function fn_;
@@ -335,12 +347,12 @@ class GpuDevice final : public Device, public ForeignMemory {
     if (!abi || !abi->scratch_pointers) return std::vector<DevicePtr>{};
     const std::int64_t programs = g.grid[0] * g.grid[1] * g.grid[2];
     const auto padded = [](std::int64_t bytes, std::int64_t align) { return (bytes + align - 1) / align * align; };
-    KF_TRY_ASSIGN(global, scratch(k.global_scratch, scratch_bytes(padded(abi->global_scratch_bytes,
-                                                                          abi->global_scratch_align),
-                                                                   programs, abi->cluster_ctas)));
-    KF_TRY_ASSIGN(profile, scratch(k.profile_scratch, scratch_bytes(padded(abi->profile_scratch_bytes,
-                                                                            abi->profile_scratch_align),
-                                                                     programs, abi->cluster_ctas)));
+    auto& own = k.scratch_for(stream_key());
+    KF_TRY_ASSIGN(global, scratch(own.global, scratch_bytes(padded(abi->global_scratch_bytes, abi->global_scratch_align),
+                                                            programs, abi->cluster_ctas)));
+    KF_TRY_ASSIGN(profile, scratch(own.profile, scratch_bytes(padded(abi->profile_scratch_bytes,
+                                                                      abi->profile_scratch_align),
+                                                               programs, abi->cluster_ctas)));
     return std::vector<DevicePtr>{global, profile};
   }
 
