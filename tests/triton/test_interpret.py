@@ -255,6 +255,21 @@ def test_attention(tmp_path, dtype, mask, D, overrides):
 DECODE = os.path.join(CORPUS, "attention_decode_splitkv", "manifest.json")
 
 
+def _decode_case(tmp_path, manifest, B, seed, dtype, mask, S, SK, D, overrides):
+    """Runs a split-KV decode template on B x 2 heads and checks O against
+    NumPy; returns the run's response and the configuration."""
+    m = load_manifest(manifest)
+    H = 2
+    problem = {"B": B, "H": H, "S": S, "SK": SK, "D": D, "mask": mask}
+    config = dict(m.default_config("cuda:sm_80"), **overrides)
+    assert not m.unmet(config, problem) and not m.unmet(config, problem, field="envelope")
+    tensors, scale, want = _attention_reference(B, H, S, SK, D, mask, dtype, seed=seed)
+    r, got = run(m, config, problem, tensors, {"scale": scale}, ["O"], tmp_path, dtype=dtype)
+    assert r["ok"], r
+    np.testing.assert_allclose(got["O"], want, rtol=1e-4, atol=2e-5)
+    return r, config
+
+
 @pytest.mark.parametrize("dtype,mask,S,SK,D,overrides", [
     ("f16", 0, 5, 150, 64, {}),  # 150 keys: 4 chunks of 48, the last one 6 short
     ("bf16", 1, 5, 150, 128, {"SPLIT": 8, "BLOCK_N": 16, "BLOCK_D": 128}),  # chunks past the causal end are empty
@@ -262,16 +277,8 @@ DECODE = os.path.join(CORPUS, "attention_decode_splitkv", "manifest.json")
     ("f16", 0, 1, 77, 64, {"SPLIT": 1, "BLOCK_N": 32}),  # no split: the plain online softmax
 ])
 def test_attention_decode_splitkv(tmp_path, dtype, mask, S, SK, D, overrides):
-    m = load_manifest(DECODE)
-    B, H = 1, 2
-    problem = {"B": B, "H": H, "S": S, "SK": SK, "D": D, "mask": mask}
-    config = dict(m.default_config("cuda:sm_80"), **overrides)
-    assert not m.unmet(config, problem) and not m.unmet(config, problem, field="envelope")
-    tensors, scale, want = _attention_reference(B, H, S, SK, D, mask, dtype, seed=8)
-    r, got = run(m, config, problem, tensors, {"scale": scale}, ["O"], tmp_path, dtype=dtype)
-    assert r["ok"], r
-    assert r["programs"] == B * H
-    np.testing.assert_allclose(got["O"], want, rtol=1e-4, atol=2e-5)
+    r, _ = _decode_case(tmp_path, DECODE, 1, 8, dtype, mask, S, SK, D, overrides)
+    assert r["programs"] == 1 * 2
 
 SPLITK_GRID = os.path.join(CORPUS, "gemm_splitk_grid", "manifest.json")
 DECODE_GRID = os.path.join(CORPUS, "attention_decode_splitkv_grid", "manifest.json")
@@ -304,17 +311,9 @@ def test_gemm_splitk_grid(tmp_path, layout, dtype, beta, overrides):
     ("f16", 0, 1, 77, 64, {"SPLIT": 1, "BLOCK_N": 32}),  # one program per head: the plain online softmax
 ])
 def test_attention_decode_splitkv_grid(tmp_path, dtype, mask, S, SK, D, overrides):
-    m = load_manifest(DECODE_GRID)
-    B, H = 2, 2
-    problem = {"B": B, "H": H, "S": S, "SK": SK, "D": D, "mask": mask}
-    config = dict(m.default_config("cuda:sm_80"), **overrides)
-    assert not m.unmet(config, problem) and not m.unmet(config, problem, field="envelope")
-    tensors, scale, want = _attention_reference(B, H, S, SK, D, mask, dtype, seed=9)
-    r, got = run(m, config, problem, tensors, {"scale": scale}, ["O"], tmp_path, dtype=dtype)
-    assert r["ok"], r
-    assert r["programs"] == B * H * config["SPLIT"]
+    r, config = _decode_case(tmp_path, DECODE_GRID, 2, 9, dtype, mask, S, SK, D, overrides)
+    assert r["programs"] == 2 * 2 * config["SPLIT"]
     assert r["workspace_violations"] == [] and r["guard_violations"] == []
-    np.testing.assert_allclose(got["O"], want, rtol=1e-4, atol=2e-5)
 
 
 def _planted(tmp_path, family, bug):
